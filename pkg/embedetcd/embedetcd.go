@@ -1,0 +1,163 @@
+// Package embedetcd runs a single-member etcd inside this process
+// (go.etcd.io/etcd/server/v3/embed), listening on loopback only. It is the
+// default store of miniapiserver (no --etcd-servers) and the etcd of every
+// test. It sits beside the layers: only cmd and tests import it.
+package embedetcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// Config of an embedded etcd.
+type Config struct {
+	// Dir holds etcd's data; created if missing.
+	Dir string
+	// ClientPort is the loopback port clients connect to; 0 picks a free
+	// one. The port chosen is remembered in Dir, so a restarted server
+	// (and anything that saved the URL) finds etcd at the same place.
+	ClientPort int
+	// UnsafeNoFsync skips fsync: for tests, never for data you keep.
+	UnsafeNoFsync bool
+	// LogLevel of etcd's own log ("error" when empty).
+	LogLevel string
+	// StartTimeout bounds the wait for etcd to become ready (30 s when 0).
+	StartTimeout time.Duration
+}
+
+// Server is a running embedded etcd.
+type Server struct {
+	etcd      *embed.Etcd
+	clientURL string
+}
+
+// Start starts etcd and returns once it serves clients.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("embedetcd: %w", err)
+	}
+	clientPort, peerPort, err := ports(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ec := embed.NewConfig()
+	ec.Name = "miniapiserver"
+	ec.Dir = filepath.Join(cfg.Dir, "member-data")
+	ec.UnsafeNoFsync = cfg.UnsafeNoFsync
+	ec.LogLevel = cfg.LogLevel
+	if ec.LogLevel == "" {
+		ec.LogLevel = "error"
+	}
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(quietLogger(ec.LogLevel))
+	cu := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort))}
+	pu := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(peerPort))}
+	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
+	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
+	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	// No metrics or pprof endpoints of etcd's own: nothing listens beyond
+	// the two loopback ports.
+	ec.ListenMetricsUrls = nil
+
+	e, err := embed.StartEtcd(ec)
+	if err != nil {
+		return nil, fmt.Errorf("embedetcd: starting etcd in %s: %w", cfg.Dir, err)
+	}
+	timeout := cfg.StartTimeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, fmt.Errorf("embedetcd: %w", err)
+	case <-time.After(timeout):
+		e.Close()
+		return nil, errors.New("embedetcd: etcd did not become ready in time")
+	case <-ctx.Done():
+		e.Close()
+		return nil, ctx.Err()
+	}
+	return &Server{etcd: e, clientURL: cu.String()}, nil
+}
+
+// ClientURL is the URL clients connect to.
+func (s *Server) ClientURL() string { return s.clientURL }
+
+// Stop stops etcd and waits until it has released its data directory.
+func (s *Server) Stop() { s.etcd.Close() }
+
+// ports returns the client and peer ports: the ones remembered in the data
+// dir, the configured client port, or free ones.
+func ports(cfg Config) (int, int, error) {
+	file := filepath.Join(cfg.Dir, "ports")
+	if cfg.ClientPort == 0 {
+		if data, err := os.ReadFile(file); err == nil {
+			var c, p int
+			if _, err := fmt.Sscanf(strings.TrimSpace(string(data)), "%d %d", &c, &p); err == nil && free(c) && free(p) {
+				return c, p, nil
+			}
+		}
+	}
+	client := cfg.ClientPort
+	if client == 0 {
+		var err error
+		if client, err = freePort(); err != nil {
+			return 0, 0, err
+		}
+	}
+	peer, err := freePort()
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := os.WriteFile(file, []byte(fmt.Sprintf("%d %d\n", client, peer)), 0o600); err != nil {
+		return 0, 0, fmt.Errorf("embedetcd: %w", err)
+	}
+	return client, peer, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("embedetcd: finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func free(port int) bool {
+	if port <= 0 {
+		return false
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// quietLogger keeps etcd's log to warnings and errors on stderr: its info
+// lines would drown the server's own.
+func quietLogger(level string) *zap.Logger {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		lvl = zapcore.ErrorLevel
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(os.Stderr), lvl)
+	return zap.New(core)
+}

@@ -1,0 +1,349 @@
+package etcd3
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+)
+
+// Store is the raw etcd3 storage of one resource.
+type Store struct {
+	client *clientv3.Client
+	cfg    storage.Config
+	leases *leaseManager
+}
+
+var _ storage.Interface = (*Store)(nil)
+
+// New returns the store of the resource described by cfg over client. The
+// client is shared and stays open: closing it is the caller's job.
+func New(client *clientv3.Client, cfg storage.Config) *Store {
+	return &Store{client: client, cfg: cfg, leases: newLeaseManager(client)}
+}
+
+// NewFactory returns the storage.Factory that builds etcd3 stores over
+// client, for RESTOptions.
+func NewFactory(client *clientv3.Client) storage.Factory {
+	return func(cfg storage.Config) (storage.Interface, storage.DestroyFunc, error) {
+		return New(client, cfg), func() {}, nil
+	}
+}
+
+// Create implements storage.Interface.
+func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
+	if rv, err := storage.ObjectResourceVersion(obj); err != nil || rv != 0 {
+		return storage.NewInvalidError("resourceVersion should not be set on objects to be created")
+	}
+	data, err := storage.Encode(obj)
+	if err != nil {
+		return err
+	}
+	var opts []clientv3.OpOption
+	if ttl > 0 {
+		lease, err := s.leases.get(ctx, int64(ttl))
+		if err != nil {
+			return wrapClientError(key, err)
+		}
+		opts = append(opts, clientv3.WithLease(lease))
+	}
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(data), opts...)).
+		Commit()
+	if err != nil {
+		return wrapClientError(key, err)
+	}
+	if !resp.Succeeded {
+		return storage.NewKeyExistsError(key, 0)
+	}
+	return decodeInto(key, data, resp.Header.Revision, out)
+}
+
+// Get implements storage.Interface. It always reads the latest state; a
+// resourceVersion newer than etcd's revision is a TooLargeResourceVersion
+// error.
+func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions, out runtime.Object) error {
+	minRev, err := storage.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return err
+	}
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return wrapClientError(key, err)
+	}
+	if minRev > resp.Header.Revision {
+		return storage.NewTooLargeResourceVersionError(minRev, resp.Header.Revision)
+	}
+	if len(resp.Kvs) == 0 {
+		if opts.IgnoreNotFound {
+			return zeroInto(out)
+		}
+		return storage.NewKeyNotFoundError(key, 0)
+	}
+	kv := resp.Kvs[0]
+	return decodeInto(key, kv.Value, kv.ModRevision, out)
+}
+
+// state is one read of a key.
+type state struct {
+	obj  runtime.Object
+	data []byte
+	rev  int64 // ModRevision; 0 when the key does not exist
+	ttl  int64
+}
+
+func (s *Store) getState(ctx context.Context, key string, ignoreNotFound bool) (*state, error) {
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return nil, wrapClientError(key, err)
+	}
+	return s.stateFromResponse(ctx, key, resp.Kvs, ignoreNotFound)
+}
+
+func (s *Store) stateFromResponse(ctx context.Context, key string, kvs []*mvccpb.KeyValue, ignoreNotFound bool) (*state, error) {
+	st := &state{obj: s.cfg.NewFunc()}
+	if len(kvs) == 0 {
+		if !ignoreNotFound {
+			return nil, storage.NewKeyNotFoundError(key, 0)
+		}
+		return st, nil
+	}
+	kv := kvs[0]
+	st.data, st.rev = kv.Value, kv.ModRevision
+	if kv.Lease != 0 {
+		ttl, err := s.leases.remaining(ctx, kv.Lease)
+		if err != nil {
+			return nil, wrapClientError(key, err)
+		}
+		st.ttl = ttl
+	}
+	if err := decodeInto(key, st.data, st.rev, st.obj); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// stateFromObject builds the state the caller believes is current (the
+// cacher's copy); if it is stale, the write's compare fails and the state
+// is read again.
+func (s *Store) stateFromObject(key string, obj runtime.Object) (*state, error) {
+	rev, err := storage.ObjectResourceVersion(obj)
+	if err != nil {
+		return nil, err
+	}
+	copied := obj.DeepCopyObject()
+	data, err := storage.Encode(copied)
+	if err != nil {
+		return nil, err
+	}
+	if err := storage.SetResourceVersion(copied, rev); err != nil {
+		return nil, err
+	}
+	return &state{obj: copied, data: data, rev: rev}, nil
+}
+
+// GuaranteedUpdate implements storage.Interface. An update that does not
+// change the stored bytes writes nothing and keeps the resourceVersion, as
+// kube does.
+func (s *Store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExisting runtime.Object) error {
+	var (
+		st  *state
+		err error
+		// fresh says st was read from etcd just now: a failed check on a
+		// cached guess must be retried on the real state first.
+		fresh bool
+	)
+	if cachedExisting != nil {
+		st, err = s.stateFromObject(key, cachedExisting)
+	} else {
+		st, err = s.getState(ctx, key, ignoreNotFound)
+		fresh = true
+	}
+	if err != nil {
+		return err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return wrapClientError(key, err)
+		}
+		if err := preconditions.Check(key, st.obj); err != nil {
+			if !fresh {
+				if st, err = s.getState(ctx, key, ignoreNotFound); err != nil {
+					return err
+				}
+				fresh = true
+				continue
+			}
+			return err
+		}
+		out, ttl, err := tryUpdate(st.obj.DeepCopyObject(), storage.ResponseMeta{TTL: st.ttl, ResourceVersion: st.rev})
+		if err != nil {
+			if !fresh {
+				if st, err = s.getState(ctx, key, ignoreNotFound); err != nil {
+					return err
+				}
+				fresh = true
+				continue
+			}
+			return err
+		}
+		data, err := storage.Encode(out)
+		if err != nil {
+			return err
+		}
+		if st.rev != 0 && bytes.Equal(data, st.data) {
+			if !fresh { // the guess may be stale: confirm on the real state
+				if st, err = s.getState(ctx, key, ignoreNotFound); err != nil {
+					return err
+				}
+				fresh = true
+				continue
+			}
+			return decodeInto(key, st.data, st.rev, dest)
+		}
+		var opts []clientv3.OpOption
+		if ttl != nil && *ttl > 0 {
+			lease, err := s.leases.get(ctx, int64(*ttl))
+			if err != nil {
+				return wrapClientError(key, err)
+			}
+			opts = append(opts, clientv3.WithLease(lease))
+		}
+		resp, err := s.client.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", st.rev)).
+			Then(clientv3.OpPut(key, string(data), opts...)).
+			Else(clientv3.OpGet(key)).
+			Commit()
+		if err != nil {
+			return wrapClientError(key, err)
+		}
+		if !resp.Succeeded {
+			// Someone else wrote in between: start again from what is there.
+			kvs := resp.Responses[0].GetResponseRange().Kvs
+			if st, err = s.stateFromResponse(ctx, key, kvs, ignoreNotFound); err != nil {
+				return err
+			}
+			fresh = true
+			continue
+		}
+		return decodeInto(key, data, resp.Header.Revision, dest)
+	}
+}
+
+// Delete implements storage.Interface.
+func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
+	validateDeletion storage.ValidateObjectFunc, cachedExisting runtime.Object) error {
+	var (
+		st    *state
+		err   error
+		fresh bool
+	)
+	if cachedExisting != nil {
+		st, err = s.stateFromObject(key, cachedExisting)
+	} else {
+		st, err = s.getState(ctx, key, false)
+		fresh = true
+	}
+	if err != nil {
+		return err
+	}
+	for {
+		checkErr := preconditions.Check(key, st.obj)
+		if checkErr == nil && validateDeletion != nil {
+			checkErr = validateDeletion(ctx, st.obj)
+		}
+		if checkErr != nil {
+			if fresh {
+				return checkErr
+			}
+			if st, err = s.getState(ctx, key, false); err != nil {
+				return err
+			}
+			fresh = true
+			continue
+		}
+		resp, err := s.client.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", st.rev)).
+			Then(clientv3.OpDelete(key)).
+			Else(clientv3.OpGet(key)).
+			Commit()
+		if err != nil {
+			return wrapClientError(key, err)
+		}
+		if !resp.Succeeded {
+			kvs := resp.Responses[0].GetResponseRange().Kvs
+			if st, err = s.stateFromResponse(ctx, key, kvs, false); err != nil {
+				return err
+			}
+			fresh = true
+			continue
+		}
+		return decodeInto(key, st.data, resp.Header.Revision, out)
+	}
+}
+
+// Count implements storage.Interface.
+func (s *Store) Count(ctx context.Context, key string) (int64, error) {
+	if !strings.HasSuffix(key, "/") {
+		key += "/"
+	}
+	resp, err := s.client.Get(ctx, key, clientv3.WithRange(clientv3.GetPrefixRangeEnd(key)), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, wrapClientError(key, err)
+	}
+	return resp.Count, nil
+}
+
+// CurrentResourceVersion implements storage.Interface: a linearizable read
+// of one key, whose response header carries the store's revision.
+func (s *Store) CurrentResourceVersion(ctx context.Context) (int64, error) {
+	resp, err := s.client.Get(ctx, s.cfg.ResourcePrefix, clientv3.WithCountOnly())
+	if err != nil {
+		return 0, wrapClientError(s.cfg.ResourcePrefix, err)
+	}
+	return resp.Header.Revision, nil
+}
+
+// ReadinessCheck implements storage.Interface: the raw store is ready as
+// soon as it exists (etcd's health is checked by /readyz separately).
+func (s *Store) ReadinessCheck() error { return nil }
+
+func decodeInto(key string, data []byte, rev int64, out runtime.Object) error {
+	obj, err := storage.NewObject(key, rev, data)
+	if err != nil {
+		return err
+	}
+	if err := zeroInto(out); err != nil {
+		return err
+	}
+	return obj.Decode(out)
+}
+
+// zeroInto resets out to its zero value, so that decoding into a reused
+// object leaves nothing behind.
+func zeroInto(out runtime.Object) error {
+	v := reflect.ValueOf(out)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return storage.NewInternalError("", fmt.Errorf("etcd3: cannot decode into %T", out))
+	}
+	v.Elem().Set(reflect.Zero(v.Elem().Type()))
+	return nil
+}
+
+func wrapClientError(key string, err error) error {
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return storage.NewUnreachableError(key, err)
+	}
+	return storage.NewUnreachableError(key, fmt.Errorf("etcd3: %w", err))
+}
