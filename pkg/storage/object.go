@@ -29,6 +29,10 @@ type Object struct {
 	// separators surround it.
 	rvAt   int32
 	rvMode uint8
+	// typeMetaEnd is where the fields after kind and apiVersion start (0
+	// when data does not begin with them): list items are written without
+	// their TypeMeta, as kube writes them.
+	typeMetaEnd int32
 
 	// memo, when set, remembers other encodings of this object (protobuf,
 	// ...) so that the watchers sharing one event encode it once. Only
@@ -52,7 +56,8 @@ func NewObject(key string, rev int64, data []byte) (*Object, error) {
 	if err != nil {
 		return nil, NewInternalError(key, err)
 	}
-	return &Object{Key: key, ResourceVersion: rev, data: data, rvAt: int32(at), rvMode: mode}, nil
+	return &Object{Key: key, ResourceVersion: rev, data: data, rvAt: int32(at), rvMode: mode,
+		typeMetaEnd: int32(locateTypeMetaEnd(data))}, nil
 }
 
 // Data returns the stored encoding (without resourceVersion). Callers must
@@ -88,9 +93,17 @@ func (o *Object) AppendJSON(dst []byte) []byte {
 }
 
 // WriteJSON writes o's JSON encoding, with its resourceVersion, to w.
-func (o *Object) WriteJSON(w io.Writer) error {
+// Without typeMeta, kind and apiVersion are left out (list items).
+func (o *Object) WriteJSON(w io.Writer, typeMeta bool) error {
 	var scratch [48]byte
-	if _, err := w.Write(o.data[:o.rvAt]); err != nil {
+	head := o.data[:o.rvAt]
+	if !typeMeta && o.typeMetaEnd > 0 {
+		if _, err := w.Write(o.data[:1]); err != nil { // the opening brace
+			return err
+		}
+		head = o.data[o.typeMetaEnd:o.rvAt]
+	}
+	if _, err := w.Write(head); err != nil {
 		return err
 	}
 	if _, err := w.Write(o.appendRV(scratch[:0])); err != nil {
@@ -197,6 +210,37 @@ func Encode(obj runtime.Object) ([]byte, error) {
 		return nil, NewInternalError("", fmt.Errorf("encoding object: %w", err))
 	}
 	return data, nil
+}
+
+// locateTypeMetaEnd returns the offset just past `"kind":...,"apiVersion":...,`
+// when data starts with those two keys (our encoder always writes them
+// first), or 0.
+func locateTypeMetaEnd(data []byte) int {
+	p := skipSpace(data, 0)
+	if p >= len(data) || data[p] != '{' {
+		return 0
+	}
+	p = skipSpace(data, p+1)
+	for _, want := range []string{"kind", "apiVersion"} {
+		key, next, ok := readString(data, p)
+		if !ok || key != want {
+			return 0
+		}
+		p = skipSpace(data, next)
+		if p >= len(data) || data[p] != ':' {
+			return 0
+		}
+		end, ok := skipValue(data, skipSpace(data, p+1))
+		if !ok {
+			return 0
+		}
+		p = skipSpace(data, end)
+		if p >= len(data) || data[p] != ',' {
+			return 0
+		}
+		p = skipSpace(data, p+1)
+	}
+	return p
 }
 
 // locateResourceVersion finds where resourceVersion belongs in data: right

@@ -1,0 +1,130 @@
+package generic
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+)
+
+// List implements rest.Lister. A field selector that pins metadata.name
+// reads one key instead of the whole range.
+func (e *Store) List(ctx context.Context, options *metainternalversion.ListOptions) (*storage.ListResult, error) {
+	pred, err := e.predicate(options)
+	if err != nil {
+		return nil, err
+	}
+	opts := storage.ListOptions{
+		ResourceVersion:      options.ResourceVersion,
+		ResourceVersionMatch: options.ResourceVersionMatch,
+		Predicate:            pred,
+		Recursive:            true,
+	}
+	key := e.KeyRootFunc(ctx)
+	if name, ok := pred.MatchesSingle(); ok {
+		if k, err := e.KeyFunc(ctx, name); err == nil {
+			key, opts.Recursive = k, false
+		}
+	}
+	res, err := e.Storage.GetList(ctx, key, opts)
+	if err != nil {
+		return nil, interpretListError(err, e.DefaultQualifiedResource, "list")
+	}
+	return res, nil
+}
+
+// Watch implements rest.Watcher. Errors ending the watch arrive as ERROR
+// events carrying a Kubernetes Status error.
+func (e *Store) Watch(ctx context.Context, options *metainternalversion.ListOptions) (storage.Watcher, error) {
+	pred, err := e.predicate(options)
+	if err != nil {
+		return nil, err
+	}
+	pred.Limit, pred.Continue = 0, ""
+	opts := storage.ListOptions{
+		ResourceVersion:      options.ResourceVersion,
+		ResourceVersionMatch: options.ResourceVersionMatch,
+		Predicate:            pred,
+		Recursive:            true,
+		ProgressNotify:       options.AllowWatchBookmarks,
+		SendInitialEvents:    options.SendInitialEvents,
+	}
+	key := e.KeyRootFunc(ctx)
+	if name, ok := pred.MatchesSingle(); ok {
+		if k, err := e.KeyFunc(ctx, name); err == nil {
+			key, opts.Recursive = k, false
+		}
+	}
+	w, err := e.Storage.Watch(ctx, key, opts)
+	if err != nil {
+		return nil, interpretListError(err, e.DefaultQualifiedResource, "watch")
+	}
+	return newStatusWatcher(w, e), nil
+}
+
+// predicate builds the selection of a list or watch, rejecting field
+// selectors on fields the resource does not expose (400, as kube).
+func (e *Store) predicate(options *metainternalversion.ListOptions) (storage.SelectionPredicate, error) {
+	label, field := options.LabelSelector, options.FieldSelector
+	if label == nil {
+		label = labels.Everything()
+	}
+	if field == nil {
+		field = fields.Everything()
+	}
+	for _, req := range field.Requirements() {
+		if !e.selectableFields[req.Field] {
+			return storage.SelectionPredicate{}, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+		}
+	}
+	return storage.SelectionPredicate{
+		Label:    label,
+		Field:    field,
+		GetAttrs: e.attrFunc,
+		Limit:    options.Limit,
+		Continue: options.Continue,
+	}, nil
+}
+
+// statusWatcher converts the storage errors of ERROR events into Status
+// errors, once, as every verb does.
+type statusWatcher struct {
+	w        storage.Watcher
+	out      chan storage.Event
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+func newStatusWatcher(w storage.Watcher, e *Store) *statusWatcher {
+	sw := &statusWatcher{w: w, out: make(chan storage.Event), stop: make(chan struct{})}
+	go func() {
+		defer close(sw.out)
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			if ev.Err != nil {
+				ev.Err = InterpretWatchError(ev.Err, e.DefaultQualifiedResource)
+			}
+			select {
+			case sw.out <- ev:
+			case <-sw.stop:
+				return
+			}
+		}
+	}()
+	return sw
+}
+
+func (w *statusWatcher) ResultChan() <-chan storage.Event { return w.out }
+
+func (w *statusWatcher) Stop() {
+	w.stopOnce.Do(func() {
+		close(w.stop)
+		w.w.Stop()
+	})
+}

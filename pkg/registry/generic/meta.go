@@ -1,0 +1,176 @@
+package generic
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	genericvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// generateNameSuffixLen is the length of the random suffix generateName
+// gets, as in kube.
+const generateNameSuffixLen = 5
+
+// maxNameGenerationAttempts bounds the retries of a create whose generated
+// name collided.
+const maxNameGenerationAttempts = 8
+
+// fillSystemFields sets what the server owns on a new object.
+func fillSystemFields(m metav1.Object) {
+	m.SetCreationTimestamp(metav1.Now())
+	m.SetUID(types.UID(uuid.NewString()))
+}
+
+// wipeSystemFields clears the server-owned fields a client sent on a
+// create through update or apply.
+func wipeSystemFields(m metav1.Object) {
+	m.SetCreationTimestamp(metav1.Time{})
+	m.SetUID("")
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetSelfLink("")
+}
+
+// generateName fills metadata.name from metadata.generateName.
+func generateName(m metav1.Object) {
+	if m.GetGenerateName() != "" && m.GetName() == "" {
+		base := m.GetGenerateName()
+		// Keep room for the suffix within the 63 characters names of
+		// label-validated kinds may have.
+		const maxBase = 63 - generateNameSuffixLen
+		if len(base) > maxBase {
+			base = base[:maxBase]
+		}
+		m.SetName(base + utilrand.String(generateNameSuffixLen))
+	}
+}
+
+// ensureNamespace makes the object's namespace that of the request: a
+// namespaced object takes the URL's, and may not name another one; a
+// cluster-scoped one has none.
+func ensureNamespace(ctx context.Context, m metav1.Object, namespaced bool) error {
+	want := ""
+	if namespaced {
+		want = request.NamespaceValue(ctx)
+	}
+	switch got := m.GetNamespace(); {
+	case got == want:
+	case got == "":
+		m.SetNamespace(want)
+	case want == "" && !namespaced:
+		m.SetNamespace("")
+	case want == "":
+		return apierrors.NewBadRequest("Namespace parameter required.")
+	default:
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+// beforeCreate prepares and validates an object about to be created.
+func (e *Store) beforeCreate(ctx context.Context, obj runtime.Object) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if err := ensureNamespace(ctx, m, e.CreateStrategy.NamespaceScoped()); err != nil {
+		return err
+	}
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetSelfLink("")
+	e.setKind(obj)
+	if d, ok := e.CreateStrategy.(rest.Defaulter); ok {
+		d.Default(obj)
+	}
+	e.CreateStrategy.PrepareForCreate(ctx, obj)
+	errs := e.CreateStrategy.Validate(ctx, obj)
+	if len(errs) == 0 {
+		// Resource-specific messages first; the generic ones only when
+		// those pass, as kube does.
+		errs = genericvalidation.ValidateObjectMetaAccessor(m, e.CreateStrategy.NamespaceScoped(),
+			path.ValidatePathSegmentName, field.NewPath("metadata"))
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(e.groupKind(), m.GetName(), errs)
+	}
+	for _, w := range e.CreateStrategy.WarningsOnCreate(ctx, obj) {
+		request.AddWarning(ctx, w)
+	}
+	e.CreateStrategy.Canonicalize(obj)
+	return nil
+}
+
+// beforeUpdate prepares and validates obj replacing old.
+func (e *Store) beforeUpdate(ctx context.Context, obj, old runtime.Object) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	oldMeta, err := meta.Accessor(old)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if err := ensureNamespace(ctx, m, e.UpdateStrategy.NamespaceScoped()); err != nil {
+		return err
+	}
+	e.setKind(obj)
+	if d, ok := e.UpdateStrategy.(rest.Defaulter); ok {
+		d.Default(obj)
+	}
+	// Clients cannot set generation: strategies bump it on spec changes.
+	m.SetGeneration(oldMeta.GetGeneration())
+	e.UpdateStrategy.PrepareForUpdate(ctx, obj, old)
+	if m.GetUID() == "" {
+		m.SetUID(oldMeta.GetUID())
+	}
+	if ts := oldMeta.GetCreationTimestamp(); !ts.IsZero() {
+		m.SetCreationTimestamp(ts)
+	}
+	// An update never removes or moves a deletion in progress.
+	if oldMeta.GetDeletionTimestamp() != nil {
+		m.SetDeletionTimestamp(oldMeta.GetDeletionTimestamp())
+	}
+	if oldMeta.GetDeletionGracePeriodSeconds() != nil && m.GetDeletionGracePeriodSeconds() == nil {
+		m.SetDeletionGracePeriodSeconds(oldMeta.GetDeletionGracePeriodSeconds())
+	}
+	m.SetSelfLink("")
+	errs := genericvalidation.ValidateObjectMetaAccessorUpdate(m, oldMeta, field.NewPath("metadata"))
+	errs = append(errs, e.UpdateStrategy.ValidateUpdate(ctx, obj, old)...)
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(e.groupKind(), m.GetName(), errs)
+	}
+	for _, w := range e.UpdateStrategy.WarningsOnUpdate(ctx, obj, old) {
+		request.AddWarning(ctx, w)
+	}
+	e.UpdateStrategy.Canonicalize(obj)
+	return nil
+}
+
+func (e *Store) groupKind() schema.GroupKind {
+	if !e.Kind.Empty() {
+		return e.Kind.GroupKind()
+	}
+	return schema.GroupKind{Group: e.DefaultQualifiedResource.Group, Kind: e.DefaultQualifiedResource.Resource}
+}
+
+func objectName(obj runtime.Object) (string, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", apierrors.NewInternalError(fmt.Errorf("object has no metadata: %w", err))
+	}
+	return m.GetName(), nil
+}

@@ -1,0 +1,95 @@
+package generic
+
+import (
+	"context"
+	"reflect"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// Strategy is everything a resource's main endpoint needs to be specialised
+// on: create and update. Delete-time behaviour is found by type assertion
+// (rest.RESTGracefulDeleteStrategy, rest.GarbageCollectionDeleteStrategy).
+type Strategy interface {
+	rest.RESTCreateStrategy
+	rest.RESTUpdateStrategy
+}
+
+// BaseStrategy is the strategy of a resource that needs nothing special:
+// embed it and override what differs. It allows unconditional updates (a
+// PUT without resourceVersion), as most of kube's strategies do, and no
+// create on update.
+type BaseStrategy struct {
+	Namespaced bool
+}
+
+func (s BaseStrategy) NamespaceScoped() bool                                          { return s.Namespaced }
+func (BaseStrategy) PrepareForCreate(context.Context, runtime.Object)                 {}
+func (BaseStrategy) Validate(context.Context, runtime.Object) field.ErrorList         { return nil }
+func (BaseStrategy) WarningsOnCreate(context.Context, runtime.Object) []string        { return nil }
+func (BaseStrategy) Canonicalize(runtime.Object)                                      {}
+func (BaseStrategy) AllowCreateOnUpdate() bool                                        { return false }
+func (BaseStrategy) PrepareForUpdate(context.Context, runtime.Object, runtime.Object) {}
+func (BaseStrategy) ValidateUpdate(context.Context, runtime.Object, runtime.Object) field.ErrorList {
+	return nil
+}
+func (BaseStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
+}
+func (BaseStrategy) AllowUnconditionalUpdate() bool { return true }
+
+// The helpers below work on any kind shaped like kube's (TypeMeta,
+// ObjectMeta, then Spec and/or Status fields), so each strategy states its
+// rules in a line or two.
+
+// ResetStatus sets obj's Status to its zero value (create ignores a status
+// sent by the client).
+func ResetStatus(obj runtime.Object) {
+	if f := field0(obj, "Status"); f.IsValid() {
+		f.Set(reflect.Zero(f.Type()))
+	}
+}
+
+// KeepStatus copies old's Status into obj: the main endpoint cannot change
+// status.
+func KeepStatus(obj, old runtime.Object) {
+	if f := field0(obj, "Status"); f.IsValid() {
+		f.Set(field0(old, "Status"))
+	}
+}
+
+// KeepAllButStatus copies every field of old except metadata and Status
+// into obj: the /status endpoint changes only status.
+func KeepAllButStatus(obj, old runtime.Object) {
+	nv, ov := reflect.ValueOf(obj).Elem(), reflect.ValueOf(old).Elem()
+	for i := 0; i < nv.NumField(); i++ {
+		switch nv.Type().Field(i).Name {
+		case "TypeMeta", "ObjectMeta", "Status":
+			continue
+		}
+		nv.Field(i).Set(ov.Field(i))
+	}
+}
+
+// SpecChanged reports whether obj's Spec differs from old's (semantic
+// equality: 1 and 1.0 of a quantity are the same).
+func SpecChanged(obj, old runtime.Object) bool {
+	n, o := field0(obj, "Spec"), field0(old, "Spec")
+	if !n.IsValid() || !o.IsValid() {
+		return false
+	}
+	return !apiequality.Semantic.DeepEqual(n.Interface(), o.Interface())
+}
+
+// field0 returns the named top-level field of obj, or an invalid Value.
+func field0(obj runtime.Object, name string) reflect.Value {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}
+	}
+	return v.Elem().FieldByName(name)
+}

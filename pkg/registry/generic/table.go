@@ -1,0 +1,93 @@
+package generic
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+var objectMetaDocs = metav1.ObjectMeta{}.SwaggerDoc()
+
+// NameColumn and AgeColumn are the first and last columns of kube's
+// printers.
+var (
+	NameColumn = metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: objectMetaDocs["name"]}
+	AgeColumn  = metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: objectMetaDocs["creationTimestamp"]}
+)
+
+// TablePrinter renders one resource as table rows: the column definitions
+// and, per object, its cells.
+type TablePrinter struct {
+	Columns []metav1.TableColumnDefinition
+	// Cells returns the cells of obj, one per column.
+	Cells func(obj runtime.Object) ([]interface{}, error)
+}
+
+// DefaultTableConvertor prints NAME and AGE, for resources without
+// columns of their own.
+func DefaultTableConvertor(gr schema.GroupResource) rest.TableConvertor {
+	return TablePrinter{
+		Columns: []metav1.TableColumnDefinition{NameColumn, AgeColumn},
+		Cells: func(obj runtime.Object) ([]interface{}, error) {
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("%s cannot be printed as a table: %v", gr, err))
+			}
+			return []interface{}{m.GetName(), TranslateTimestampSince(m.GetCreationTimestamp())}, nil
+		},
+	}
+}
+
+// ConvertToTable implements rest.TableConvertor for one object or a list.
+// Row objects are left empty: the HTTP layer fills them as the request's
+// includeObject asks.
+func (p TablePrinter) ConvertToTable(_ context.Context, obj runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	table := &metav1.Table{}
+	add := func(o runtime.Object) error {
+		cells, err := p.Cells(o)
+		if err != nil {
+			return err
+		}
+		table.Rows = append(table.Rows, metav1.TableRow{Cells: cells, Object: runtime.RawExtension{Object: o}})
+		return nil
+	}
+	if meta.IsListType(obj) {
+		if err := meta.EachListItem(obj, add); err != nil {
+			return nil, err
+		}
+		if lm, err := meta.ListAccessor(obj); err == nil {
+			table.ResourceVersion = lm.GetResourceVersion()
+			table.Continue = lm.GetContinue()
+			table.RemainingItemCount = lm.GetRemainingItemCount()
+		}
+	} else {
+		if err := add(obj); err != nil {
+			return nil, err
+		}
+		if m, err := meta.Accessor(obj); err == nil {
+			table.ResourceVersion = m.GetResourceVersion()
+		}
+	}
+	if opts, ok := tableOptions.(*metav1.TableOptions); !ok || !opts.NoHeaders {
+		table.ColumnDefinitions = p.Columns
+	}
+	return table, nil
+}
+
+// TranslateTimestampSince is kube's AGE: a short human duration, or
+// "<unknown>" for a zero time.
+func TranslateTimestampSince(ts metav1.Time) string {
+	if ts.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(time.Since(ts.Time))
+}

@@ -1,0 +1,172 @@
+package generic
+
+import (
+	"context"
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+)
+
+// errEmptiedFinalizers aborts an update that removed the last finalizer of
+// an object being deleted: the object is deleted instead.
+var errEmptiedFinalizers = errors.New("emptied finalizers")
+
+// Update implements rest.Updater: a read-modify-write that retries on
+// races, creating the object when the strategy (or forceAllowCreate, for
+// apply) allows it.
+func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
+	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	key, err := e.KeyFunc(ctx, name)
+	if err != nil {
+		return nil, false, err
+	}
+	var preconditions *storage.Preconditions
+	if p := objInfo.Preconditions(); p != nil {
+		preconditions = &storage.Preconditions{UID: p.UID, ResourceVersion: p.ResourceVersion}
+	}
+	allowCreate := e.UpdateStrategy.AllowCreateOnUpdate() || forceAllowCreate
+	var (
+		creating  bool
+		deleteObj runtime.Object
+	)
+	out := e.NewFunc()
+	err = e.storageUpdate(ctx, key, out, allowCreate, preconditions,
+		func(existing runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			creating = false
+			existingRV := res.ResourceVersion
+			if existingRV == 0 && !allowCreate {
+				return nil, nil, apierrors.NewNotFound(e.DefaultQualifiedResource, name)
+			}
+			obj, err := objInfo.UpdatedObject(ctx, existing)
+			if err != nil {
+				return nil, nil, err
+			}
+			newRV, err := storage.ObjectResourceVersion(obj)
+			if err != nil {
+				return nil, nil, apierrors.NewBadRequest(err.Error())
+			}
+			if existingRV == 0 {
+				creating = true
+				return e.prepareCreateOnUpdate(ctx, obj, createValidation)
+			}
+			if err := e.checkResourceVersion(name, newRV, existingRV); err != nil {
+				return nil, nil, err
+			}
+			if err := e.beforeUpdate(ctx, obj, existing); err != nil {
+				return nil, nil, err
+			}
+			if updateValidation != nil {
+				if err := updateValidation(ctx, obj.DeepCopyObject(), existing.DeepCopyObject()); err != nil {
+					return nil, nil, err
+				}
+			}
+			if shouldDeleteDuringUpdate(obj, existing) {
+				deleteObj = obj
+				return nil, nil, errEmptiedFinalizers
+			}
+			ttl, err := e.ttl(obj, uint64(res.TTL), true)
+			if err != nil {
+				return nil, nil, err
+			}
+			if int64(ttl) != res.TTL {
+				return obj, &ttl, nil
+			}
+			return obj, nil, nil
+		}, isDryRun(options.DryRun))
+	if err != nil {
+		if errors.Is(err, errEmptiedFinalizers) {
+			return e.deleteWithoutFinalizers(ctx, name, key, deleteObj, preconditions, isDryRun(options.DryRun))
+		}
+		if creating {
+			return nil, false, interpretCreateError(err, e.DefaultQualifiedResource, name)
+		}
+		return nil, false, interpretUpdateError(err, e.DefaultQualifiedResource, name)
+	}
+	return out, creating, nil
+}
+
+// checkResourceVersion enforces optimistic concurrency: an update names
+// the revision it was computed from, unless the strategy lets it omit it.
+func (e *Store) checkResourceVersion(name string, newRV, existingRV int64) error {
+	if newRV == 0 {
+		if e.UpdateStrategy.AllowUnconditionalUpdate() {
+			return nil
+		}
+		gk := e.groupKind()
+		gk.Kind = e.DefaultQualifiedResource.Resource // kube names the resource here
+		return apierrors.NewInvalid(gk, name, field.ErrorList{
+			field.Invalid(field.NewPath("metadata").Child("resourceVersion"), newRV, "must be specified for an update"),
+		})
+	}
+	if newRV != existingRV {
+		return apierrors.NewConflict(e.DefaultQualifiedResource, name, errors.New(OptimisticLockErrorMsg))
+	}
+	return nil
+}
+
+// prepareCreateOnUpdate runs the create path on the object of a PUT or
+// apply that creates.
+func (e *Store) prepareCreateOnUpdate(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc) (runtime.Object, *uint64, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, nil, apierrors.NewInternalError(err)
+	}
+	wipeSystemFields(m)
+	fillSystemFields(m)
+	if err := storage.SetResourceVersion(obj, 0); err != nil {
+		return nil, nil, err
+	}
+	if err := e.beforeCreate(ctx, obj); err != nil {
+		return nil, nil, err
+	}
+	if createValidation != nil {
+		if err := createValidation(ctx, obj.DeepCopyObject()); err != nil {
+			return nil, nil, err
+		}
+	}
+	ttl, err := e.ttl(obj, 0, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return obj, &ttl, nil
+}
+
+// shouldDeleteDuringUpdate reports that an update finished a deletion: the
+// object was being deleted without a grace period left, and the update
+// removed its last finalizer.
+func shouldDeleteDuringUpdate(obj, existing runtime.Object) bool {
+	newMeta, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	oldMeta, err := meta.Accessor(existing)
+	if err != nil {
+		return false
+	}
+	if len(newMeta.GetFinalizers()) > 0 || oldMeta.GetDeletionTimestamp() == nil {
+		return false
+	}
+	grace := oldMeta.GetDeletionGracePeriodSeconds()
+	return grace == nil || *grace == 0
+}
+
+// deleteWithoutFinalizers deletes an object whose finalizers an update
+// emptied, and returns the updated object (a PUT expects an object back).
+func (e *Store) deleteWithoutFinalizers(ctx context.Context, name, key string, obj runtime.Object,
+	preconditions *storage.Preconditions, dryRun bool) (runtime.Object, bool, error) {
+	out := e.NewFunc()
+	if err := e.storageDelete(ctx, key, out, preconditions, nil, dryRun); err != nil {
+		if storage.IsNotFound(err) {
+			return obj, false, nil // another update finished the deletion first
+		}
+		return nil, false, interpretDeleteError(err, e.DefaultQualifiedResource, name)
+	}
+	return obj, false, nil
+}

@@ -1,0 +1,22 @@
+package rest
+
+// APIGroupInfo is what a RESTStorageProvider builds for its API group: the
+// storage of every resource of every served version.
+type APIGroupInfo struct {
+	// GroupName is "" for the core group.
+	GroupName string
+	// PrioritizedVersions lists the served versions, preferred first.
+	PrioritizedVersions []string
+	// VersionedResourcesStorageMap maps version -> resource (or
+	// "resource/subresource") -> its storage, e.g. ["v1"]["pods/status"].
+	VersionedResourcesStorageMap map[string]map[string]Storage
+}
+
+// Destroy releases the storage of every resource of the group.
+func (g *APIGroupInfo) Destroy() {
+	for _, resources := range g.VersionedResourcesStorageMap {
+		for _, s := range resources {
+			s.Destroy()
+		}
+	}
+}

@@ -1,0 +1,142 @@
+// Package rest defines the verbs a resource's storage offers to the HTTP
+// layer (Getter, Lister, Creater, ...), the strategies that specialise the
+// generic Store per resource, and the APIGroupInfo that RESTStorageProviders
+// fill. The HTTP layer finds the verbs of a storage by type assertion.
+package rest
+
+import (
+	"context"
+
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+)
+
+// Storage is the minimum a served resource (or subresource) implements.
+type Storage interface {
+	// New returns an empty object of the kind the resource serves.
+	New() runtime.Object
+	// Destroy releases what the storage started (its cache, watches).
+	Destroy()
+}
+
+// Scoper says whether a resource lives in namespaces.
+type Scoper interface {
+	NamespaceScoped() bool
+}
+
+// GroupVersionKindProvider names the kind a storage serves, where it is not
+// the kind of the resource's group version (the scale subresource serves
+// autoscaling/v1 Scale).
+type GroupVersionKindProvider interface {
+	GroupVersionKind(containingGV schema.GroupVersion) schema.GroupVersionKind
+}
+
+// ShortNamesProvider gives the short names discovery lists ("cm").
+type ShortNamesProvider interface {
+	ShortNames() []string
+}
+
+// CategoriesProvider gives the categories discovery lists ("all").
+type CategoriesProvider interface {
+	Categories() []string
+}
+
+// SingularNameProvider gives the singular name discovery lists.
+type SingularNameProvider interface {
+	GetSingularName() string
+}
+
+// Getter reads one object.
+type Getter interface {
+	Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error)
+}
+
+// Lister lists objects. The items come encoded, as storage holds them: the
+// HTTP layer streams them without decoding.
+type Lister interface {
+	NewList() runtime.Object
+	List(ctx context.Context, options *metainternalversion.ListOptions) (*storage.ListResult, error)
+}
+
+// Watcher watches objects.
+type Watcher interface {
+	Watch(ctx context.Context, options *metainternalversion.ListOptions) (storage.Watcher, error)
+}
+
+// Creater creates objects.
+type Creater interface {
+	New() runtime.Object
+	Create(ctx context.Context, obj runtime.Object, createValidation ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error)
+}
+
+// Updater replaces objects (PUT, and PATCH through UpdatedObjectInfo).
+// created reports that the update created the object.
+type Updater interface {
+	New() runtime.Object
+	Update(ctx context.Context, name string, objInfo UpdatedObjectInfo, createValidation ValidateObjectFunc,
+		updateValidation ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (obj runtime.Object, created bool, err error)
+}
+
+// GracefulDeleter deletes objects. deletedImmediately is false when the
+// object stays (finalizers, a grace period) and obj is its new state.
+type GracefulDeleter interface {
+	Delete(ctx context.Context, name string, deleteValidation ValidateObjectFunc, options *metav1.DeleteOptions) (obj runtime.Object, deletedImmediately bool, err error)
+}
+
+// CollectionDeleter deletes every object a list selects.
+type CollectionDeleter interface {
+	DeleteCollection(ctx context.Context, deleteValidation ValidateObjectFunc, options *metav1.DeleteOptions,
+		listOptions *metainternalversion.ListOptions) (runtime.Object, error)
+}
+
+// TableConvertor renders objects as a meta.k8s.io Table for kubectl.
+type TableConvertor interface {
+	ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error)
+}
+
+// ValidateObjectFunc is an extra check (admission) run on an object about
+// to be created or deleted.
+type ValidateObjectFunc func(ctx context.Context, obj runtime.Object) error
+
+// ValidateObjectUpdateFunc is an extra check run on an update.
+type ValidateObjectUpdateFunc func(ctx context.Context, obj, old runtime.Object) error
+
+// UpdatedObjectInfo computes the new state of an object from its current
+// state: a PUT returns its body, a PATCH applies itself to old.
+type UpdatedObjectInfo interface {
+	// Preconditions the update must meet (UID, resourceVersion), or nil.
+	Preconditions() *metav1.Preconditions
+	// UpdatedObject returns the new object given the current one (a zero
+	// object when it does not exist).
+	UpdatedObject(ctx context.Context, oldObj runtime.Object) (newObj runtime.Object, err error)
+}
+
+// DefaultUpdatedObjectInfo is the UpdatedObjectInfo of a PUT: its body,
+// after transformers.
+type DefaultUpdatedObjectInfo struct {
+	Obj          runtime.Object
+	Transformers []TransformFunc
+}
+
+// TransformFunc changes an updated object given the old one.
+type TransformFunc func(ctx context.Context, newObj, oldObj runtime.Object) (runtime.Object, error)
+
+// Preconditions implements UpdatedObjectInfo: a PUT's body carries UID and
+// resourceVersion itself, checked by the Store.
+func (i *DefaultUpdatedObjectInfo) Preconditions() *metav1.Preconditions { return nil }
+
+// UpdatedObject implements UpdatedObjectInfo.
+func (i *DefaultUpdatedObjectInfo) UpdatedObject(ctx context.Context, oldObj runtime.Object) (runtime.Object, error) {
+	obj := i.Obj.DeepCopyObject()
+	var err error
+	for _, t := range i.Transformers {
+		if obj, err = t(ctx, obj, oldObj); err != nil {
+			return nil, err
+		}
+	}
+	return obj, nil
+}

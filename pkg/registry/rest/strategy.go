@@ -1,0 +1,72 @@
+package rest
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// RESTCreateStrategy specialises Create for one resource.
+type RESTCreateStrategy interface {
+	NamespaceScoped() bool
+	// PrepareForCreate clears what a client may not set on create (usually
+	// status) and sets what the server decides (generation).
+	PrepareForCreate(ctx context.Context, obj runtime.Object)
+	// Validate returns the resource's own validation errors; object
+	// metadata is validated by the Store.
+	Validate(ctx context.Context, obj runtime.Object) field.ErrorList
+	// WarningsOnCreate returns warnings for the client (deprecated fields).
+	WarningsOnCreate(ctx context.Context, obj runtime.Object) []string
+	// Canonicalize puts the object in its stored form (sorting, ...).
+	Canonicalize(obj runtime.Object)
+}
+
+// RESTUpdateStrategy specialises Update for one resource.
+type RESTUpdateStrategy interface {
+	NamespaceScoped() bool
+	// AllowCreateOnUpdate lets a PUT create a missing object.
+	AllowCreateOnUpdate() bool
+	// PrepareForUpdate keeps what this endpoint may not change (status on
+	// the main resource, everything but status on /status) and bumps
+	// generation when the spec changed.
+	PrepareForUpdate(ctx context.Context, obj, old runtime.Object)
+	ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList
+	WarningsOnUpdate(ctx context.Context, obj, old runtime.Object) []string
+	Canonicalize(obj runtime.Object)
+	// AllowUnconditionalUpdate lets a PUT without resourceVersion through.
+	AllowUnconditionalUpdate() bool
+}
+
+// RESTGracefulDeleteStrategy is implemented by resources whose objects
+// linger for a grace period when deleted (pods).
+type RESTGracefulDeleteStrategy interface {
+	// CheckGracefulDelete sets options.GracePeriodSeconds to the grace
+	// period to use, and reports whether deletion is graceful at all.
+	CheckGracefulDelete(ctx context.Context, obj runtime.Object, options *metav1.DeleteOptions) bool
+}
+
+// Defaulter is implemented by strategies of kinds with defaults: the Store
+// applies them to every object a client sends (create, update, patch),
+// before PrepareForCreate or PrepareForUpdate, as kube's decoder does.
+type Defaulter interface {
+	Default(obj runtime.Object)
+}
+
+// GarbageCollectionPolicy says what propagationPolicy a delete gets when
+// the client names none.
+type GarbageCollectionPolicy string
+
+// The policies of kube's strategies.
+const (
+	DeleteDependents GarbageCollectionPolicy = "DeleteDependents"
+	OrphanDependents GarbageCollectionPolicy = "OrphanDependents"
+	Unsupported      GarbageCollectionPolicy = "Unsupported"
+)
+
+// GarbageCollectionDeleteStrategy is implemented by resources whose
+// default propagation is not background (kube's legacy workloads orphan).
+type GarbageCollectionDeleteStrategy interface {
+	DefaultGarbageCollectionPolicy(ctx context.Context) GarbageCollectionPolicy
+}

@@ -1,0 +1,113 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestObjectJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		data           string
+		want           string
+		wantNoTypeMeta string
+	}{
+		{
+			name:           "after uid, as kube orders it",
+			data:           `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"d","uid":"u-1","creationTimestamp":null},"data":{"k":"v"}}`,
+			want:           `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"d","uid":"u-1","resourceVersion":"42","creationTimestamp":null},"data":{"k":"v"}}`,
+			wantNoTypeMeta: `{"metadata":{"name":"a","namespace":"d","uid":"u-1","resourceVersion":"42","creationTimestamp":null},"data":{"k":"v"}}`,
+		},
+		{
+			name:           "no uid: first in metadata",
+			data:           `{"kind":"X","apiVersion":"v1","metadata":{"name":"a"}}`,
+			want:           `{"kind":"X","apiVersion":"v1","metadata":{"resourceVersion":"42","name":"a"}}`,
+			wantNoTypeMeta: `{"metadata":{"resourceVersion":"42","name":"a"}}`,
+		},
+		{
+			name:           "empty metadata",
+			data:           `{"kind":"X","apiVersion":"v1","metadata":{}}`,
+			want:           `{"kind":"X","apiVersion":"v1","metadata":{"resourceVersion":"42"}}`,
+			wantNoTypeMeta: `{"metadata":{"resourceVersion":"42"}}`,
+		},
+		{
+			name:           "owner reference uid is not metadata's",
+			data:           `{"kind":"X","apiVersion":"v1","metadata":{"name":"a","labels":{"uid":"x"},"ownerReferences":[{"uid":"o"}]}}`,
+			want:           `{"kind":"X","apiVersion":"v1","metadata":{"resourceVersion":"42","name":"a","labels":{"uid":"x"},"ownerReferences":[{"uid":"o"}]}}`,
+			wantNoTypeMeta: `{"metadata":{"resourceVersion":"42","name":"a","labels":{"uid":"x"},"ownerReferences":[{"uid":"o"}]}}`,
+		},
+		{
+			name:           "escaped quotes in a name before uid",
+			data:           `{"kind":"X","apiVersion":"v1","metadata":{"name":"a\"b","uid":"u"}}`,
+			want:           `{"kind":"X","apiVersion":"v1","metadata":{"name":"a\"b","uid":"u","resourceVersion":"42"}}`,
+			wantNoTypeMeta: `{"metadata":{"name":"a\"b","uid":"u","resourceVersion":"42"}}`,
+		},
+		{
+			name:           "no type meta",
+			data:           `{"metadata":{"name":"a","uid":"u"}}`,
+			want:           `{"metadata":{"name":"a","uid":"u","resourceVersion":"42"}}`,
+			wantNoTypeMeta: `{"metadata":{"name":"a","uid":"u","resourceVersion":"42"}}`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := NewObject("/k", 42, []byte(tc.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(o.AppendJSON(nil)); got != tc.want {
+				t.Errorf("AppendJSON:\n got %s\nwant %s", got, tc.want)
+			}
+			var buf bytes.Buffer
+			if err := o.WriteJSON(&buf, true); err != nil || buf.String() != tc.want {
+				t.Errorf("WriteJSON(typeMeta):\n got %s (%v)\nwant %s", buf.String(), err, tc.want)
+			}
+			buf.Reset()
+			if err := o.WriteJSON(&buf, false); err != nil || buf.String() != tc.wantNoTypeMeta {
+				t.Errorf("WriteJSON(no typeMeta):\n got %s (%v)\nwant %s", buf.String(), err, tc.wantNoTypeMeta)
+			}
+			if o.JSONSize() != len(tc.want) {
+				t.Errorf("JSONSize %d, want %d", o.JSONSize(), len(tc.want))
+			}
+			if !json.Valid([]byte(tc.want)) {
+				t.Fatal("test case output is not JSON")
+			}
+		})
+	}
+}
+
+func TestObjectMatchesEncodingJSON(t *testing.T) {
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "ns", UID: "1234", ResourceVersion: "77", Labels: map[string]string{"x": "y"}},
+		Data:       map[string]string{"k": "v"},
+	}
+	want, err := json.Marshal(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := Encode(cm.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := NewObject("/k", 77, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.AppendJSON(nil); !bytes.Equal(got, want) {
+		t.Fatalf("spliced encoding differs from encoding/json's:\n got %s\nwant %s", got, want)
+	}
+	back := &corev1.ConfigMap{}
+	if err := o.Decode(back); err != nil || back.ResourceVersion != "77" {
+		t.Fatalf("decode: %v, resourceVersion %q", err, back.ResourceVersion)
+	}
+}
+
+func TestNewObjectRejectsDataWithoutMetadata(t *testing.T) {
+	if _, err := NewObject("/k", 1, []byte(`{"kind":"X"}`)); err == nil {
+		t.Fatal("want an error for data without metadata")
+	}
+}
