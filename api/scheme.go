@@ -32,7 +32,7 @@ func init() {
 	// Status, WatchEvent, ListOptions, ... in every group version, as
 	// kube's API machinery expects.
 	for _, gv := range []schema.GroupVersion{
-		corev1.SchemeGroupVersion, appsv1.SchemeGroupVersion,
+		metav1.SchemeGroupVersion, corev1.SchemeGroupVersion, appsv1.SchemeGroupVersion,
 		coordinationv1.SchemeGroupVersion, autoscalingv1.SchemeGroupVersion,
 	} {
 		metav1.AddToGroupVersion(Scheme, gv)

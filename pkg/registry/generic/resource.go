@@ -93,3 +93,21 @@ func (r Resource) Install(gv schema.GroupVersion, getter RESTOptionsGetter, reso
 	}
 	return store, nil
 }
+
+// BuildGroup builds the APIGroupInfo of a group served in one version,
+// from its resources' declarations.
+func BuildGroup(gv schema.GroupVersion, getter RESTOptionsGetter, resources ...Resource) (rest.APIGroupInfo, error) {
+	storages := map[string]rest.Storage{}
+	info := rest.APIGroupInfo{
+		GroupName:                    gv.Group,
+		PrioritizedVersions:          []string{gv.Version},
+		VersionedResourcesStorageMap: map[string]map[string]rest.Storage{gv.Version: storages},
+	}
+	for _, r := range resources {
+		if _, err := r.Install(gv, getter, storages); err != nil {
+			info.Destroy()
+			return rest.APIGroupInfo{}, err
+		}
+	}
+	return info, nil
+}

@@ -1,0 +1,49 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// systemNamespaces exist in every cluster; kube-apiserver creates them at
+// start, and so does this server.
+var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
+
+func ensureSystemNamespaces(ctx context.Context, core rest.APIGroupInfo) error {
+	creater := core.VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Creater)
+	ctx = request.WithNamespace(ctx, "")
+	for _, name := range systemNamespaces {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if _, err := creater.Create(ctx, ns, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Set by the linker: -X github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app.gitVersion=...
+var (
+	gitVersion = "v1.37.2-miniapiserver"
+	gitCommit  = ""
+	buildDate  = ""
+)
+
+// Version is what /version serves: the Kubernetes API version served
+// (1.37), with this build in gitVersion.
+func Version() version.Info {
+	return version.Info{
+		Major: "1", Minor: "37",
+		EmulationMajor: "1", EmulationMinor: "37",
+		MinCompatibilityMajor: "1", MinCompatibilityMinor: "36",
+		GitVersion: gitVersion, GitCommit: gitCommit, GitTreeState: "clean", BuildDate: buildDate,
+		GoVersion: goVersion(), Compiler: compiler(), Platform: platform(),
+	}
+}

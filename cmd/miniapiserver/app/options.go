@@ -1,0 +1,167 @@
+// Package app turns miniapiserver's flags into a running server. The
+// binary (cmd/miniapiserver) only parses flags and calls Run; tests start
+// complete servers in process through the same Config (see testserver).
+package app
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Options are the command line flags.
+type Options struct {
+	EtcdServers            []string
+	DataDir                string
+	EtcdPrefix             string
+	EtcdCompactionInterval time.Duration
+
+	BindAddress         string
+	SecurePort          int
+	TLSCertFile         string
+	TLSPrivateKeyFile   string
+	TokenAuthFile       string
+	InsecurePort        int
+	InsecureBindAddr    string
+	InsecureAllowRemote bool
+
+	WatchCache      bool
+	WatchCacheSizes []string
+
+	MinRequestTimeout time.Duration
+	ShutdownTimeout   time.Duration
+	EventTTL          time.Duration
+	Profiling         bool
+	LogLevel          string
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		DataDir:                "miniapiserver-data",
+		EtcdPrefix:             "/registry",
+		EtcdCompactionInterval: 5 * time.Minute,
+		BindAddress:            "127.0.0.1",
+		SecurePort:             6443,
+		InsecureBindAddr:       "127.0.0.1",
+		WatchCache:             true,
+		MinRequestTimeout:      1800 * time.Second,
+		ShutdownTimeout:        10 * time.Second,
+		EventTTL:               time.Hour,
+		LogLevel:               "info",
+	}
+}
+
+// AddFlags registers the flags on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers,
+		"Comma separated etcd client URLs (http://host:2379). Empty: run an embedded etcd with its data in --data-dir, on loopback only.")
+	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
+		"Directory for the embedded etcd's data, the generated serving certificate, admin token and kubeconfig. Created if missing.")
+	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "Prefix of every key this server writes in etcd.")
+	fs.DurationVar(&o.EtcdCompactionInterval, "etcd-compaction-interval", o.EtcdCompactionInterval,
+		"How often to compact etcd's history (0 disables compaction by this server).")
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address the secure port listens on (0.0.0.0 for all interfaces).")
+	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "HTTPS port of the API (0 picks a free port).")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile,
+		"Serving certificate (PEM). Without it, a self-signed certificate for the bind address and localhost is generated in --data-dir and reused.")
+	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "Private key (PEM) of --tls-cert-file.")
+	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile,
+		`Static bearer tokens, kube's CSV format: token,user,uid,"group1,group2". Without it, an admin token is generated once in --data-dir along with a kubeconfig that uses it.`)
+	fs.IntVar(&o.InsecurePort, "insecure-port", o.InsecurePort,
+		"Plain HTTP port without authentication, for curl (0: off). Every request on it acts as an administrator.")
+	fs.StringVar(&o.InsecureBindAddr, "insecure-bind-address", o.InsecureBindAddr,
+		"IP address of --insecure-port. Must be a loopback address unless --insecure-allow-remote is set.")
+	fs.BoolVar(&o.InsecureAllowRemote, "insecure-allow-remote", o.InsecureAllowRemote,
+		"Allow --insecure-bind-address to be a non-loopback address: anyone who reaches it is an administrator.")
+	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve LIST and WATCH from a watch cache in front of etcd.")
+	fs.StringSliceVar(&o.WatchCacheSizes, "watch-cache-sizes", o.WatchCacheSizes,
+		"Per resource watch cache sizes, resource[.group]#size, comma separated (deployments.apps#0 turns the cache off for deployments).")
+	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout,
+		"A watch without timeoutSeconds ends after a random time between this and twice this.")
+	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout,
+		"On SIGTERM or SIGINT, how long to wait for requests in flight before stopping.")
+	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve /debug/pprof on the API ports.")
+	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log level: debug, info, warn or error.")
+}
+
+// Validate checks the flag values; each error names its flag.
+func (o *Options) Validate() error {
+	for _, s := range o.EtcdServers {
+		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
+			return fmt.Errorf("--etcd-servers: %q is not an http:// or https:// URL", s)
+		}
+	}
+	if o.DataDir == "" {
+		return fmt.Errorf("--data-dir: must not be empty")
+	}
+	if !strings.HasPrefix(o.EtcdPrefix, "/") || strings.HasSuffix(o.EtcdPrefix, "/") {
+		return fmt.Errorf("--etcd-prefix: %q must start with / and not end with /", o.EtcdPrefix)
+	}
+	if net.ParseIP(o.BindAddress) == nil {
+		return fmt.Errorf("--bind-address: %q is not an IP address", o.BindAddress)
+	}
+	if o.SecurePort < 0 || o.SecurePort > 65535 {
+		return fmt.Errorf("--secure-port: %d is not a port (0-65535)", o.SecurePort)
+	}
+	if (o.TLSCertFile == "") != (o.TLSPrivateKeyFile == "") {
+		return fmt.Errorf("--tls-cert-file and --tls-private-key-file: set both or neither")
+	}
+	for flag, path := range map[string]string{"--tls-cert-file": o.TLSCertFile, "--tls-private-key-file": o.TLSPrivateKeyFile, "--token-auth-file": o.TokenAuthFile} {
+		if path == "" {
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("%s: %v", flag, err)
+		}
+	}
+	if o.InsecurePort < 0 || o.InsecurePort > 65535 {
+		return fmt.Errorf("--insecure-port: %d is not a port (0-65535)", o.InsecurePort)
+	}
+	ip := net.ParseIP(o.InsecureBindAddr)
+	if ip == nil {
+		return fmt.Errorf("--insecure-bind-address: %q is not an IP address", o.InsecureBindAddr)
+	}
+	if o.InsecurePort != 0 && !ip.IsLoopback() && !o.InsecureAllowRemote {
+		return fmt.Errorf("--insecure-bind-address: %s is not a loopback address; the insecure port has no authentication (set --insecure-allow-remote to allow it)", o.InsecureBindAddr)
+	}
+	if _, err := parseWatchCacheSizes(o.WatchCacheSizes); err != nil {
+		return err
+	}
+	if o.MinRequestTimeout <= 0 {
+		return fmt.Errorf("--min-request-timeout: must be positive")
+	}
+	if o.EventTTL <= 0 {
+		return fmt.Errorf("--event-ttl: must be positive")
+	}
+	switch o.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", o.LogLevel)
+	}
+	return nil
+}
+
+// parseWatchCacheSizes reads resource[.group]#size entries. The resources
+// named are checked against those served when the server is built.
+func parseWatchCacheSizes(entries []string) (map[string]int, error) {
+	sizes := map[string]int{}
+	for _, e := range entries {
+		name, size, ok := strings.Cut(e, "#")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--watch-cache-sizes: entry %q: want resource[.group]#size", e)
+		}
+		n, err := strconv.Atoi(size)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("--watch-cache-sizes: entry %q: size must be a non-negative integer", e)
+		}
+		sizes[name] = n
+	}
+	return sizes, nil
+}

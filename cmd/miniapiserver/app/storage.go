@@ -1,0 +1,48 @@
+package app
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+)
+
+// restOptionsGetter gives each resource its key prefix and its Decorator.
+type restOptionsGetter struct {
+	factory storage.Factory
+	prefix  string
+	// decorator picks the Decorator of a resource from its name
+	// ("deployments.apps").
+	decorator func(resource string) storage.Decorator
+	// seen records every resource asked for, to check flags naming
+	// resources against what is served.
+	seen map[string]bool
+}
+
+var _ generic.RESTOptionsGetter = (*restOptionsGetter)(nil)
+
+// GetRESTOptions implements generic.RESTOptionsGetter.
+func (g *restOptionsGetter) GetRESTOptions(gr schema.GroupResource) (generic.RESTOptions, error) {
+	name := gr.String()
+	g.seen[name] = true
+	return generic.RESTOptions{
+		StorageFactory: g.factory,
+		Decorator:      g.decorator(name),
+		ResourcePrefix: g.prefix + "/" + gr.Resource,
+	}, nil
+}
+
+// checkResources returns an error naming the first of names that no
+// served resource has.
+func (g *restOptionsGetter) checkResources(flag string, names []string) error {
+	sort.Strings(names)
+	for _, n := range names {
+		if !g.seen[n] {
+			return fmt.Errorf("%s: entry %q: no such resource is served", flag, n)
+		}
+	}
+	return nil
+}

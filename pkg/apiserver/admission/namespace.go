@@ -1,0 +1,81 @@
+// Package admission holds the validating admission checks the handlers run
+// on writes, as kube's admission plugins of the same names.
+package admission
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// ImmortalNamespaces cannot be deleted.
+var ImmortalNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
+
+// Chain runs checks in order; the first error wins.
+type Chain []handlers.Admission
+
+// Validate implements handlers.Admission.
+func (c Chain) Validate(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
+	for _, check := range c {
+		if err := check.Validate(ctx, a, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NamespaceLifecycle refuses to create objects in a namespace that does
+// not exist or is being deleted, and to delete the system namespaces.
+type NamespaceLifecycle struct {
+	// Namespaces reads namespaces (the namespaces storage).
+	Namespaces rest.Getter
+}
+
+var namespacesResource = schema.GroupResource{Resource: "namespaces"}
+
+// Validate implements handlers.Admission.
+func (l *NamespaceLifecycle) Validate(ctx context.Context, a handlers.Attributes, _ runtime.Object) error {
+	isNamespace := a.Resource.Group == "" && a.Resource.Resource == "namespaces"
+	if isNamespace && a.Operation == handlers.Delete && a.Subresource == "" {
+		for _, immortal := range ImmortalNamespaces {
+			if a.Name == immortal {
+				return apierrors.NewForbidden(namespacesResource, a.Name, fmt.Errorf("this namespace may not be deleted"))
+			}
+		}
+		return nil
+	}
+	if a.Operation != handlers.Create || a.Namespace == "" || isNamespace {
+		return nil
+	}
+	obj, err := l.Namespaces.Get(request.WithNamespace(ctx, ""), a.Namespace, &metav1.GetOptions{})
+	if err != nil {
+		return err // NotFound names the namespace, as kube's does
+	}
+	ns := obj.(*corev1.Namespace)
+	if ns.Status.Phase != corev1.NamespaceTerminating {
+		return nil
+	}
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+		Message: fmt.Sprintf("%s %q is forbidden: unable to create new content in namespace %s because it is being terminated",
+			a.Resource.GroupResource(), a.Name, a.Namespace),
+		Details: &metav1.StatusDetails{
+			Name: a.Name, Group: a.Resource.Group, Kind: a.Resource.Resource,
+			Causes: []metav1.StatusCause{{
+				Type:    corev1.NamespaceTerminatingCause,
+				Message: fmt.Sprintf("namespace %s is being terminated", a.Namespace),
+				Field:   "metadata.namespace",
+			}},
+		},
+	}}
+}

@@ -1,0 +1,150 @@
+// Package discovery serves the discovery documents (/api, /api/v1, /apis,
+// /apis/GROUP, /apis/GROUP/VERSION) built from the same endpoints the
+// routes are installed from, never written by hand.
+package discovery
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// GroupVersion is what discovery lists of one served group version.
+type GroupVersion struct {
+	Group, Version string
+	Resources      []metav1.APIResource
+}
+
+// Documents holds the discovery documents of a server. Build it once all
+// groups are installed.
+type Documents struct {
+	core     *GroupVersion
+	groups   []string // names in installation order
+	versions map[string][]*GroupVersion
+}
+
+// New builds the documents of the given group versions; within a group,
+// the first version given is the preferred one.
+func New(gvs []*GroupVersion) *Documents {
+	d := &Documents{versions: map[string][]*GroupVersion{}}
+	for _, gv := range gvs {
+		sort.Slice(gv.Resources, func(i, j int) bool { return gv.Resources[i].Name < gv.Resources[j].Name })
+		if gv.Group == "" {
+			d.core = gv
+			continue
+		}
+		if _, seen := d.versions[gv.Group]; !seen {
+			d.groups = append(d.groups, gv.Group)
+		}
+		d.versions[gv.Group] = append(d.versions[gv.Group], gv)
+	}
+	return d
+}
+
+// StorageVersionHash is kube's hash of the stored group version kind,
+// which clients use to notice a change of storage version.
+func StorageVersionHash(group, version, kind string) string {
+	sum := sha256.Sum256([]byte(group + "/" + version + "/" + kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
+}
+
+// APIVersions is the document at /api. serverAddress is the address
+// clients reach the server at.
+func (d *Documents) APIVersions(r *http.Request) runtime.Object {
+	v := &metav1.APIVersions{
+		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
+		ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
+			{ClientCIDR: "0.0.0.0/0", ServerAddress: serverAddress(r)},
+		},
+	}
+	if d.core != nil {
+		v.Versions = []string{d.core.Version}
+	}
+	return v
+}
+
+// APIGroupList is the document at /apis.
+func (d *Documents) APIGroupList() runtime.Object {
+	list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
+	for _, name := range d.groups {
+		list.Groups = append(list.Groups, *d.apiGroup(name))
+	}
+	if list.Groups == nil {
+		list.Groups = []metav1.APIGroup{}
+	}
+	return list
+}
+
+// APIGroup is the document at /apis/GROUP, or nil when the group is not
+// served.
+func (d *Documents) APIGroup(name string) runtime.Object {
+	if _, ok := d.versions[name]; !ok {
+		return nil
+	}
+	g := d.apiGroup(name)
+	g.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+	return g
+}
+
+func (d *Documents) apiGroup(name string) *metav1.APIGroup {
+	g := &metav1.APIGroup{Name: name}
+	for _, gv := range d.versions[name] {
+		g.Versions = append(g.Versions, metav1.GroupVersionForDiscovery{GroupVersion: name + "/" + gv.Version, Version: gv.Version})
+	}
+	g.PreferredVersion = g.Versions[0]
+	return g
+}
+
+// APIResourceList is the document of a group version ("" group: /api/v1),
+// or nil when it is not served.
+func (d *Documents) APIResourceList(group, version string) runtime.Object {
+	var gv *GroupVersion
+	if group == "" {
+		if d.core != nil && d.core.Version == version {
+			gv = d.core
+		}
+	} else {
+		for _, v := range d.versions[group] {
+			if v.Version == version {
+				gv = v
+			}
+		}
+	}
+	if gv == nil {
+		return nil
+	}
+	name := version
+	if group != "" {
+		name = group + "/" + version
+	}
+	return &metav1.APIResourceList{
+		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+		GroupVersion: name,
+		APIResources: gv.Resources,
+	}
+}
+
+// GroupVersions returns every served group version, core first.
+func (d *Documents) GroupVersions() []*GroupVersion {
+	var out []*GroupVersion
+	if d.core != nil {
+		out = append(out, d.core)
+	}
+	for _, name := range d.groups {
+		out = append(out, d.versions[name]...)
+	}
+	return out
+}
+
+// serverAddress is the host and port the request came in on.
+func serverAddress(r *http.Request) string {
+	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		return addr.String()
+	}
+	return r.Host
+}

@@ -1,0 +1,69 @@
+package handlers
+
+import (
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// Create serves POST on a collection (and on subresources that create,
+// such as pods/binding).
+func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, ns, name := s.requestContext(r, "create")
+		out, err := negotiation.NegotiateOutput(r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		opts := &metav1.CreateOptions{}
+		if err := decodeOptions(r, opts, "CreateOptions", func() field.ErrorList {
+			return metav1validation.ValidateCreateOptions(opts)
+		}); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		data, err := readBody(r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		obj, err := s.decodeBody(r.WithContext(ctx), data, opts.FieldValidation)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		result, err := creater.Create(ctx, obj, s.validation(Create, ns, name), opts)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		code := http.StatusCreated
+		if status, ok := result.(*metav1.Status); ok && status.Code != 0 {
+			code = int(status.Code)
+		}
+		s.writeResult(w, r, out, code, result)
+	}
+}
+
+// decodeOptions reads the query parameters of a write into opts (a
+// metav1.*Options) and validates them; failures are 422 Invalid on the
+// options kind, as kube reports them.
+func decodeOptions(r *http.Request, opts runtime.Object, kind string, validate func() field.ErrorList) error {
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if errs := validate(); len(errs) > 0 {
+		return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
+	}
+	return nil
+}

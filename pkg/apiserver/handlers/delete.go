@@ -1,0 +1,112 @@
+package handlers
+
+import (
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// Delete serves DELETE on an object. Options come from the body (a
+// DeleteOptions) and the query. The answer is as kube's: 200 with the
+// object (or a Status naming it), 202 when the object stays and the client
+// asked for cascading deletion with orphanDependents=false.
+func (s *Scope) Delete(deleter rest.GracefulDeleter) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, ns, name := s.requestContext(r, "delete")
+		out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		opts, err := s.deleteOptions(r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		result, deleted, err := deleter.Delete(ctx, name, s.validation(Delete, ns, name), opts)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		code := http.StatusOK
+		if !deleted && opts.OrphanDependents != nil && !*opts.OrphanDependents { //nolint:staticcheck // kube's rule
+			code = http.StatusAccepted
+		}
+		if result == nil {
+			result = &metav1.Status{
+				TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+				Status:   metav1.StatusSuccess, Code: int32(code),
+				Details: &metav1.StatusDetails{Name: name, Kind: s.Kind.Kind},
+			}
+		}
+		s.writeResult(w, r, out, code, result)
+	}
+}
+
+// DeleteCollection serves DELETE on a collection: every object its list
+// options select, each deleted as Delete would.
+func (s *Scope) DeleteCollection(deleter rest.CollectionDeleter) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, ns, _ := s.requestContext(r, "deletecollection")
+		out, err := negotiation.NegotiateOutput(r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		listOpts, err := parseListOptions(r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		opts, err := s.deleteOptions(r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		result, err := deleter.DeleteCollection(ctx, s.validation(Delete, ns, ""), opts, listOpts)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		s.writeResult(w, r, out, http.StatusOK, result)
+	}
+}
+
+// deleteOptions reads DeleteOptions from the body (JSON or YAML, any
+// apiVersion kube accepts) and then from the query, and validates them.
+func (s *Scope) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	data, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > 0 {
+		info, err := negotiation.Input(r)
+		if err != nil {
+			return nil, err
+		}
+		defaultGVK := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+		obj, _, err := info.Serializer.Decode(data, &defaultGVK, opts)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		if obj != runtime.Object(opts) {
+			return nil, apierrors.NewBadRequest("expected a DeleteOptions")
+		}
+	}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+	}
+	return opts, nil
+}

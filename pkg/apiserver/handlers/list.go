@@ -1,0 +1,146 @@
+package handlers
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metainternalvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+)
+
+// List serves GET on a collection: a list, or a watch with ?watch=true.
+func (s *Scope) List(lister rest.Lister) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		opts, err := parseListOptions(r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		if opts.Watch {
+			watcher, ok := s.Storage.(rest.Watcher)
+			if !ok {
+				WriteError(w, r, errMethodNotAllowed())
+				return
+			}
+			s.serveWatch(w, r, watcher, "")
+			return
+		}
+		ctx, _, _ := s.requestContext(r, "list")
+		out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadataList)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		res, err := lister.List(ctx, opts)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		if out.Target == negotiation.TargetObject && out.MediaType == negotiation.MediaTypeJSON && !out.Pretty {
+			s.streamJSONList(w, res)
+			return
+		}
+		list, err := s.decodeList(lister, res)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		s.writeResult(w, r, out, http.StatusOK, list)
+	}
+}
+
+// parseListOptions reads and validates the list options of a request's
+// query (400 for what does not parse, 422 for invalid combinations).
+func parseListOptions(r *http.Request) (*metainternalversion.ListOptions, error) {
+	opts := &metainternalversion.ListOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if errs := metainternalvalidation.ValidateListOptions(opts, true); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+	}
+	return opts, nil
+}
+
+// streamJSONList writes a list from storage's encoded items, without
+// decoding them and without buffering the response: each item's stored
+// bytes are copied to the client as they are.
+func (s *Scope) streamJSONList(w http.ResponseWriter, res *storage.ListResult) {
+	h := w.Header()
+	h.Set("Content-Type", negotiation.MediaTypeJSON)
+	h.Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 32*1024)
+	header, _ := listHeader(s.Kind, res)
+	bw.Write(header)
+	for i, item := range res.Items {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		if err := item.WriteJSON(bw, false); err != nil {
+			return // the client went away
+		}
+	}
+	bw.WriteString("]}\n")
+	bw.Flush()
+}
+
+// listHeader is `{"kind":...,"apiVersion":...,"metadata":{...},"items":[`.
+func listHeader(kind schema.GroupVersionKind, res *storage.ListResult) ([]byte, error) {
+	lm := metav1.ListMeta{Continue: res.Continue, RemainingItemCount: res.RemainingItemCount}
+	if res.ResourceVersion != 0 {
+		lm.ResourceVersion = strconv.FormatInt(res.ResourceVersion, 10)
+	}
+	meta, err := json.Marshal(lm)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"kind":%q,"apiVersion":%q,"metadata":`, kind.Kind+"List", kind.GroupVersion().String())
+	b.Write(meta)
+	b.WriteString(`,"items":[`)
+	return b.Bytes(), nil
+}
+
+// decodeList decodes a storage list into the resource's typed list, for
+// the representations that need objects (YAML, protobuf, Table, ...).
+func (s *Scope) decodeList(lister rest.Lister, res *storage.ListResult) (runtime.Object, error) {
+	list := lister.NewList()
+	items := make([]runtime.Object, 0, len(res.Items))
+	for _, item := range res.Items {
+		obj := s.Storage.New()
+		if err := item.Decode(obj); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{}) // items carry no TypeMeta
+		items = append(items, obj)
+	}
+	if err := meta.SetList(list, items); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if res.ResourceVersion != 0 {
+		lm.SetResourceVersion(strconv.FormatInt(res.ResourceVersion, 10))
+	}
+	lm.SetContinue(res.Continue)
+	lm.SetRemainingItemCount(res.RemainingItemCount)
+	list.GetObjectKind().SetGroupVersionKind(s.Kind.GroupVersion().WithKind(s.Kind.Kind + "List"))
+	return list, nil
+}

@@ -1,0 +1,79 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
+)
+
+// StatusOf returns the Kubernetes Status of err. An error that is not an
+// API status is a bug: it becomes a 500 and is logged.
+func StatusOf(err error) *metav1.Status {
+	var apiStatus apierrors.APIStatus
+	if errors.As(err, &apiStatus) {
+		status := apiStatus.Status()
+		if status.Code == 0 {
+			status.Code = http.StatusInternalServerError
+		}
+		status.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+		return &status
+	}
+	slog.Error("apiserver: unexpected error", "error", err)
+	status := apierrors.NewInternalError(err).Status()
+	status.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	return &status
+}
+
+// WriteError writes err as a Status in the representation the client
+// accepts (JSON when it accepts none the server writes).
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	status := StatusOf(err)
+	if status.Details != nil && status.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(status.Details.RetryAfterSeconds)))
+	}
+	out, nerr := negotiation.NegotiateOutput(r)
+	if nerr != nil {
+		out, _ = negotiation.NegotiateOutput(withAcceptJSON(r))
+	}
+	out.Target = negotiation.TargetObject
+	writeObject(w, r, out, int(status.Code), status)
+}
+
+func withAcceptJSON(r *http.Request) *http.Request {
+	r2 := r.Clone(r.Context())
+	r2.Header.Set("Accept", negotiation.MediaTypeJSON)
+	return r2
+}
+
+// errNotFound is kube's answer to a path that names nothing.
+func errNotFound() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+		Message: "the server could not find the requested resource", Details: &metav1.StatusDetails{},
+	}}
+}
+
+// errMethodNotAllowed is kube's answer to a verb a path does not serve.
+func errMethodNotAllowed() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusMethodNotAllowed, Reason: metav1.StatusReasonMethodNotAllowed,
+		Message: "the server does not allow this method on the requested resource", Details: &metav1.StatusDetails{},
+	}}
+}
+
+// NotFound answers a request for a path the server does not serve.
+func NotFound(w http.ResponseWriter, r *http.Request) { WriteError(w, r, errNotFound()) }
+
+// MethodNotAllowed answers a request with a method its path does not serve.
+func MethodNotAllowed(w http.ResponseWriter, r *http.Request) { WriteError(w, r, errMethodNotAllowed()) }
+
+func badRequest(format string, args ...interface{}) error {
+	return apierrors.NewBadRequest(fmt.Sprintf(format, args...))
+}

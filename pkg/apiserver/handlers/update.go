@@ -1,0 +1,63 @@
+package handlers
+
+import (
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// Update serves PUT on an object or subresource: 200 with the stored
+// object, 201 when the PUT created it.
+func (s *Scope) Update(updater rest.Updater) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, ns, name := s.requestContext(r, "update")
+		out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		opts := &metav1.UpdateOptions{}
+		if err := decodeOptions(r, opts, "UpdateOptions", func() field.ErrorList {
+			return metav1validation.ValidateUpdateOptions(opts)
+		}); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		data, err := readBody(r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		obj, err := s.decodeBody(r.WithContext(ctx), data, opts.FieldValidation)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			WriteError(w, r, badRequest("the object has no metadata: %v", err))
+			return
+		}
+		if m.GetName() != name {
+			WriteError(w, r, badRequest("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name))
+			return
+		}
+		result, created, err := updater.Update(ctx, name, &rest.DefaultUpdatedObjectInfo{Obj: obj},
+			s.validation(Create, ns, name), s.updateValidation(ns, name), false, opts)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		code := http.StatusOK
+		if created {
+			code = http.StatusCreated
+		}
+		s.writeResult(w, r, out, code, result)
+	}
+}

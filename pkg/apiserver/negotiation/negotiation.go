@@ -1,0 +1,174 @@
+// Package negotiation chooses how a request body is read and how a response
+// is written: the media type (JSON, YAML, protobuf) and, for responses, an
+// alternative representation the client asked for (a meta.k8s.io Table, or
+// PartialObjectMetadata), as kube's content negotiation does.
+package negotiation
+
+import (
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/munnerz/goautoneg"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+
+	"github.com/miniapiserver/miniapiserver/api"
+)
+
+// The media types the server reads and writes.
+const (
+	MediaTypeJSON     = "application/json"
+	MediaTypeYAML     = "application/yaml"
+	MediaTypeProtobuf = "application/vnd.kubernetes.protobuf"
+)
+
+// Codecs serves the scheme's serializers by media type.
+var Codecs = serializer.NewCodecFactory(api.Scheme, serializer.EnableStrict)
+
+// serverMediaTypes is the order the server prefers and names in errors.
+var serverMediaTypes = []string{MediaTypeJSON, MediaTypeYAML, MediaTypeProtobuf}
+
+// Serializer returns the serializers of a media type the server speaks.
+func Serializer(mediaType string) (runtime.SerializerInfo, bool) {
+	for _, info := range Codecs.SupportedMediaTypes() {
+		if info.MediaType == mediaType {
+			return info, true
+		}
+	}
+	return runtime.SerializerInfo{}, false
+}
+
+// Input returns the serializer of a request body, from its Content-Type
+// (JSON when there is none). An unknown type is 415 UnsupportedMediaType.
+func Input(r *http.Request) (runtime.SerializerInfo, error) {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		ct = MediaTypeJSON
+	}
+	mediaType, _, err := mime.ParseMediaType(ct)
+	if err == nil {
+		if info, ok := Serializer(mediaType); ok && contains(serverMediaTypes, mediaType) {
+			return info, nil
+		}
+	}
+	return runtime.SerializerInfo{}, &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: "the body of the request was in an unknown format - accepted media types include: " +
+			strings.Join(serverMediaTypes, ", "),
+	}}
+}
+
+// Target is an alternative representation a client may ask for in Accept
+// (as=...;g=meta.k8s.io;v=...).
+type Target string
+
+// The targets kube serves; "" is the object itself.
+const (
+	TargetObject                    Target = ""
+	TargetTable                     Target = "Table"
+	TargetPartialObjectMetadata     Target = "PartialObjectMetadata"
+	TargetPartialObjectMetadataList Target = "PartialObjectMetadataList"
+)
+
+// Output is how to write a response.
+type Output struct {
+	MediaType string
+	Info      runtime.SerializerInfo
+	// Pretty asks for indented JSON (?pretty=true, or curl and browsers).
+	Pretty bool
+	// Target is the representation; TargetVersion its meta.k8s.io version.
+	Target        Target
+	TargetVersion string
+}
+
+// NegotiateOutput negotiates the response of r from its Accept header. allowed lists
+// the targets the endpoint can produce besides the object itself; a client
+// that accepts nothing the server can write gets 406 NotAcceptable.
+func NegotiateOutput(r *http.Request, allowed ...Target) (Output, error) {
+	header := r.Header.Get("Accept")
+	if header == "" {
+		header = "*/*"
+	}
+	for _, clause := range goautoneg.ParseAccept(header) {
+		if clause.Q <= 0 {
+			continue
+		}
+		out, ok := match(clause, allowed)
+		if ok {
+			out.Pretty = out.MediaType == MediaTypeJSON && isPretty(r)
+			return out, nil
+		}
+	}
+	return Output{}, notAcceptable()
+}
+
+func match(clause goautoneg.Accept, allowed []Target) (Output, bool) {
+	var mediaType string
+	switch {
+	case clause.Type == "*" && clause.SubType == "*", clause.Type == "application" && clause.SubType == "*":
+		mediaType = MediaTypeJSON
+	default:
+		mediaType = clause.Type + "/" + clause.SubType
+	}
+	if !contains(serverMediaTypes, mediaType) {
+		return Output{}, false
+	}
+	info, ok := Serializer(mediaType)
+	if !ok {
+		return Output{}, false
+	}
+	out := Output{MediaType: mediaType, Info: info}
+	as := clause.Params["as"]
+	if as == "" {
+		return out, true
+	}
+	// kube serves its alternative representations from meta.k8s.io only.
+	if clause.Params["g"] != "meta.k8s.io" {
+		return Output{}, false
+	}
+	v := clause.Params["v"]
+	if v != "v1" && v != "v1beta1" {
+		return Output{}, false
+	}
+	for _, t := range allowed {
+		if string(t) == as {
+			out.Target, out.TargetVersion = t, v
+			return out, true
+		}
+	}
+	return Output{}, false
+}
+
+func notAcceptable() error {
+	available := append(append([]string{}, serverMediaTypes...), MediaTypeJSON+";stream=watch", MediaTypeProtobuf+";stream=watch")
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
+		Message: fmt.Sprintf("406: Not Acceptable\n\nAvailable representations: %s", strings.Join(available, ", ")),
+		Details: &metav1.StatusDetails{},
+	}}
+}
+
+// isPretty is kube's rule: ?pretty wins; otherwise curl, wget and browsers
+// get indented JSON.
+func isPretty(r *http.Request) bool {
+	if p := r.URL.Query().Get("pretty"); p != "" {
+		b, _ := strconv.ParseBool(p)
+		return b
+	}
+	ua := r.UserAgent()
+	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/5.0")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

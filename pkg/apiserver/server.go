@@ -1,0 +1,131 @@
+// Package apiserver is the HTTP side of miniapiserver: it mounts the chi
+// routes of every API group from the registry's APIGroupInfos, serves
+// discovery, health, version and metrics, and wraps it all in the filters
+// (authentication, panic recovery, warnings).
+//
+// Layers: cmd -> apiserver -> registry -> storage. It uses storage's types
+// only, never etcd3 or the cacher.
+package apiserver
+
+import (
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/discovery"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/filters"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
+	"github.com/miniapiserver/miniapiserver/pkg/metrics"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// Config of a Server.
+type Config struct {
+	// APIGroups are the groups served, built by the RESTStorageProviders.
+	APIGroups []rest.APIGroupInfo
+	// Authenticator checks the bearer tokens of the secure handler.
+	Authenticator filters.TokenAuthenticator
+	// Admission validates writes (nil: admit all).
+	Admission handlers.Admission
+	// LivezChecks and ReadyzChecks are added to ping.
+	LivezChecks  []healthz.Check
+	ReadyzChecks []healthz.Check
+	// MinRequestTimeout is the base of a watch's default timeout.
+	MinRequestTimeout time.Duration
+	// Version is served at /version.
+	Version version.Info
+	// EnableProfiling serves /debug/pprof.
+	EnableProfiling bool
+}
+
+// Server routes every request of the API.
+type Server struct {
+	admission         handlers.Admission
+	minRequestTimeout time.Duration
+	routes            http.Handler
+	authenticator     filters.TokenAuthenticator
+	discovery         *discovery.Documents
+}
+
+// New installs the routes of cfg's groups.
+func New(cfg Config) (*Server, error) {
+	s := &Server{admission: cfg.Admission, minRequestTimeout: cfg.MinRequestTimeout, authenticator: cfg.Authenticator}
+	r := chi.NewRouter()
+	r.NotFound(handlers.NotFound)
+	r.MethodNotAllowed(handlers.MethodNotAllowed)
+
+	gvs, err := s.installAPIGroups(r, cfg.APIGroups)
+	if err != nil {
+		return nil, err
+	}
+	s.discovery = discovery.New(gvs)
+	s.installDiscovery(r)
+
+	healthz.Install(r, "/healthz", append([]healthz.Check{healthz.PingCheck}, cfg.LivezChecks...)...)
+	healthz.Install(r, "/livez", append([]healthz.Check{healthz.PingCheck}, cfg.LivezChecks...)...)
+	healthz.Install(r, "/readyz", append(append([]healthz.Check{healthz.PingCheck}, cfg.LivezChecks...), cfg.ReadyzChecks...)...)
+	info := cfg.Version
+	r.Get("/version", func(w http.ResponseWriter, r *http.Request) { writeJSONValue(w, r, &info) })
+	r.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+	if cfg.EnableProfiling {
+		r.HandleFunc("/debug/pprof/*", pprof.Index)
+		r.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		r.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		r.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		r.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	s.routes = filters.WithWarnings(r)
+	return s, nil
+}
+
+// SecureHandler serves requests that carry a valid bearer token (and the
+// public health and version paths).
+func (s *Server) SecureHandler() http.Handler {
+	h := s.routes
+	if s.authenticator != nil {
+		h = filters.WithAuthentication(h, s.authenticator)
+	}
+	return filters.WithPanicRecovery(h)
+}
+
+// InsecureHandler serves every request as an administrator: for the
+// loopback-only --insecure-port.
+func (s *Server) InsecureHandler() http.Handler {
+	admin := &request.User{Name: "system:unsecured", Groups: []string{"system:masters", "system:authenticated"}}
+	return filters.WithPanicRecovery(filters.WithUser(s.routes, admin))
+}
+
+func (s *Server) installDiscovery(r chi.Router) {
+	r.Get("/api", func(w http.ResponseWriter, r *http.Request) { writeDiscovery(w, r, s.discovery.APIVersions(r)) })
+	r.Get("/apis", func(w http.ResponseWriter, r *http.Request) { writeDiscovery(w, r, s.discovery.APIGroupList()) })
+	r.Get("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
+		writeDiscovery(w, r, s.discovery.APIResourceList("", chi.URLParam(r, "version")))
+	})
+	r.Get("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
+		writeDiscovery(w, r, s.discovery.APIGroup(chi.URLParam(r, "group")))
+	})
+	r.Get("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
+		writeDiscovery(w, r, s.discovery.APIResourceList(chi.URLParam(r, "group"), chi.URLParam(r, "version")))
+	})
+}
+
+func writeDiscovery(w http.ResponseWriter, r *http.Request, obj runtime.Object) {
+	if obj == nil {
+		handlers.NotFound(w, r)
+		return
+	}
+	out, err := negotiation.NegotiateOutput(r)
+	if err != nil {
+		handlers.WriteError(w, r, err)
+		return
+	}
+	handlers.WriteObject(w, r, out, http.StatusOK, obj)
+}
