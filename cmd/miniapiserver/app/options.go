@@ -21,6 +21,9 @@ type Options struct {
 	EtcdPrefix             string
 	EtcdCompactionInterval time.Duration
 
+	// EtcdUnsafeNoFsync skips fsync in the embedded etcd (tests, benchmarks).
+	EtcdUnsafeNoFsync bool
+
 	BindAddress         string
 	SecurePort          int
 	TLSCertFile         string
@@ -66,6 +69,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "Prefix of every key this server writes in etcd.")
 	fs.DurationVar(&o.EtcdCompactionInterval, "etcd-compaction-interval", o.EtcdCompactionInterval,
 		"How often to compact etcd's history (0 disables compaction by this server).")
+	fs.BoolVar(&o.EtcdUnsafeNoFsync, "embedded-etcd-unsafe-no-fsync", o.EtcdUnsafeNoFsync,
+		"Do not fsync the embedded etcd's writes: faster, and loses data on a crash. For tests and benchmarks only.")
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address the secure port listens on (0.0.0.0 for all interfaces).")
 	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "HTTPS port of the API (0 picks a free port).")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile,

@@ -154,7 +154,7 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 	if len(endpoints) == 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: filepath.Join(o.DataDir, "etcd")})
+		etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: filepath.Join(o.DataDir, "etcd"), UnsafeNoFsync: o.EtcdUnsafeNoFsync})
 		if err != nil {
 			return nil, err
 		}

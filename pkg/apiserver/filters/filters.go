@@ -157,4 +157,3 @@ func (w *warningWriter) Flush() {
 	}
 	w.recordingWriter.Flush()
 }
-

@@ -112,4 +112,3 @@ func fieldValidation(r *http.Request) string {
 	}
 	return v
 }
-

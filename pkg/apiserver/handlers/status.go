@@ -72,7 +72,9 @@ func errMethodNotAllowed() error {
 func NotFound(w http.ResponseWriter, r *http.Request) { WriteError(w, r, errNotFound()) }
 
 // MethodNotAllowed answers a request with a method its path does not serve.
-func MethodNotAllowed(w http.ResponseWriter, r *http.Request) { WriteError(w, r, errMethodNotAllowed()) }
+func MethodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	WriteError(w, r, errMethodNotAllowed())
+}
 
 func badRequest(format string, args ...interface{}) error {
 	return apierrors.NewBadRequest(fmt.Sprintf(format, args...))

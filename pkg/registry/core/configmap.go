@@ -105,4 +105,3 @@ func equalBytesMaps(a, b map[string][]byte) bool {
 	}
 	return true
 }
-

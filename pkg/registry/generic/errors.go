@@ -116,4 +116,3 @@ func storageMessage(err error) string {
 	}
 	return err.Error()
 }
-
