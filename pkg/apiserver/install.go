@@ -131,7 +131,7 @@ func verbsOf(st rest.Storage, subresource bool) []string {
 	add(collectionDeleter && !subresource, "deletecollection")
 	add(getter, "get")
 	add(lister && !subresource, "list")
-	add(updater, "patch")
+	add(updater && getter, "patch") // kube's rest.Patcher: a patch reads first
 	add(updater, "update")
 	add(watcher && !subresource, "watch")
 	return verbs
@@ -183,7 +183,9 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, e *endpoint) {
 		}
 		if u, ok := sc.Storage.(rest.Updater); ok {
 			handle(http.MethodPut, path, "update", sc.Update(u))
-			handle(http.MethodPatch, path, "patch", sc.Patch(u))
+			if _, ok := sc.Storage.(rest.Getter); ok {
+				handle(http.MethodPatch, path, "patch", sc.Patch(u))
+			}
 		}
 		if c, ok := sc.Storage.(rest.Creater); ok {
 			handle(http.MethodPost, path, "create", sc.Create(c))

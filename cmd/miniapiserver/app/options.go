@@ -6,12 +6,15 @@ package app
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 )
 
 // Options are the command line flags.
@@ -39,6 +42,8 @@ type Options struct {
 	MinRequestTimeout time.Duration
 	ShutdownTimeout   time.Duration
 	EventTTL          time.Duration
+	// ServiceClusterIPRange is the CIDR of services' cluster IPs.
+	ServiceClusterIPRange string
 	Profiling         bool
 	LogLevel          string
 }
@@ -56,6 +61,7 @@ func NewOptions() *Options {
 		MinRequestTimeout:      1800 * time.Second,
 		ShutdownTimeout:        10 * time.Second,
 		EventTTL:               time.Hour,
+		ServiceClusterIPRange:  core.DefaultServiceClusterIPRange.String(),
 		LogLevel:               "info",
 	}
 }
@@ -92,6 +98,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout,
 		"On SIGTERM or SIGINT, how long to wait for requests in flight before stopping.")
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
+	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange,
+		"CIDR of the cluster IPs services get (one IPv4 CIDR of at most 2^20 addresses, or one IPv6 CIDR of /64 or longer).")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve /debug/pprof on the API ports.")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log level: debug, info, warn or error.")
 }
@@ -145,6 +153,9 @@ func (o *Options) Validate() error {
 	if o.EventTTL <= 0 {
 		return fmt.Errorf("--event-ttl: must be positive")
 	}
+	if _, err := o.serviceClusterIPRange(); err != nil {
+		return err
+	}
 	switch o.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -169,4 +180,21 @@ func parseWatchCacheSizes(entries []string) (map[string]int, error) {
 		sizes[name] = n
 	}
 	return sizes, nil
+}
+
+// serviceClusterIPRange parses --service-cluster-ip-range, with kube's
+// limits: a CIDR (not an address with a mask), IPv4 up to /12, IPv6 /64
+// or longer.
+func (o *Options) serviceClusterIPRange() (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(o.ServiceClusterIPRange)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("--service-cluster-ip-range: %q is not a CIDR", o.ServiceClusterIPRange)
+	}
+	if p != p.Masked() {
+		return netip.Prefix{}, fmt.Errorf("--service-cluster-ip-range: %q has host bits set (did you mean %s?)", o.ServiceClusterIPRange, p.Masked())
+	}
+	if p.Addr().Is4() && p.Bits() < 12 || p.Addr().Is6() && p.Bits() < 64 {
+		return netip.Prefix{}, fmt.Errorf("--service-cluster-ip-range: %s is too large (at most /12 for IPv4, /64 for IPv6)", p)
+	}
+	return p, nil
 }

@@ -78,7 +78,13 @@ func Start(o *Options) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 
-	groups, getter, err := buildGroups(o, etcd3.NewFactory(client))
+	// The serving CA is published in every namespace (kube-root-ca.crt).
+	cert, caPEM, err := servingCert(o)
+	if err != nil {
+		return nil, err
+	}
+	s.CAPEM = caPEM
+	groups, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -113,11 +119,6 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 
-	cert, caPEM, err := servingCert(o)
-	if err != nil {
-		return nil, err
-	}
-	s.CAPEM = caPEM
 	secureLn, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
 	if err != nil {
 		return nil, fmt.Errorf("--secure-port: %w", err)
@@ -178,7 +179,12 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 }
 
 // buildGroups builds the storage of every API group.
-func buildGroups(o *Options, factory storage.Factory) ([]rest.APIGroupInfo, *restOptionsGetter, error) {
+func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, *restOptionsGetter, error) {
+	serviceRange, err := o.serviceClusterIPRange()
+	if err != nil {
+		return nil, nil, err
+	}
+	coreProvider := core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA}
 	getter := &restOptionsGetter{
 		factory: factory,
 		prefix:  o.EtcdPrefix,
@@ -188,7 +194,7 @@ func buildGroups(o *Options, factory storage.Factory) ([]rest.APIGroupInfo, *res
 		},
 	}
 	var groups []rest.APIGroupInfo
-	for _, p := range []generic.RESTStorageProvider{core.RESTStorageProvider{}, apps.RESTStorageProvider{}, coordination.RESTStorageProvider{}} {
+	for _, p := range []generic.RESTStorageProvider{coreProvider, apps.RESTStorageProvider{}, coordination.RESTStorageProvider{}} {
 		info, err := p.NewRESTStorage(getter)
 		if err != nil {
 			for i := range groups {

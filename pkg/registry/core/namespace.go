@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 // NamespaceNameLabel is the label every namespace carries with its own
@@ -109,18 +111,115 @@ func (namespaceFinalizeStrategy) PrepareForUpdate(_ context.Context, obj, old ru
 // NamespaceREST serves namespaces. Deleting a namespace first marks it
 // Terminating; it goes away once its spec.finalizers are empty (the
 // namespace controller empties it, then finalizes it).
+//
+// It forwards each verb to the Store explicitly rather than embedding it:
+// kube's namespaces have no deletecollection, and discovery lists the
+// verbs a storage implements. A verb added to the Store must be added here
+// to reach namespaces.
 type NamespaceREST struct {
-	*generic.Store
+	store *generic.Store
+	// defaults creates what kube's controllers put in every new namespace.
+	defaults namespaceDefaults
 }
 
-func installNamespaces(getter generic.RESTOptionsGetter, resources map[string]rest.Storage) error {
+var (
+	_ rest.Getter               = (*NamespaceREST)(nil)
+	_ rest.Lister               = (*NamespaceREST)(nil)
+	_ rest.Watcher              = (*NamespaceREST)(nil)
+	_ rest.Creater              = (*NamespaceREST)(nil)
+	_ rest.Updater              = (*NamespaceREST)(nil)
+	_ rest.GracefulDeleter      = (*NamespaceREST)(nil)
+	_ rest.TableConvertor       = (*NamespaceREST)(nil)
+	_ rest.ShortNamesProvider   = (*NamespaceREST)(nil)
+	_ rest.SingularNameProvider = (*NamespaceREST)(nil)
+)
+
+func installNamespaces(getter generic.RESTOptionsGetter, defaults namespaceDefaults, resources map[string]rest.Storage) error {
 	store, err := namespaces.Install(SchemeGroupVersion, getter, resources)
 	if err != nil {
 		return err
 	}
-	resources["namespaces"] = &NamespaceREST{Store: store}
-	resources["namespaces/finalize"] = generic.NewStatusREST(store, namespaceFinalizeStrategy{})
+	resources["namespaces"] = &NamespaceREST{store: store, defaults: defaults}
+	resources["namespaces/finalize"] = &namespaceFinalizeREST{status: generic.NewStatusREST(store, namespaceFinalizeStrategy{})}
 	return nil
+}
+
+// New implements rest.Storage.
+func (r *NamespaceREST) New() runtime.Object { return r.store.New() }
+
+// Destroy implements rest.Storage.
+func (r *NamespaceREST) Destroy() { r.store.Destroy() }
+
+// NamespaceScoped implements rest.Scoper.
+func (r *NamespaceREST) NamespaceScoped() bool { return false }
+
+// ShortNames implements rest.ShortNamesProvider.
+func (r *NamespaceREST) ShortNames() []string { return r.store.ShortNames() }
+
+// GetSingularName implements rest.SingularNameProvider.
+func (r *NamespaceREST) GetSingularName() string { return r.store.GetSingularName() }
+
+// ConvertToTable implements rest.TableConvertor.
+func (r *NamespaceREST) ConvertToTable(ctx context.Context, obj runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	return r.store.ConvertToTable(ctx, obj, tableOptions)
+}
+
+// Get implements rest.Getter.
+func (r *NamespaceREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	return r.store.Get(ctx, name, options)
+}
+
+// NewList implements rest.Lister.
+func (r *NamespaceREST) NewList() runtime.Object { return r.store.NewList() }
+
+// List implements rest.Lister.
+func (r *NamespaceREST) List(ctx context.Context, options *metainternalversion.ListOptions) (*storage.ListResult, error) {
+	return r.store.List(ctx, options)
+}
+
+// Watch implements rest.Watcher.
+func (r *NamespaceREST) Watch(ctx context.Context, options *metainternalversion.ListOptions) (storage.Watcher, error) {
+	return r.store.Watch(ctx, options)
+}
+
+// Create implements rest.Creater. A new namespace gets what kube's
+// controllers give it (see namespaceDefaults).
+func (r *NamespaceREST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	out, err := r.store.Create(ctx, obj, createValidation, options)
+	if err == nil && len(options.DryRun) == 0 {
+		r.defaults.ensure(ctx, out.(*corev1.Namespace).Name)
+	}
+	return out, err
+}
+
+// Update implements rest.Updater (an apply may create the namespace).
+func (r *NamespaceREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
+	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	out, created, err := r.store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+	if err == nil && created && len(options.DryRun) == 0 {
+		r.defaults.ensure(ctx, name)
+	}
+	return out, created, err
+}
+
+// namespaceFinalizeREST serves namespaces/finalize. kube offers only PUT
+// there: no get, no patch.
+type namespaceFinalizeREST struct {
+	status *generic.StatusREST
+}
+
+var _ rest.Updater = (*namespaceFinalizeREST)(nil)
+
+// New implements rest.Storage.
+func (r *namespaceFinalizeREST) New() runtime.Object { return &corev1.Namespace{} }
+
+// Destroy implements rest.Storage: the storage is the namespaces'.
+func (r *namespaceFinalizeREST) Destroy() {}
+
+// Update implements rest.Updater.
+func (r *namespaceFinalizeREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
+	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	return r.status.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
 }
 
 // Delete implements rest.GracefulDeleter.
@@ -135,11 +234,11 @@ func (r *NamespaceREST) Delete(ctx context.Context, name string, deleteValidatio
 	}
 	if p := options.Preconditions; p != nil {
 		if p.UID != nil && *p.UID != ns.UID {
-			return nil, false, apierrors.NewConflict(r.DefaultQualifiedResource, name,
+			return nil, false, apierrors.NewConflict(r.store.DefaultQualifiedResource, name,
 				fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, ns.UID))
 		}
 		if p.ResourceVersion != nil && *p.ResourceVersion != ns.ResourceVersion {
-			return nil, false, apierrors.NewConflict(r.DefaultQualifiedResource, name,
+			return nil, false, apierrors.NewConflict(r.store.DefaultQualifiedResource, name,
 				fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, ns.ResourceVersion))
 		}
 	}
@@ -149,7 +248,7 @@ func (r *NamespaceREST) Delete(ctx context.Context, name string, deleteValidatio
 	if len(ns.Spec.Finalizers) != 0 {
 		return ns, false, nil
 	}
-	return r.Store.Delete(ctx, name, deleteValidation, options)
+	return r.store.Delete(ctx, name, deleteValidation, options)
 }
 
 // startTermination marks the namespace Terminating and records the
@@ -161,7 +260,7 @@ func (r *NamespaceREST) startTermination(ctx context.Context, ns *corev1.Namespa
 	info.Transformers = append(info.Transformers, func(ctx context.Context, _, current runtime.Object) (runtime.Object, error) {
 		cur := current.DeepCopyObject().(*corev1.Namespace)
 		if cur.UID != uid {
-			return nil, apierrors.NewConflict(r.DefaultQualifiedResource, cur.Name, errors.New("the namespace was deleted and created again"))
+			return nil, apierrors.NewConflict(r.store.DefaultQualifiedResource, cur.Name, errors.New("the namespace was deleted and created again"))
 		}
 		if deleteValidation != nil {
 			if err := deleteValidation(ctx, cur); err != nil {
@@ -176,7 +275,7 @@ func (r *NamespaceREST) startTermination(ctx context.Context, ns *corev1.Namespa
 		cur.Finalizers = namespaceGCFinalizers(cur.Finalizers, options)
 		return cur, nil
 	})
-	out, _, err := generic.NewStatusREST(r.Store, namespaceTerminateStrategy{}).Update(ctx, ns.Name, info, nil, nil, false,
+	out, _, err := generic.NewStatusREST(r.store, namespaceTerminateStrategy{}).Update(ctx, ns.Name, info, nil, nil, false,
 		&metav1.UpdateOptions{DryRun: options.DryRun})
 	if err != nil {
 		return nil, false, err

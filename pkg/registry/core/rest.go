@@ -4,7 +4,11 @@
 package core
 
 import (
+	"net/netip"
+	"time"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -13,8 +17,21 @@ import (
 // SchemeGroupVersion is the group version this package serves.
 var SchemeGroupVersion = schema.GroupVersion{Version: "v1"}
 
-// RESTStorageProvider builds the storage of the core group.
-type RESTStorageProvider struct{}
+// RESTStorageProvider builds the storage of the core group. The zero value
+// has kube-apiserver's defaults.
+type RESTStorageProvider struct {
+	// ServiceClusterIPRange is the CIDR services' cluster IPs come from
+	// (zero: DefaultServiceClusterIPRange).
+	ServiceClusterIPRange netip.Prefix
+	// ServiceNodePortRange is the range of node ports (zero:
+	// DefaultServiceNodePortRange).
+	ServiceNodePortRange utilnet.PortRange
+	// EventTTL is how long events are kept (zero: DefaultEventTTL).
+	EventTTL time.Duration
+	// RootCA, when set, is the PEM published in every namespace as the
+	// ConfigMap kube-root-ca.crt.
+	RootCA []byte
+}
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
 
@@ -22,24 +39,57 @@ var _ generic.RESTStorageProvider = RESTStorageProvider{}
 func (RESTStorageProvider) GroupName() string { return "" }
 
 // NewRESTStorage implements generic.RESTStorageProvider.
-func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
+func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
+	p = p.withDefaults()
 	resources := map[string]rest.Storage{}
 	info := rest.APIGroupInfo{
 		GroupName:                    "",
 		PrioritizedVersions:          []string{SchemeGroupVersion.Version},
 		VersionedResourcesStorageMap: map[string]map[string]rest.Storage{SchemeGroupVersion.Version: resources},
 	}
-	for _, r := range []generic.Resource{
-		configMaps,
-	} {
-		if _, err := r.Install(SchemeGroupVersion, getter, resources); err != nil {
-			info.Destroy()
-			return rest.APIGroupInfo{}, err
-		}
-	}
-	if err := installNamespaces(getter, resources); err != nil {
+	fail := func(err error) (rest.APIGroupInfo, error) {
 		info.Destroy()
 		return rest.APIGroupInfo{}, err
 	}
+	for _, r := range []generic.Resource{
+		configMaps,
+		secrets,
+		endpoints,
+		nodes,
+		newEvents(p.EventTTL),
+		serviceAccounts,
+		persistentVolumes,
+		persistentVolumeClaims,
+		limitRanges,
+		resourceQuotas,
+	} {
+		if _, err := r.Install(SchemeGroupVersion, getter, resources); err != nil {
+			return fail(err)
+		}
+	}
+	if err := installServices(getter, p.ServiceClusterIPRange, p.ServiceNodePortRange, resources); err != nil {
+		return fail(err)
+	}
+	defaults := namespaceDefaults{
+		serviceAccounts: resources["serviceaccounts"].(rest.Creater),
+		configMaps:      resources["configmaps"].(rest.Creater),
+		rootCA:          p.RootCA,
+	}
+	if err := installNamespaces(getter, defaults, resources); err != nil {
+		return fail(err)
+	}
 	return info, nil
+}
+
+func (p RESTStorageProvider) withDefaults() RESTStorageProvider {
+	if !p.ServiceClusterIPRange.IsValid() {
+		p.ServiceClusterIPRange = DefaultServiceClusterIPRange
+	}
+	if p.ServiceNodePortRange.Size == 0 {
+		p.ServiceNodePortRange = DefaultServiceNodePortRange
+	}
+	if p.EventTTL <= 0 {
+		p.EventTTL = DefaultEventTTL
+	}
+	return p
 }

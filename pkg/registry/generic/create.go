@@ -39,9 +39,12 @@ func (e *Store) create(ctx context.Context, obj runtime.Object, createValidation
 	}
 	fillSystemFields(m)
 	generateName(m)
-	if err := e.beforeCreate(ctx, obj); err != nil {
+	finish, err := e.beforeCreate(ctx, obj, options)
+	if err != nil {
 		return nil, err
 	}
+	stored := false
+	defer func() { finish(ctx, stored) }()
 	if createValidation != nil {
 		if err := createValidation(ctx, obj.DeepCopyObject()); err != nil {
 			return nil, err
@@ -64,6 +67,7 @@ func (e *Store) create(ctx context.Context, obj runtime.Object, createValidation
 		}
 		return nil, err
 	}
+	stored = true
 	return out, nil
 }
 

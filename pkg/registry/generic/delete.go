@@ -83,6 +83,7 @@ func (e *Store) Delete(ctx context.Context, name string, deleteValidation rest.V
 		}
 		return nil, false, interpretDeleteError(err, e.DefaultQualifiedResource, name)
 	}
+	e.afterDelete(ctx, out, options)
 	result, err := e.finalizeDelete(out)
 	return result, true, err
 }

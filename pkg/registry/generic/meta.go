@@ -80,14 +80,16 @@ func ensureNamespace(ctx context.Context, m metav1.Object, namespaced bool) erro
 	return nil
 }
 
-// beforeCreate prepares and validates an object about to be created.
-func (e *Store) beforeCreate(ctx context.Context, obj runtime.Object) error {
+// beforeCreate prepares and validates an object about to be created. The
+// FinishFunc it returns (never nil on success) must be called with whether
+// the object was stored.
+func (e *Store) beforeCreate(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (FinishFunc, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return apierrors.NewInternalError(err)
+		return nil, apierrors.NewInternalError(err)
 	}
 	if err := ensureNamespace(ctx, m, e.CreateStrategy.NamespaceScoped()); err != nil {
-		return err
+		return nil, err
 	}
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
@@ -96,6 +98,18 @@ func (e *Store) beforeCreate(ctx context.Context, obj runtime.Object) error {
 	if d, ok := e.CreateStrategy.(rest.Defaulter); ok {
 		d.Default(obj)
 	}
+	finish, err := e.beginCreate(ctx, obj, options)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.prepareAndValidateCreate(ctx, obj, m); err != nil {
+		finish(ctx, false)
+		return nil, err
+	}
+	return finish, nil
+}
+
+func (e *Store) prepareAndValidateCreate(ctx context.Context, obj runtime.Object, m metav1.Object) error {
 	e.CreateStrategy.PrepareForCreate(ctx, obj)
 	errs := e.CreateStrategy.Validate(ctx, obj)
 	if len(errs) == 0 {
@@ -114,18 +128,20 @@ func (e *Store) beforeCreate(ctx context.Context, obj runtime.Object) error {
 	return nil
 }
 
-// beforeUpdate prepares and validates obj replacing old.
-func (e *Store) beforeUpdate(ctx context.Context, obj, old runtime.Object) error {
+// beforeUpdate prepares and validates obj replacing old. The FinishFunc it
+// returns (never nil on success) must be called with whether obj was
+// stored.
+func (e *Store) beforeUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (FinishFunc, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return apierrors.NewInternalError(err)
+		return nil, apierrors.NewInternalError(err)
 	}
 	oldMeta, err := meta.Accessor(old)
 	if err != nil {
-		return apierrors.NewInternalError(err)
+		return nil, apierrors.NewInternalError(err)
 	}
 	if err := ensureNamespace(ctx, m, e.UpdateStrategy.NamespaceScoped()); err != nil {
-		return err
+		return nil, err
 	}
 	e.setKind(obj)
 	if d, ok := e.UpdateStrategy.(rest.Defaulter); ok {
@@ -133,6 +149,18 @@ func (e *Store) beforeUpdate(ctx context.Context, obj, old runtime.Object) error
 	}
 	// Clients cannot set generation: strategies bump it on spec changes.
 	m.SetGeneration(oldMeta.GetGeneration())
+	finish, err := e.beginUpdate(ctx, obj, old, options)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.prepareAndValidateUpdate(ctx, obj, old, m, oldMeta); err != nil {
+		finish(ctx, false)
+		return nil, err
+	}
+	return finish, nil
+}
+
+func (e *Store) prepareAndValidateUpdate(ctx context.Context, obj, old runtime.Object, m, oldMeta metav1.Object) error {
 	e.UpdateStrategy.PrepareForUpdate(ctx, obj, old)
 	if m.GetUID() == "" {
 		m.SetUID(oldMeta.GetUID())

@@ -53,6 +53,9 @@ func (r Resource) Build(gv schema.GroupVersion, getter RESTOptionsGetter) (*Stor
 	if strategy.NamespaceScoped() != r.Namespaced {
 		return nil, fmt.Errorf("resource %s: strategy scope does not match the declared scope", r.Name)
 	}
+	if r.StatusStrategy != nil && r.StatusStrategy.NamespaceScoped() != r.Namespaced {
+		return nil, fmt.Errorf("resource %s: status strategy scope does not match the declared scope", r.Name)
+	}
 	gr := schema.GroupResource{Group: gv.Group, Resource: r.Name}
 	store := &Store{
 		NewFunc:                   r.New,

@@ -24,6 +24,11 @@ var (
 func NewStatusREST(main *Store, strategy rest.RESTUpdateStrategy) *StatusREST {
 	s := *main
 	s.UpdateStrategy = strategy
+	// A status update leaves the spec alone: the main resource's
+	// reservations (BeginCreate, BeginUpdate) do not apply. Deletions
+	// finished by a status update (its last finalizer removed) still
+	// release them (AfterDelete).
+	s.BeginCreate, s.BeginUpdate = nil, nil
 	return &StatusREST{store: &s}
 }
 

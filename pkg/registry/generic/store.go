@@ -45,6 +45,13 @@ type Store struct {
 	// existing is the current TTL on update.
 	TTLFunc func(obj runtime.Object, existing uint64, update bool) (uint64, error)
 
+	// BeginCreate, BeginUpdate and AfterDelete let a resource reserve and
+	// release what its objects hold outside their own key (a service's
+	// cluster IP and node ports). nil: nothing to do.
+	BeginCreate BeginCreateFunc
+	BeginUpdate BeginUpdateFunc
+	AfterDelete AfterDeleteFunc
+
 	CreateStrategy rest.RESTCreateStrategy
 	UpdateStrategy rest.RESTUpdateStrategy
 	// DeleteStrategy may implement rest.RESTGracefulDeleteStrategy and
@@ -189,16 +196,26 @@ func (e *Store) SelectableFields() []string {
 	return out
 }
 
-// DefaultAttrFunc returns the labels, metadata.name and, for namespaced
-// resources, metadata.namespace of an object.
+// DefaultAttrFunc returns the labels, metadata.name and metadata.namespace
+// of an object: the fields kube's default field label conversion accepts,
+// for cluster-scoped kinds too (whose namespace is always empty).
 func DefaultAttrFunc(namespaced bool) storage.AttrFunc {
 	return func(obj runtime.Object) (labels.Set, fields.Set, error) {
 		m, err := meta.Accessor(obj)
 		if err != nil {
 			return nil, nil, err
 		}
-		return labels.Set(m.GetLabels()), ObjectMetaFieldsSet(m, namespaced), nil
+		return labels.Set(m.GetLabels()), DefaultFieldsSet(m, namespaced), nil
 	}
+}
+
+// DefaultFieldsSet is the field set of DefaultAttrFunc.
+func DefaultFieldsSet(m metav1.Object, namespaced bool) fields.Set {
+	set := ObjectMetaFieldsSet(m, namespaced)
+	if !namespaced {
+		set["metadata.namespace"] = ""
+	}
+	return set
 }
 
 // ObjectMetaFieldsSet returns the selectable fields every object has.

@@ -32,17 +32,21 @@ type TablePrinter struct {
 	Cells func(obj runtime.Object) ([]interface{}, error)
 }
 
-// DefaultTableConvertor prints NAME and AGE, for resources without
-// columns of their own.
+// CreatedAtColumn is the second column of kube's default table: the
+// creation time in RFC 3339.
+var CreatedAtColumn = metav1.TableColumnDefinition{Name: "Created At", Type: "date", Description: objectMetaDocs["creationTimestamp"]}
+
+// DefaultTableConvertor prints NAME and CREATED AT, as kube does for
+// resources without a printer of their own (limitranges, ...).
 func DefaultTableConvertor(gr schema.GroupResource) rest.TableConvertor {
 	return TablePrinter{
-		Columns: []metav1.TableColumnDefinition{NameColumn, AgeColumn},
+		Columns: []metav1.TableColumnDefinition{NameColumn, CreatedAtColumn},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			m, err := meta.Accessor(obj)
 			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("%s cannot be printed as a table: %v", gr, err))
 			}
-			return []interface{}{m.GetName(), TranslateTimestampSince(m.GetCreationTimestamp())}, nil
+			return []interface{}{m.GetName(), m.GetCreationTimestamp().Time.UTC().Format(time.RFC3339)}, nil
 		},
 	}
 }

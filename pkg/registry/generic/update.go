@@ -35,10 +35,15 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 	var (
 		creating  bool
 		deleteObj runtime.Object
+		// finish ends the Begin hook of the latest attempt; an attempt
+		// that lost a race is undone before the next one begins.
+		finish = FinishFunc(finishNothing)
 	)
 	out := e.NewFunc()
 	err = e.storageUpdate(ctx, key, out, allowCreate, preconditions,
 		func(existing runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			finish(ctx, false)
+			finish = finishNothing
 			creating = false
 			existingRV := res.ResourceVersion
 			if existingRV == 0 && !allowCreate {
@@ -54,12 +59,22 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 			}
 			if existingRV == 0 {
 				creating = true
-				return e.prepareCreateOnUpdate(ctx, obj, createValidation)
+				obj, ttl, f, err := e.prepareCreateOnUpdate(ctx, obj, createValidation, options)
+				finish = f
+				return obj, ttl, err
 			}
 			if err := e.checkResourceVersion(name, newRV, existingRV); err != nil {
 				return nil, nil, err
 			}
-			if err := e.beforeUpdate(ctx, obj, existing); err != nil {
+			if newRV == 0 {
+				// An unconditional update applies to the state just read,
+				// and validates as such (kube's Store does the same).
+				if err := storage.SetResourceVersion(obj, existingRV); err != nil {
+					return nil, nil, apierrors.NewInternalError(err)
+				}
+			}
+			if finish, err = e.beforeUpdate(ctx, obj, existing, options); err != nil {
+				finish = finishNothing
 				return nil, nil, err
 			}
 			if updateValidation != nil {
@@ -80,9 +95,10 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 			}
 			return obj, nil, nil
 		}, isDryRun(options.DryRun))
+	finish(ctx, err == nil)
 	if err != nil {
 		if errors.Is(err, errEmptiedFinalizers) {
-			return e.deleteWithoutFinalizers(ctx, name, key, deleteObj, preconditions, isDryRun(options.DryRun))
+			return e.deleteWithoutFinalizers(ctx, name, key, deleteObj, preconditions, options)
 		}
 		if creating {
 			return nil, false, interpretCreateError(err, e.DefaultQualifiedResource, name)
@@ -113,29 +129,32 @@ func (e *Store) checkResourceVersion(name string, newRV, existingRV int64) error
 
 // prepareCreateOnUpdate runs the create path on the object of a PUT or
 // apply that creates.
-func (e *Store) prepareCreateOnUpdate(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc) (runtime.Object, *uint64, error) {
+// The FinishFunc returned is never nil, whatever the error.
+func (e *Store) prepareCreateOnUpdate(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc,
+	options *metav1.UpdateOptions) (runtime.Object, *uint64, FinishFunc, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return nil, nil, apierrors.NewInternalError(err)
+		return nil, nil, finishNothing, apierrors.NewInternalError(err)
 	}
 	wipeSystemFields(m)
 	fillSystemFields(m)
 	if err := storage.SetResourceVersion(obj, 0); err != nil {
-		return nil, nil, err
+		return nil, nil, finishNothing, err
 	}
-	if err := e.beforeCreate(ctx, obj); err != nil {
-		return nil, nil, err
+	finish, err := e.beforeCreate(ctx, obj, createOptionsFromUpdate(options))
+	if err != nil {
+		return nil, nil, finishNothing, err
 	}
 	if createValidation != nil {
 		if err := createValidation(ctx, obj.DeepCopyObject()); err != nil {
-			return nil, nil, err
+			return nil, nil, finish, err
 		}
 	}
 	ttl, err := e.ttl(obj, 0, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, finish, err
 	}
-	return obj, &ttl, nil
+	return obj, &ttl, finish, nil
 }
 
 // shouldDeleteDuringUpdate reports that an update finished a deletion: the
@@ -160,13 +179,14 @@ func shouldDeleteDuringUpdate(obj, existing runtime.Object) bool {
 // deleteWithoutFinalizers deletes an object whose finalizers an update
 // emptied, and returns the updated object (a PUT expects an object back).
 func (e *Store) deleteWithoutFinalizers(ctx context.Context, name, key string, obj runtime.Object,
-	preconditions *storage.Preconditions, dryRun bool) (runtime.Object, bool, error) {
+	preconditions *storage.Preconditions, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	out := e.NewFunc()
-	if err := e.storageDelete(ctx, key, out, preconditions, nil, dryRun); err != nil {
+	if err := e.storageDelete(ctx, key, out, preconditions, nil, isDryRun(options.DryRun)); err != nil {
 		if storage.IsNotFound(err) {
 			return obj, false, nil // another update finished the deletion first
 		}
 		return nil, false, interpretDeleteError(err, e.DefaultQualifiedResource, name)
 	}
+	e.afterDelete(ctx, out, deleteOptionsFromUpdate(options))
 	return obj, false, nil
 }

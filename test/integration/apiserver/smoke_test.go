@@ -27,7 +27,8 @@ func TestTypedClientCRUD(t *testing.T) {
 	if err != nil || got.ResourceVersion != created.ResourceVersion {
 		t.Fatalf("get: %v %+v", err, got)
 	}
-	list, err := client.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+	// Every namespace also holds kube-root-ca.crt, as in kube.
+	list, err := client.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=a"})
 	if err != nil || len(list.Items) != 1 {
 		t.Fatalf("list: %v %+v", err, list)
 	}

@@ -1,0 +1,86 @@
+package coordination
+
+import (
+	"context"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+)
+
+var leases = generic.Resource{
+	Name: "leases", Singular: "lease", Kind: "Lease", Namespaced: true,
+	New:      func() runtime.Object { return &coordinationv1.Lease{} },
+	NewList:  func() runtime.Object { return &coordinationv1.LeaseList{} },
+	Strategy: leaseStrategy{generic.BaseStrategy{Namespaced: true}},
+	Table: generic.TablePrinter{
+		Columns: []metav1.TableColumnDefinition{
+			generic.NameColumn,
+			{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
+			generic.AgeColumn,
+		},
+		Cells: func(obj runtime.Object) ([]interface{}, error) {
+			l := obj.(*coordinationv1.Lease)
+			holder := ""
+			if l.Spec.HolderIdentity != nil {
+				holder = *l.Spec.HolderIdentity
+			}
+			return []interface{}{l.Name, holder, generic.TranslateTimestampSince(l.CreationTimestamp)}, nil
+		},
+	},
+}
+
+// leaseStrategy is kube's: leases may be created by PUT (leader election
+// does), but every update must name the resourceVersion it read, since a
+// lease is a lock.
+type leaseStrategy struct{ generic.BaseStrategy }
+
+func (leaseStrategy) AllowCreateOnUpdate() bool      { return true }
+func (leaseStrategy) AllowUnconditionalUpdate() bool { return false }
+
+// PrepareForCreate drops the fields of coordinated leader election, a
+// feature kube 1.37 leaves off by default.
+func (leaseStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	l := obj.(*coordinationv1.Lease)
+	l.Spec.Strategy = nil
+	l.Spec.PreferredHolder = nil
+}
+
+// PrepareForUpdate keeps them only on leases that had them.
+func (leaseStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	l, oldL := obj.(*coordinationv1.Lease), old.(*coordinationv1.Lease)
+	if oldL.Spec.Strategy == nil {
+		l.Spec.Strategy = nil
+	}
+	if oldL.Spec.PreferredHolder == nil {
+		l.Spec.PreferredHolder = nil
+	}
+}
+
+func (leaseStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	l := obj.(*coordinationv1.Lease)
+	allErrs := apivalidation.ValidateObjectMeta(&l.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	return append(allErrs, validateLeaseSpec(&l.Spec, field.NewPath("spec"))...)
+}
+
+func (leaseStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	l, oldL := obj.(*coordinationv1.Lease), old.(*coordinationv1.Lease)
+	allErrs := apivalidation.ValidateObjectMetaUpdate(&l.ObjectMeta, &oldL.ObjectMeta, field.NewPath("metadata"))
+	return append(allErrs, validateLeaseSpec(&l.Spec, field.NewPath("spec"))...)
+}
+
+func validateLeaseSpec(spec *coordinationv1.LeaseSpec, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if d := spec.LeaseDurationSeconds; d != nil && *d <= 0 {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("leaseDurationSeconds"), d, "must be greater than 0"))
+	}
+	if t := spec.LeaseTransitions; t != nil && *t < 0 {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("leaseTransitions"), t, "must be greater than or equal to 0"))
+	}
+	// strategy and preferredHolder never get here: the strategy drops them.
+	return allErrs
+}

@@ -1,0 +1,391 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+)
+
+var persistentVolumes = generic.Resource{
+	Name: "persistentvolumes", Singular: "persistentvolume", Kind: "PersistentVolume",
+	ShortNames:     []string{"pv"},
+	New:            func() runtime.Object { return &corev1.PersistentVolume{} },
+	NewList:        func() runtime.Object { return &corev1.PersistentVolumeList{} },
+	Strategy:       persistentVolumeStrategy{},
+	StatusStrategy: persistentVolumeStatusStrategy{},
+	Table:          persistentVolumeTable,
+}
+
+// pvProtectionFinalizer is what kube's StorageObjectInUseProtection
+// admission plugin adds to every new volume; kube's pv-protection
+// controller removes it once no claim uses the volume.
+const pvProtectionFinalizer = "kubernetes.io/pv-protection"
+
+type persistentVolumeStrategy struct{ generic.BaseStrategy }
+
+// Default is kube's: reclaim policy Retain, volume mode Filesystem,
+// capacity rounded up to milli precision, and the defaults of the volume
+// sources that have some.
+func (persistentVolumeStrategy) Default(obj runtime.Object) {
+	pv := obj.(*corev1.PersistentVolume)
+	if pv.Status.Phase == "" {
+		pv.Status.Phase = corev1.VolumePending
+	}
+	if pv.Spec.PersistentVolumeReclaimPolicy == "" {
+		pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+	}
+	if pv.Spec.VolumeMode == nil {
+		mode := corev1.PersistentVolumeFilesystem
+		pv.Spec.VolumeMode = &mode
+	}
+	defaultResourceList(pv.Spec.Capacity)
+	defaultPersistentVolumeSource(&pv.Spec.PersistentVolumeSource)
+}
+
+func defaultPersistentVolumeSource(src *corev1.PersistentVolumeSource) {
+	if src.HostPath != nil && src.HostPath.Type == nil {
+		unset := corev1.HostPathUnset
+		src.HostPath.Type = &unset
+	}
+	if rbd := src.RBD; rbd != nil {
+		rbd.RBDPool = orDefault(rbd.RBDPool, "rbd")
+		rbd.RadosUser = orDefault(rbd.RadosUser, "admin")
+		rbd.Keyring = orDefault(rbd.Keyring, "/etc/ceph/keyring")
+	}
+	if src.ISCSI != nil {
+		src.ISCSI.ISCSIInterface = orDefault(src.ISCSI.ISCSIInterface, "default")
+	}
+	if d := src.AzureDisk; d != nil {
+		if d.CachingMode == nil {
+			m := corev1.AzureDataDiskCachingReadWrite
+			d.CachingMode = &m
+		}
+		if d.FSType == nil {
+			fs := "ext4"
+			d.FSType = &fs
+		}
+		if d.ReadOnly == nil {
+			ro := false
+			d.ReadOnly = &ro
+		}
+		if d.Kind == nil {
+			k := corev1.AzureSharedBlobDisk
+			d.Kind = &k
+		}
+	}
+	if s := src.ScaleIO; s != nil {
+		s.StorageMode = orDefault(s.StorageMode, "ThinProvisioned")
+		s.FSType = orDefault(s.FSType, "xfs")
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// PrepareForCreate: a new volume is Pending, whatever status was sent.
+func (persistentVolumeStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	pv := obj.(*corev1.PersistentVolume)
+	now := metav1.Now()
+	pv.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumePending, LastPhaseTransitionTime: &now}
+	if !slices.Contains(pv.Finalizers, pvProtectionFinalizer) {
+		pv.Finalizers = append(pv.Finalizers, pvProtectionFinalizer)
+	}
+}
+
+func (persistentVolumeStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	generic.KeepStatus(obj, old)
+}
+
+func (persistentVolumeStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return validatePersistentVolume(obj.(*corev1.PersistentVolume))
+}
+
+func (persistentVolumeStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	pv, oldPV := obj.(*corev1.PersistentVolume), old.(*corev1.PersistentVolume)
+	allErrs := validatePersistentVolume(pv)
+	newSource := pv.Spec.PersistentVolumeSource
+	// A CSI volume may gain a controllerExpandSecretRef.
+	if oldPV.Spec.CSI != nil && oldPV.Spec.CSI.ControllerExpandSecretRef == nil && newSource.CSI != nil && newSource.CSI.ControllerExpandSecretRef != nil {
+		newSource = *newSource.DeepCopy()
+		newSource.CSI.ControllerExpandSecretRef = nil
+	}
+	if !apiequality.Semantic.DeepEqual(newSource, oldPV.Spec.PersistentVolumeSource) {
+		d := internalDiff(oldPV.Spec.PersistentVolumeSource, newSource)
+		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec", "persistentvolumesource"),
+			fmt.Sprintf("spec.persistentvolumesource is immutable after creation\n%v", d)))
+	}
+	return append(allErrs, validateImmutableField(pv.Spec.VolumeMode, oldPV.Spec.VolumeMode, field.NewPath("volumeMode"))...)
+}
+
+// persistentVolumeStatusStrategy serves persistentvolumes/status; a phase
+// change records when it happened.
+type persistentVolumeStatusStrategy struct{ persistentVolumeStrategy }
+
+func (persistentVolumeStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	pv, oldPV := obj.(*corev1.PersistentVolume), old.(*corev1.PersistentVolume)
+	pv.Spec = oldPV.Spec
+	switch {
+	case oldPV.Status.Phase == pv.Status.Phase && pv.Status.LastPhaseTransitionTime == nil:
+		pv.Status.LastPhaseTransitionTime = oldPV.Status.LastPhaseTransitionTime
+	case oldPV.Status.Phase != pv.Status.Phase &&
+		(pv.Status.LastPhaseTransitionTime == nil || pv.Status.LastPhaseTransitionTime.Equal(oldPV.Status.LastPhaseTransitionTime)):
+		now := metav1.Now()
+		pv.Status.LastPhaseTransitionTime = &now
+	}
+}
+
+func (persistentVolumeStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	pv, oldPV := obj.(*corev1.PersistentVolume), old.(*corev1.PersistentVolume)
+	return validateObjectMetaUpdate(&pv.ObjectMeta, &oldPV.ObjectMeta, field.NewPath("metadata"))
+}
+
+var (
+	supportedAccessModes     = sets.New(corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany, corev1.ReadWriteOncePod)
+	supportedReclaimPolicies = sets.New(corev1.PersistentVolumeReclaimDelete, corev1.PersistentVolumeReclaimRecycle,
+		corev1.PersistentVolumeReclaimRetain)
+	supportedVolumeModes   = sets.New(corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem)
+	supportedHostPathTypes = sets.New(corev1.HostPathUnset, corev1.HostPathDirectoryOrCreate, corev1.HostPathDirectory,
+		corev1.HostPathFileOrCreate, corev1.HostPathFile, corev1.HostPathSocket, corev1.HostPathCharDev, corev1.HostPathBlockDev)
+)
+
+func validatePersistentVolume(pv *corev1.PersistentVolume) field.ErrorList {
+	allErrs := validateObjectMeta(&pv.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	spec, fldPath := &pv.Spec, field.NewPath("spec")
+	if len(spec.AccessModes) == 0 {
+		allErrs = append(allErrs, field.Required(fldPath.Child("accessModes"), ""))
+	}
+	allErrs = append(allErrs, validateAccessModes(spec.AccessModes, fldPath.Child("accessModes"))...)
+	if len(spec.Capacity) == 0 {
+		allErrs = append(allErrs, field.Required(fldPath.Child("capacity"), ""))
+	}
+	if _, ok := spec.Capacity[corev1.ResourceStorage]; !ok || len(spec.Capacity) > 1 {
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("capacity"), spec.Capacity, []corev1.ResourceName{corev1.ResourceStorage}))
+	}
+	for r, q := range spec.Capacity {
+		p := fldPath.Child("capacity").Key(string(r))
+		if q.Value() < 0 {
+			allErrs = append(allErrs, field.Invalid(p, q.Value(), "must be a valid resource quantity"))
+		}
+		allErrs = append(allErrs, validatePositiveQuantityValue(q, p)...)
+	}
+	if p := spec.PersistentVolumeReclaimPolicy; p != "" && !supportedReclaimPolicies.Has(p) {
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("persistentVolumeReclaimPolicy"), p, sets.List(supportedReclaimPolicies)))
+	}
+	allErrs = append(allErrs, validatePersistentVolumeSource(spec, fldPath)...)
+	if spec.HostPath != nil && path.Clean(spec.HostPath.Path) == "/" && spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRecycle {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("persistentVolumeReclaimPolicy"), "may not be 'recycle' for a hostPath mount of '/'"))
+	}
+	if spec.StorageClassName != "" {
+		for _, msg := range apivalidation.NameIsDNSSubdomain(spec.StorageClassName, false) {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("storageClassName"), spec.StorageClassName, msg))
+		}
+	}
+	if spec.VolumeMode != nil && !supportedVolumeModes.Has(*spec.VolumeMode) {
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("volumeMode"), *spec.VolumeMode, sets.List(supportedVolumeModes)))
+	}
+	if spec.VolumeAttributesClassName != nil {
+		if *spec.VolumeAttributesClassName == "" {
+			allErrs = append(allErrs, field.Required(fldPath.Child("volumeAttributesClassName"), "an empty string is disallowed"))
+		} else {
+			for _, msg := range apivalidation.NameIsDNSSubdomain(*spec.VolumeAttributesClassName, false) {
+				allErrs = append(allErrs, field.Invalid(fldPath.Child("volumeAttributesClassName"), *spec.VolumeAttributesClassName, msg))
+			}
+		}
+		if spec.CSI == nil {
+			allErrs = append(allErrs, field.Required(fldPath.Child("csi"), "has to be specified when using volumeAttributesClassName"))
+		}
+	}
+	return allErrs
+}
+
+// validateAccessModes: known modes, and ReadWriteOncePod alone.
+func validateAccessModes(modes []corev1.PersistentVolumeAccessMode, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	rwop, others := false, false
+	for _, mode := range modes {
+		if !supportedAccessModes.Has(mode) {
+			allErrs = append(allErrs, field.NotSupported(fldPath, mode, sets.List(supportedAccessModes)))
+		}
+		if mode == corev1.ReadWriteOncePod {
+			rwop = true
+		} else if supportedAccessModes.Has(mode) {
+			others = true
+		}
+	}
+	if rwop && others {
+		allErrs = append(allErrs, field.Forbidden(fldPath, "may not use ReadWriteOncePod with other access modes"))
+	}
+	return allErrs
+}
+
+// validatePersistentVolumeSource requires exactly one volume source, and
+// checks the common ones (hostPath, nfs, local, csi) as kube does.
+func validatePersistentVolumeSource(spec *corev1.PersistentVolumeSpec, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	numVolumes := 0
+	src := reflect.ValueOf(spec.PersistentVolumeSource)
+	for i := 0; i < src.NumField(); i++ {
+		if src.Field(i).IsNil() {
+			continue
+		}
+		name, _, _ := strings.Cut(src.Type().Field(i).Tag.Get("json"), ",")
+		// kube counts flexVolume without refusing a second source.
+		if numVolumes > 0 && name != "flexVolume" {
+			allErrs = append(allErrs, field.Forbidden(fldPath.Child(name), "may not specify more than 1 volume type"))
+			continue
+		}
+		numVolumes++
+		allErrs = append(allErrs, validateVolumeSource(spec, name, fldPath)...)
+	}
+	if numVolumes == 0 {
+		allErrs = append(allErrs, field.Required(fldPath, "must specify a volume type"))
+	}
+	return allErrs
+}
+
+func validateVolumeSource(spec *corev1.PersistentVolumeSpec, name string, specPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	fldPath := specPath.Child(name)
+	switch name {
+	case "hostPath":
+		hp := spec.HostPath
+		if hp.Path == "" {
+			return field.ErrorList{field.Required(fldPath.Child("path"), "")}
+		}
+		allErrs = append(allErrs, validatePathNoBacksteps(hp.Path, fldPath.Child("path"))...)
+		if hp.Type != nil && !supportedHostPathTypes.Has(*hp.Type) {
+			allErrs = append(allErrs, field.NotSupported(fldPath.Child("type"), hp.Type, sets.List(supportedHostPathTypes)))
+		}
+	case "nfs":
+		if spec.NFS.Server == "" {
+			allErrs = append(allErrs, field.Required(fldPath.Child("server"), ""))
+		}
+		if spec.NFS.Path == "" {
+			allErrs = append(allErrs, field.Required(fldPath.Child("path"), ""))
+		}
+		if !path.IsAbs(spec.NFS.Path) {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("path"), spec.NFS.Path, "must be an absolute path"))
+		}
+	case "local":
+		if spec.Local.Path == "" {
+			allErrs = append(allErrs, field.Required(fldPath.Child("path"), ""))
+		} else {
+			allErrs = append(allErrs, validatePathNoBacksteps(spec.Local.Path, fldPath.Child("path"))...)
+		}
+		if spec.NodeAffinity == nil || spec.NodeAffinity.Required == nil {
+			allErrs = append(allErrs, field.Required(specPath.Child("nodeAffinity"), "Local volume requires node affinity"))
+		}
+	case "csi":
+		allErrs = append(allErrs, validateCSIDriverName(spec.CSI.Driver, fldPath.Child("driver"))...)
+		if spec.CSI.VolumeHandle == "" {
+			allErrs = append(allErrs, field.Required(fldPath.Child("volumeHandle"), ""))
+		}
+	}
+	return allErrs
+}
+
+func validateCSIDriverName(driver string, fldPath *field.Path) field.ErrorList {
+	if driver == "" {
+		return field.ErrorList{field.Required(fldPath, "")}
+	}
+	var allErrs field.ErrorList
+	if len(driver) > 63 {
+		allErrs = append(allErrs, field.TooLong(fldPath, "", 63))
+	}
+	return append(allErrs, validateDNS1123Subdomain(strings.ToLower(driver), fldPath)...)
+}
+
+func validatePathNoBacksteps(target string, fldPath *field.Path) field.ErrorList {
+	for _, item := range strings.Split(filepath.ToSlash(target), "/") {
+		if item == ".." {
+			return field.ErrorList{field.Invalid(fldPath, target, "must not contain '..'")}
+		}
+	}
+	return nil
+}
+
+var (
+	pvSpecDocs   = corev1.PersistentVolumeSpec{}.SwaggerDoc()
+	pvStatusDocs = corev1.PersistentVolumeStatus{}.SwaggerDoc()
+)
+
+var persistentVolumeTable = generic.TablePrinter{
+	Columns: []metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Capacity", Type: "string", Description: pvSpecDocs["capacity"]},
+		{Name: "Access Modes", Type: "string", Description: pvSpecDocs["accessModes"]},
+		{Name: "Reclaim Policy", Type: "string", Description: pvSpecDocs["persistentVolumeReclaimPolicy"]},
+		{Name: "Status", Type: "string", Description: pvStatusDocs["phase"]},
+		{Name: "Claim", Type: "string", Description: pvSpecDocs["claimRef"]},
+		{Name: "StorageClass", Type: "string", Description: "StorageClass of the pv"},
+		{Name: "VolumeAttributesClass", Type: "string", Description: "VolumeAttributesClass of the pv"},
+		{Name: "Reason", Type: "string", Description: pvStatusDocs["reason"]},
+		generic.AgeColumn,
+		{Name: "VolumeMode", Type: "string", Priority: 1, Description: pvSpecDocs["volumeMode"]},
+	},
+	Cells: func(obj runtime.Object) ([]interface{}, error) {
+		pv := obj.(*corev1.PersistentVolume)
+		claim := ""
+		if ref := pv.Spec.ClaimRef; ref != nil {
+			claim = ref.Namespace + "/" + ref.Name
+		}
+		phase := string(pv.Status.Phase)
+		if pv.DeletionTimestamp != nil {
+			phase = "Terminating"
+		}
+		class := pv.Spec.StorageClassName
+		if c, ok := pv.Annotations[corev1.BetaStorageClassAnnotation]; ok {
+			class = c
+		}
+		size := pv.Spec.Capacity[corev1.ResourceStorage]
+		return []interface{}{pv.Name, size.String(), accessModesString(pv.Spec.AccessModes), string(pv.Spec.PersistentVolumeReclaimPolicy),
+			phase, claim, class, unsetOr(pv.Spec.VolumeAttributesClassName), pv.Status.Reason,
+			generic.TranslateTimestampSince(pv.CreationTimestamp), volumeModeString(pv.Spec.VolumeMode)}, nil
+	},
+}
+
+// accessModesString is kube's short form: RWO,ROX,RWX,RWOP.
+func accessModesString(modes []corev1.PersistentVolumeAccessMode) string {
+	var out []string
+	for _, m := range []struct {
+		mode  corev1.PersistentVolumeAccessMode
+		short string
+	}{{corev1.ReadWriteOnce, "RWO"}, {corev1.ReadOnlyMany, "ROX"}, {corev1.ReadWriteMany, "RWX"}, {corev1.ReadWriteOncePod, "RWOP"}} {
+		if slices.Contains(modes, m.mode) {
+			out = append(out, m.short)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+func volumeModeString(mode *corev1.PersistentVolumeMode) string {
+	if mode == nil {
+		return "<unset>"
+	}
+	return string(*mode)
+}
+
+func unsetOr(s *string) string {
+	if s == nil {
+		return "<unset>"
+	}
+	return *s
+}
