@@ -22,7 +22,7 @@ var configMaps = generic.Resource{
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,
-			{Name: "Data", Type: "integer", Description: "Number of keys in the config map (data and binaryData)."},
+			{Name: "Data", Type: "string", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
 			generic.AgeColumn,
 		},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
