@@ -7,8 +7,10 @@
 package testserver
 
 import (
+	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -54,6 +56,11 @@ func Start(t testing.TB, opts ...Option) *TestServer {
 		t.Fatalf("testserver: starting miniapiserver: %v", err)
 	}
 	t.Cleanup(s.Stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.WaitForReady(ctx); err != nil {
+		t.Fatalf("testserver: miniapiserver not ready: %v", err)
+	}
 	cfg := &rest.Config{
 		Host:        s.SecureURL,
 		BearerToken: s.AdminToken,
