@@ -7,6 +7,8 @@
 package testserver
 
 import (
+	"fmt"
+	"net"
 	"net/http"
 	"testing"
 
@@ -37,11 +39,28 @@ func WithEtcd(url string) Option {
 	return func(o *app.Options) { o.EtcdServers = []string{url} }
 }
 
+// WithInsecurePort also serves plain HTTP without authentication on a free
+// loopback port (TestServer.Server.InsecureURL).
+func WithInsecurePort() Option {
+	return func(o *app.Options) { o.InsecurePort = freePort() }
+}
+
 // Start starts a server for the test and stops it at cleanup.
 func Start(t testing.TB, opts ...Option) *TestServer {
 	t.Helper()
+	ts, err := New(t.TempDir(), opts...)
+	if err != nil {
+		t.Fatalf("testserver: %v", err)
+	}
+	t.Cleanup(ts.Server.Stop)
+	return ts
+}
+
+// New starts a server with its data in dir, for suites that share one
+// server from TestMain; the caller stops it with Server.Stop.
+func New(dir string, opts ...Option) (*TestServer, error) {
 	o := app.NewOptions()
-	o.DataDir = t.TempDir()
+	o.DataDir = dir
 	o.SecurePort = 0
 	o.EtcdUnsafeNoFsync = true
 	o.EtcdCompactionInterval = 0
@@ -51,9 +70,8 @@ func Start(t testing.TB, opts ...Option) *TestServer {
 	}
 	s, err := app.Start(o)
 	if err != nil {
-		t.Fatalf("testserver: starting miniapiserver: %v", err)
+		return nil, fmt.Errorf("starting miniapiserver: %w", err)
 	}
-	t.Cleanup(s.Stop)
 	cfg := &rest.Config{
 		Host:        s.SecureURL,
 		BearerToken: s.AdminToken,
@@ -66,7 +84,17 @@ func Start(t testing.TB, opts ...Option) *TestServer {
 	} else {
 		cfg.TLSClientConfig.Insecure = true
 	}
-	return &TestServer{ClientConfig: cfg, URL: s.SecureURL, Token: s.AdminToken, Options: o, Server: s}
+	return &TestServer{ClientConfig: cfg, URL: s.SecureURL, Token: s.AdminToken, Options: o, Server: s}, nil
+}
+
+// freePort returns a loopback port free at the time of the call.
+func freePort() int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // HTTPClient returns a plain HTTP client that trusts the server, for tests
