@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
@@ -44,7 +45,10 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 		WriteError(w, r, errWatchNotAcceptable())
 		return
 	}
-	timeout := s.watchTimeout(opts.TimeoutSeconds)
+	// The deadline travels with the context: the watch cache sends a last
+	// bookmark shortly before it.
+	ctx, cancel := context.WithTimeout(ctx, s.watchTimeout(opts.TimeoutSeconds))
+	defer cancel()
 	wch, err := watcher.Watch(ctx, opts)
 	if err != nil {
 		WriteError(w, r, err)
@@ -61,14 +65,10 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 		flusher.Flush()
 	}
 	enc := &eventEncoder{scope: s, r: r, out: out, bw: bufio.NewWriterSize(w, 8*1024)}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
 	events := wch.ResultChan()
 	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-timer.C:
 			return
 		case ev, ok := <-events:
 			if !ok {

@@ -7,10 +7,12 @@
 package testserver
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -71,6 +73,12 @@ func New(dir string, opts ...Option) (*TestServer, error) {
 	s, err := app.Start(o)
 	if err != nil {
 		return nil, fmt.Errorf("starting miniapiserver: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.WaitForReady(ctx); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("miniapiserver not ready: %w", err)
 	}
 	cfg := &rest.Config{
 		Host:        s.SecureURL,
