@@ -90,6 +90,17 @@ type Output struct {
 // the targets the endpoint can produce besides the object itself; a client
 // that accepts nothing the server can write gets 406 NotAcceptable.
 func NegotiateOutput(r *http.Request, allowed ...Target) (Output, error) {
+	return negotiate(r, serverMediaTypes, allowed)
+}
+
+// NegotiateWatchOutput negotiates the response of a watch: watch events
+// are written as JSON only (not yet as protobuf frames), so a client that
+// prefers protobuf but accepts JSON, as client-go does, gets JSON.
+func NegotiateWatchOutput(r *http.Request, allowed ...Target) (Output, error) {
+	return negotiate(r, []string{MediaTypeJSON}, allowed)
+}
+
+func negotiate(r *http.Request, mediaTypes []string, allowed []Target) (Output, error) {
 	header := r.Header.Get("Accept")
 	if header == "" {
 		header = "*/*"
@@ -98,7 +109,7 @@ func NegotiateOutput(r *http.Request, allowed ...Target) (Output, error) {
 		if clause.Q <= 0 {
 			continue
 		}
-		out, ok := match(clause, allowed)
+		out, ok := match(clause, mediaTypes, allowed)
 		if ok {
 			out.Pretty = out.MediaType == MediaTypeJSON && isPretty(r)
 			return out, nil
@@ -107,7 +118,7 @@ func NegotiateOutput(r *http.Request, allowed ...Target) (Output, error) {
 	return Output{}, notAcceptable()
 }
 
-func match(clause goautoneg.Accept, allowed []Target) (Output, bool) {
+func match(clause goautoneg.Accept, mediaTypes []string, allowed []Target) (Output, bool) {
 	var mediaType string
 	switch {
 	case clause.Type == "*" && clause.SubType == "*", clause.Type == "application" && clause.SubType == "*":
@@ -115,7 +126,7 @@ func match(clause goautoneg.Accept, allowed []Target) (Output, bool) {
 	default:
 		mediaType = clause.Type + "/" + clause.SubType
 	}
-	if !contains(serverMediaTypes, mediaType) {
+	if !contains(mediaTypes, mediaType) {
 		return Output{}, false
 	}
 	info, ok := Serializer(mediaType)
