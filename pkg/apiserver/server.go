@@ -54,6 +54,7 @@ type Server struct {
 	routes            http.Handler
 	authenticator     filters.TokenAuthenticator
 	discovery         *discovery.Documents
+	notFound          http.HandlerFunc
 }
 
 // New installs the routes of cfg's groups.
@@ -70,7 +71,8 @@ func New(cfg Config) (*Server, error) {
 	for _, gv := range gvs {
 		served[gv.Group] = true
 	}
-	r.NotFound(notFound(served))
+	s.notFound = notFound(served)
+	r.NotFound(s.notFound)
 	s.discovery = discovery.New(gvs)
 	s.installDiscovery(r)
 
@@ -117,22 +119,22 @@ func (s *Server) InsecureHandler() http.Handler {
 func (s *Server) installDiscovery(r chi.Router) {
 	// /api and the group versions are routes of kube's router, which
 	// checks Accept before the handler; /apis and /apis/GROUP are not.
-	r.Get("/api", func(w http.ResponseWriter, r *http.Request) { writeDiscovery(w, r, true, s.discovery.APIVersions(r)) })
-	r.Get("/apis", func(w http.ResponseWriter, r *http.Request) { writeDiscovery(w, r, false, s.discovery.APIGroupList()) })
+	r.Get("/api", func(w http.ResponseWriter, r *http.Request) { s.writeDiscovery(w, r, true, s.discovery.APIVersions(r)) })
+	r.Get("/apis", func(w http.ResponseWriter, r *http.Request) { s.writeDiscovery(w, r, false, s.discovery.APIGroupList()) })
 	r.Get("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
-		writeDiscovery(w, r, true, s.discovery.APIResourceList("", chi.URLParam(r, "version")))
+		s.writeDiscovery(w, r, true, s.discovery.APIResourceList("", chi.URLParam(r, "version")))
 	})
 	r.Get("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
-		writeDiscovery(w, r, false, s.discovery.APIGroup(chi.URLParam(r, "group")))
+		s.writeDiscovery(w, r, false, s.discovery.APIGroup(chi.URLParam(r, "group")))
 	})
 	r.Get("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
-		writeDiscovery(w, r, true, s.discovery.APIResourceList(chi.URLParam(r, "group"), chi.URLParam(r, "version")))
+		s.writeDiscovery(w, r, true, s.discovery.APIResourceList(chi.URLParam(r, "group"), chi.URLParam(r, "version")))
 	})
 }
 
-func writeDiscovery(w http.ResponseWriter, r *http.Request, routed bool, obj runtime.Object) {
+func (s *Server) writeDiscovery(w http.ResponseWriter, r *http.Request, routed bool, obj runtime.Object) {
 	if obj == nil {
-		handlers.NotFound(w, r)
+		s.notFound(w, r)
 		return
 	}
 	if routed {
