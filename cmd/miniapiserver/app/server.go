@@ -183,9 +183,9 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 // buildGroups builds the storage of every API group.
 func buildGroups(o *Options, factory storage.Factory) ([]rest.APIGroupInfo, *restOptionsGetter, error) {
 	getter := &restOptionsGetter{
-		factory: factory,
-		prefix:  o.EtcdPrefix,
-		seen:    map[string]bool{},
+		factory:   factory,
+		prefix:    o.EtcdPrefix,
+		seen:      map[string]bool{},
 		decorator: decoratorFor(o),
 	}
 	var groups []rest.APIGroupInfo

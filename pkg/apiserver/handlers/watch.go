@@ -36,13 +36,9 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 		opts.FieldSelector = fields.AndSelectors(opts.FieldSelector, fields.OneTermEqualSelector("metadata.name", name))
 	}
 	ctx, _, _ := s.requestContext(r, "watch")
-	out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+	out, err := negotiation.NegotiateWatchOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
 	if err != nil {
 		WriteError(w, r, err)
-		return
-	}
-	if out.MediaType != negotiation.MediaTypeJSON {
-		WriteError(w, r, errWatchNotAcceptable())
 		return
 	}
 	// The deadline travels with the context: the watch cache sends a last
@@ -198,10 +194,6 @@ func (e *eventEncoder) bookmark(ev storage.Event) runtime.Object {
 		}
 	}
 	return obj
-}
-
-func errWatchNotAcceptable() error {
-	return badRequest("watch supports only the %s and %s media types", negotiation.MediaTypeJSON, negotiation.MediaTypeProtobuf)
 }
 
 // Watch serves kube's legacy watch paths (/watch/...): a watch of the

@@ -80,7 +80,7 @@ func (e *Store) predicate(options *metainternalversion.ListOptions) (storage.Sel
 	}
 	for _, req := range field.Requirements() {
 		if !e.selectableFields[req.Field] {
-			return storage.SelectionPredicate{}, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+			return storage.SelectionPredicate{}, apierrors.NewBadRequest(e.unknownFieldSelectorMessage(req.Field))
 		}
 	}
 	return storage.SelectionPredicate{
@@ -90,6 +90,17 @@ func (e *Store) predicate(options *metainternalversion.ListOptions) (storage.Sel
 		Limit:    options.Limit,
 		Continue: options.Continue,
 	}, nil
+}
+
+// unknownFieldSelectorMessage words the refusal of a field selector as
+// kube does: resources with fields of their own say "field label not
+// supported"; the others (only metadata.name and metadata.namespace) get
+// apimachinery's default conversion's message.
+func (e *Store) unknownFieldSelectorMessage(field string) string {
+	if len(e.selectableFields) == 2 && e.selectableFields["metadata.name"] && e.selectableFields["metadata.namespace"] {
+		return fmt.Sprintf("%q is not a known field selector: only %q, %q", field, "metadata.name", "metadata.namespace")
+	}
+	return fmt.Sprintf("field label not supported: %s", field)
 }
 
 // statusWatcher converts the storage errors of ERROR events into Status

@@ -59,6 +59,13 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 			if err := e.checkResourceVersion(name, newRV, existingRV); err != nil {
 				return nil, nil, err
 			}
+			if newRV == 0 {
+				// An unconditional update applies to the stored revision
+				// (kube sets it, so metadata validation sees one).
+				if err := storage.SetResourceVersion(obj, existingRV); err != nil {
+					return nil, nil, apierrors.NewInternalError(err)
+				}
+			}
 			if err := e.beforeUpdate(ctx, obj, existing); err != nil {
 				return nil, nil, err
 			}
