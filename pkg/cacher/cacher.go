@@ -25,7 +25,7 @@ type Config struct {
 	// (one minute when 0).
 	BookmarkFrequency time.Duration
 	// CompactionCheckPeriod is how often the cache asks etcd how far it
-	// compacted (30 s when 0).
+	// compacted (10 s when 0).
 	CompactionCheckPeriod time.Duration
 }
 
@@ -83,7 +83,7 @@ func New(cfg Config) (*Cacher, error) {
 		cfg.BookmarkFrequency = time.Minute
 	}
 	if cfg.CompactionCheckPeriod <= 0 {
-		cfg.CompactionCheckPeriod = 30 * time.Second
+		cfg.CompactionCheckPeriod = 10 * time.Second
 	}
 	m := newResourceMetrics(cfg.Resource.Resource)
 	ctx, cancel := context.WithCancel(context.Background())
