@@ -13,6 +13,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/discovery"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -131,7 +132,7 @@ func verbsOf(st rest.Storage, subresource bool) []string {
 	add(collectionDeleter && !subresource, "deletecollection")
 	add(getter, "get")
 	add(lister && !subresource, "list")
-	add(updater && getter, "patch") // kube's rest.Patcher: a patch reads first
+	add(updater && getter, "patch") // kube's rest.Patcher is a Getter and an Updater
 	add(updater, "update")
 	add(watcher && !subresource, "watch")
 	return verbs
@@ -174,7 +175,15 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, e *endpoint) {
 	}
 	item = collection + "/{name}"
 	handle := func(method, path, verb string, h http.Handler) {
-		r.Method(method, path, s.instrument(sc, verb, h))
+		produces := negotiation.ResourceMediaTypes
+		if verb == "list" || verb == "watch" {
+			produces = negotiation.StreamingMediaTypes
+		}
+		var consumes []string
+		if verb == "patch" {
+			consumes = handlers.PatchRouteMediaTypes
+		}
+		r.Method(method, path, routeChecks(consumes, produces, s.instrument(sc, verb, h)))
 	}
 	if sc.Subresource != "" {
 		path := item + "/" + sc.Subresource
@@ -183,7 +192,7 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, e *endpoint) {
 		}
 		if u, ok := sc.Storage.(rest.Updater); ok {
 			handle(http.MethodPut, path, "update", sc.Update(u))
-			if _, ok := sc.Storage.(rest.Getter); ok {
+			if _, getter := sc.Storage.(rest.Getter); getter {
 				handle(http.MethodPatch, path, "patch", sc.Patch(u))
 			}
 		}
@@ -219,9 +228,30 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, e *endpoint) {
 	}
 	if u, ok := sc.Storage.(rest.Updater); ok {
 		handle(http.MethodPut, item, "update", sc.Update(u))
-		handle(http.MethodPatch, item, "patch", sc.Patch(u))
+		if _, getter := sc.Storage.(rest.Getter); getter {
+			handle(http.MethodPatch, item, "patch", sc.Patch(u))
+		}
 	}
 	if d, ok := sc.Storage.(rest.GracefulDeleter); ok {
 		handle(http.MethodDelete, item, "delete", sc.Delete(d))
 	}
+}
+
+// routeChecks refuses, before the handler runs and as kube's router does,
+// a request whose Content-Type the route does not consume (when it
+// declares what it consumes) or whose Accept names nothing it produces.
+func routeChecks(consumes, produces []string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if consumes != nil {
+			if err := negotiation.CheckContentType(r, consumes); err != nil {
+				handlers.WriteError(w, r, err)
+				return
+			}
+		}
+		if err := negotiation.CheckAccept(r, produces); err != nil {
+			handlers.WriteError(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -10,6 +10,7 @@ package apiserver
 import (
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -53,19 +54,25 @@ type Server struct {
 	routes            http.Handler
 	authenticator     filters.TokenAuthenticator
 	discovery         *discovery.Documents
+	notFound          http.HandlerFunc
 }
 
 // New installs the routes of cfg's groups.
 func New(cfg Config) (*Server, error) {
 	s := &Server{admission: cfg.Admission, minRequestTimeout: cfg.MinRequestTimeout, authenticator: cfg.Authenticator}
 	r := chi.NewRouter()
-	r.NotFound(handlers.NotFound)
 	r.MethodNotAllowed(handlers.MethodNotAllowed)
 
 	gvs, err := s.installAPIGroups(r, cfg.APIGroups)
 	if err != nil {
 		return nil, err
 	}
+	served := map[string]bool{}
+	for _, gv := range gvs {
+		served[gv.Group] = true
+	}
+	s.notFound = notFound(served)
+	r.NotFound(s.notFound)
 	s.discovery = discovery.New(gvs)
 	s.installDiscovery(r)
 
@@ -73,7 +80,13 @@ func New(cfg Config) (*Server, error) {
 	healthz.Install(r, "/livez", append([]healthz.Check{healthz.PingCheck}, cfg.LivezChecks...)...)
 	healthz.Install(r, "/readyz", append(append([]healthz.Check{healthz.PingCheck}, cfg.LivezChecks...), cfg.ReadyzChecks...)...)
 	info := cfg.Version
-	r.Get("/version", func(w http.ResponseWriter, r *http.Request) { writeJSONValue(w, r, &info) })
+	r.Get("/version", func(w http.ResponseWriter, r *http.Request) {
+		if err := negotiation.CheckAccept(r, negotiation.JSONOnly); err != nil {
+			handlers.WriteError(w, r, err)
+			return
+		}
+		handlers.WriteRawJSON(w, http.StatusOK, &info)
+	})
 	r.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
 	if cfg.EnableProfiling {
 		r.HandleFunc("/debug/pprof/*", pprof.Index)
@@ -93,34 +106,42 @@ func (s *Server) SecureHandler() http.Handler {
 	if s.authenticator != nil {
 		h = filters.WithAuthentication(h, s.authenticator)
 	}
-	return filters.WithPanicRecovery(h)
+	return filters.WithPanicRecovery(filters.WithAuditID(h))
 }
 
 // InsecureHandler serves every request as an administrator: for the
 // loopback-only --insecure-port.
 func (s *Server) InsecureHandler() http.Handler {
 	admin := &request.User{Name: "system:unsecured", Groups: []string{"system:masters", "system:authenticated"}}
-	return filters.WithPanicRecovery(filters.WithUser(s.routes, admin))
+	return filters.WithPanicRecovery(filters.WithAuditID(filters.WithUser(s.routes, admin)))
 }
 
 func (s *Server) installDiscovery(r chi.Router) {
-	r.Get("/api", func(w http.ResponseWriter, r *http.Request) { writeDiscovery(w, r, s.discovery.APIVersions(r)) })
-	r.Get("/apis", func(w http.ResponseWriter, r *http.Request) { writeDiscovery(w, r, s.discovery.APIGroupList()) })
+	// /api and the group versions are routes of kube's router, which
+	// checks Accept before the handler; /apis and /apis/GROUP are not.
+	r.Get("/api", func(w http.ResponseWriter, r *http.Request) { s.writeDiscovery(w, r, true, s.discovery.APIVersions(r)) })
+	r.Get("/apis", func(w http.ResponseWriter, r *http.Request) { s.writeDiscovery(w, r, false, s.discovery.APIGroupList()) })
 	r.Get("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
-		writeDiscovery(w, r, s.discovery.APIResourceList("", chi.URLParam(r, "version")))
+		s.writeDiscovery(w, r, true, s.discovery.APIResourceList("", chi.URLParam(r, "version")))
 	})
 	r.Get("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
-		writeDiscovery(w, r, s.discovery.APIGroup(chi.URLParam(r, "group")))
+		s.writeDiscovery(w, r, false, s.discovery.APIGroup(chi.URLParam(r, "group")))
 	})
 	r.Get("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
-		writeDiscovery(w, r, s.discovery.APIResourceList(chi.URLParam(r, "group"), chi.URLParam(r, "version")))
+		s.writeDiscovery(w, r, true, s.discovery.APIResourceList(chi.URLParam(r, "group"), chi.URLParam(r, "version")))
 	})
 }
 
-func writeDiscovery(w http.ResponseWriter, r *http.Request, obj runtime.Object) {
+func (s *Server) writeDiscovery(w http.ResponseWriter, r *http.Request, routed bool, obj runtime.Object) {
 	if obj == nil {
-		handlers.NotFound(w, r)
+		s.notFound(w, r)
 		return
+	}
+	if routed {
+		if err := negotiation.CheckAccept(r, negotiation.ResourceMediaTypes); err != nil {
+			handlers.WriteError(w, r, err)
+			return
+		}
 	}
 	out, err := negotiation.NegotiateOutput(r)
 	if err != nil {
@@ -128,4 +149,24 @@ func writeDiscovery(w http.ResponseWriter, r *http.Request, obj runtime.Object) 
 		return
 	}
 	handlers.WriteObject(w, r, out, http.StatusOK, obj)
+}
+
+// notFound answers a path nothing serves: under /api and the served
+// groups with a Status, elsewhere with Go's plain text 404, as kube does.
+func notFound(servedGroups map[string]bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if p == "/api" || strings.HasPrefix(p, "/api/") {
+			handlers.NotFound(w, r)
+			return
+		}
+		if rest, ok := strings.CutPrefix(p, "/apis/"); ok {
+			group, _, _ := strings.Cut(rest, "/")
+			if servedGroups[group] && group != "" {
+				handlers.NotFound(w, r)
+				return
+			}
+		}
+		http.NotFound(w, r)
+	}
 }

@@ -138,3 +138,17 @@ type Config struct {
 	// Paging enables continue tokens on the raw store.
 	Paging bool
 }
+
+// ProgressRequester is implemented by stores whose watches can be asked
+// for a progress notification: every watch opened with ProgressNotify then
+// gets a BOOKMARK at a revision up to which it has seen every change. A
+// cache uses it to catch up with etcd's revision on an idle resource.
+type ProgressRequester interface {
+	RequestWatchProgress(ctx context.Context) error
+}
+
+// CompactRevisioner is implemented by stores that can tell up to which
+// revision their history was compacted (0: never).
+type CompactRevisioner interface {
+	CompactRevision(ctx context.Context) (int64, error)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"sync"
 
@@ -354,4 +355,15 @@ func skipValue(data []byte, p int) (int, bool) {
 		}
 		return i, i > p
 	}
+}
+
+// Zero resets out (a pointer to a struct) to its zero value, so that
+// decoding into a reused object leaves nothing behind.
+func Zero(out runtime.Object) error {
+	v := reflect.ValueOf(out)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return NewInternalError("", fmt.Errorf("cannot decode into %T", out))
+	}
+	v.Elem().Set(reflect.Zero(v.Elem().Type()))
+	return nil
 }

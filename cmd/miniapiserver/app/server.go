@@ -48,6 +48,8 @@ type Server struct {
 	// of --etcd-servers).
 	EtcdURL string
 
+	readyChecks []healthz.Check
+
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	errs     chan error
@@ -103,11 +105,12 @@ func Start(o *Options) (*Server, error) {
 	}
 	s.AdminToken = token
 	namespaces := groups[0].VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Getter)
+	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
 	api, err := apiserver.New(apiserver.Config{
 		APIGroups:         groups,
 		Authenticator:     auth,
 		Admission:         admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}},
-		ReadyzChecks:      []healthz.Check{etcdCheck(client)},
+		ReadyzChecks:      s.readyChecks,
 		MinRequestTimeout: o.MinRequestTimeout,
 		Version:           Version(),
 		EnableProfiling:   o.Profiling,
@@ -186,12 +189,10 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 	}
 	coreProvider := core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA}
 	getter := &restOptionsGetter{
-		factory: factory,
-		prefix:  o.EtcdPrefix,
-		seen:    map[string]bool{},
-		decorator: func(string) storage.Decorator {
-			return generic.UndecoratedStorage
-		},
+		factory:   factory,
+		prefix:    o.EtcdPrefix,
+		seen:      map[string]bool{},
+		decorator: decoratorFor(o),
 	}
 	var groups []rest.APIGroupInfo
 	for _, p := range []generic.RESTStorageProvider{coreProvider, apps.RESTStorageProvider{}, coordination.RESTStorageProvider{}} {
@@ -239,6 +240,30 @@ func (s *Server) Stop() {
 	})
 }
 
+// WaitForReady waits until the readiness checks of /readyz pass (the watch
+// caches have their first lists), or ctx ends.
+func (s *Server) WaitForReady(ctx context.Context) error {
+	ticker := time.NewTicker(5 * time.Millisecond)
+	defer ticker.Stop()
+	for {
+		ready := true
+		for _, c := range s.readyChecks {
+			if c.Fn(ctx) != nil {
+				ready = false
+				break
+			}
+		}
+		if ready {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ticker.C:
+		}
+	}
+}
+
 // Err returns a channel that receives a serving error, if serving fails.
 func (s *Server) Err() <-chan error { return s.errs }
 
@@ -276,7 +301,10 @@ func Run(ctx context.Context, o *Options, out io.Writer) error {
 		return err
 	}
 	defer s.Stop()
-	slog.Info("miniapiserver is serving", "url", s.SecureURL, "etcd", s.EtcdURL, "startup", time.Since(start).Round(time.Millisecond))
+	if err := s.WaitForReady(ctx); err != nil {
+		return nil // interrupted while starting
+	}
+	slog.Info("miniapiserver is ready", "url", s.SecureURL, "etcd", s.EtcdURL, "startup", time.Since(start).Round(time.Millisecond))
 	if s.KubeconfigPath != "" {
 		abs, _ := filepath.Abs(s.KubeconfigPath)
 		fmt.Fprintf(out, "kubeconfig: %s\n  kubectl --kubeconfig %s get namespaces\n", abs, abs)
@@ -291,4 +319,27 @@ func Run(ctx context.Context, o *Options, out io.Writer) error {
 	case err := <-s.Err():
 		return err
 	}
+}
+
+// watchCacheCheck is ready once every resource's store is: each watch
+// cache has its first list.
+func watchCacheCheck(groups []rest.APIGroupInfo) healthz.Check {
+	var checks []func() error
+	for _, g := range groups {
+		for _, resources := range g.VersionedResourcesStorageMap {
+			for _, st := range resources {
+				if s, ok := st.(rest.StorageReadinessChecker); ok {
+					checks = append(checks, s.StorageReadiness)
+				}
+			}
+		}
+	}
+	return healthz.Check{Name: "watch-cache", Fn: func(context.Context) error {
+		for _, check := range checks {
+			if err := check(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
 }

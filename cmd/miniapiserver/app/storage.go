@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/miniapiserver/miniapiserver/pkg/cacher"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
@@ -45,4 +46,18 @@ func (g *restOptionsGetter) checkResources(flag string, names []string) error {
 		}
 	}
 	return nil
+}
+
+// decoratorFor chooses each resource's Decorator from the flags: the watch
+// cache (sized by --watch-cache-sizes, self-sizing otherwise) unless
+// --watch-cache=false or a size of 0 turns it off.
+func decoratorFor(o *Options) func(resource string) storage.Decorator {
+	sizes, _ := parseWatchCacheSizes(o.WatchCacheSizes) // validated already
+	return func(resource string) storage.Decorator {
+		size, sized := sizes[resource]
+		if !o.WatchCache || (sized && size == 0) {
+			return generic.UndecoratedStorage
+		}
+		return cacher.StorageWithCacher(size)
+	}
 }

@@ -119,11 +119,13 @@ func (d *Documents) APIResourceList(group, version string) runtime.Object {
 		return nil
 	}
 	name := version
+	tm := metav1.TypeMeta{Kind: "APIResourceList"} // kube's /api/v1 has no apiVersion
 	if group != "" {
 		name = group + "/" + version
+		tm.APIVersion = "v1"
 	}
 	return &metav1.APIResourceList{
-		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+		TypeMeta:     tm,
 		GroupVersion: name,
 		APIResources: gv.Resources,
 	}

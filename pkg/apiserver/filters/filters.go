@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
@@ -41,6 +42,23 @@ func WithAuthentication(h http.Handler, auth TokenAuthenticator) http.Handler {
 			return
 		}
 		handlers.WriteError(w, r, apierrors.NewUnauthorized("Unauthorized"))
+	})
+}
+
+// HeaderAuditID is the header kube names each request's audit event by.
+const HeaderAuditID = "Audit-ID"
+
+// WithAuditID gives every response an Audit-Id header, as kube does: the
+// client's own Audit-ID when it sent one, else a new UUID. (There is no
+// audit log; clients and proxies still correlate by it.)
+func WithAuditID(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(HeaderAuditID)
+		if id == "" {
+			id = uuid.NewString()
+		}
+		w.Header().Set(HeaderAuditID, id)
+		h.ServeHTTP(w, r)
 	})
 }
 

@@ -20,7 +20,17 @@ import (
 func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, ns, name := s.requestContext(r, "create")
-		out, err := negotiation.NegotiateOutput(r)
+		out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		// As kube: the body's media type, then the body, then the options.
+		if _, err := negotiation.Input(r); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		data, err := readBody(r)
 		if err != nil {
 			WriteError(w, r, err)
 			return
@@ -29,11 +39,6 @@ func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
 		if err := decodeOptions(r, opts, "CreateOptions", func() field.ErrorList {
 			return metav1validation.ValidateCreateOptions(opts)
 		}); err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		data, err := readBody(r)
-		if err != nil {
 			WriteError(w, r, err)
 			return
 		}

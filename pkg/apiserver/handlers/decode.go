@@ -6,9 +6,11 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
@@ -61,30 +63,39 @@ func (s *Scope) decodeBody(r *http.Request, data []byte, fieldValidation string)
 	obj, gvk, err := decoder.Decode(data, &defaultGVK, into)
 	if err != nil {
 		strict, isStrict := runtime.AsStrictDecodingError(err)
-		if !isStrict || obj == nil {
-			return nil, s.decodeError(err, gvk.Kind, gvk.Version, data)
-		}
-		if fieldValidation == fieldValidationStrict {
-			return nil, s.decodeError(err, gvk.Kind, gvk.Version, data)
+		if !isStrict || obj == nil || fieldValidation == fieldValidationStrict {
+			return nil, s.decodeError(err, gvk, data)
 		}
 		for _, e := range strict.Errors() {
 			request.AddWarning(r.Context(), e.Error())
 		}
 	}
-	if reflect.TypeOf(obj) != reflect.TypeOf(into) || gvk.GroupVersion() != s.Kind.GroupVersion() {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the kind or version does not match the endpoint (%s)",
-			gvk.Kind, gvk.Version, s.Kind.Kind, s.Kind.GroupVersion()))
+	if reflect.TypeOf(obj) != reflect.TypeOf(into) {
+		// kube decodes into its internal type: another kind fails to
+		// convert, and says so in these words.
+		return nil, s.decodeError(fmt.Errorf("converting (%s) to (%s): unknown conversion",
+			reflect.TypeOf(obj).Elem(), internalTypeName(s.Kind)), gvk, data)
 	}
 	return obj, nil
 }
 
-// decodeError words a decoding failure as kube does.
-func (s *Scope) decodeError(err error, kind, version string, data []byte) error {
-	if kind != "" {
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", kind, version, s.Kind.Kind, err))
+// internalTypeName is the name kube's internal type of a kind prints
+// with: the package is the group's first label ("core" for the core group).
+func internalTypeName(gvk schema.GroupVersionKind) string {
+	pkg, _, _ := strings.Cut(gvk.Group, ".")
+	if pkg == "" {
+		pkg = "core"
 	}
-	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)",
-		s.Kind.Kind, err, summarizeData(data, 30)))
+	return pkg + "." + gvk.Kind
+}
+
+// decodeError words a decoding failure as kube does: naming the kind the
+// body claims, when it got that far.
+func (s *Scope) decodeError(err error, gvk *schema.GroupVersionKind, data []byte) error {
+	if gvk != nil && gvk.Kind != "" {
+		return badRequest("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, s.Kind.Kind, err)
+	}
+	return badRequest("the object provided is unrecognized (must be of type %s): %v (%s)", s.Kind.Kind, err, summarizeData(data, 30))
 }
 
 // summarizeData shows the start of a body in an error: as text when it

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -76,6 +77,10 @@ func (s *Scope) DeleteCollection(deleter rest.CollectionDeleter) http.HandlerFun
 			WriteError(w, r, err)
 			return
 		}
+		if err := s.setListKind(result); err != nil {
+			WriteError(w, r, err)
+			return
+		}
 		s.writeResult(w, r, out, http.StatusOK, result)
 	}
 }
@@ -109,4 +114,17 @@ func (s *Scope) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
 	}
 	return opts, nil
+}
+
+// setListKind gives a list the kind of the resource's lists, and its items
+// none, as kube's encoder writes lists.
+func (s *Scope) setListKind(list runtime.Object) error {
+	if !meta.IsListType(list) {
+		return nil
+	}
+	list.GetObjectKind().SetGroupVersionKind(s.Kind.GroupVersion().WithKind(s.Kind.Kind + "List"))
+	return meta.EachListItem(list, func(item runtime.Object) error {
+		item.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		return nil
+	})
 }

@@ -70,6 +70,9 @@ func parseListOptions(r *http.Request) (*metainternalversion.ListOptions, error)
 	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	// kube 1.37 turns a watch from "" or "0" into a WatchList: initial
+	// events, then a bookmark ending them (when bookmarks are allowed).
+	metainternalversion.SetListOptionsDefaults(opts, true)
 	if errs := metainternalvalidation.ValidateListOptions(opts, true); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
 	}

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
+	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,22 +28,34 @@ import (
 // maxJSONPatchOperations bounds a JSON patch, as kube does.
 const maxJSONPatchOperations = 10000
 
-// patchTypes are the patch media types served.
-var patchTypes = []types.PatchType{types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType}
+// patchTypes are the patch media types the handler applies.
+var patchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType)}
+
+// PatchRouteMediaTypes are the media types kube's PATCH routes consume:
+// anything else is refused by the router (415) before the handler runs.
+// Server-side apply passes the router, and the handler refuses it (not
+// implemented).
+var PatchRouteMediaTypes = append(append([]string{}, patchTypes...), string(types.ApplyYAMLPatchType))
 
 // Patch serves PATCH on an object or subresource. The patch is applied to
 // the current state inside the update's retry loop, so a patch never loses
 // a concurrent write; a resourceVersion inside the patch acts as a
-// precondition.
+// precondition (the Store compares it with the stored one).
 func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		mediaType, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+		if !contains(patchTypes, mediaType) {
+			WriteError(w, r, unsupportedMediaType(patchTypes))
+			return
+		}
+		patchType := types.PatchType(mediaType)
 		ctx, ns, name := s.requestContext(r, "patch")
 		out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
 		if err != nil {
 			WriteError(w, r, err)
 			return
 		}
-		patchType, err := patchTypeOf(r)
+		data, err := readBody(r)
 		if err != nil {
 			WriteError(w, r, err)
 			return
@@ -55,12 +67,11 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 			WriteError(w, r, err)
 			return
 		}
-		data, err := readBody(r)
-		if err != nil {
-			WriteError(w, r, err)
+		if !json.Valid(data) {
+			WriteError(w, r, apierrors.NewBadRequest("invalid JSON patch"))
 			return
 		}
-		p := &patcher{scope: s, patchType: patchType, patch: data, fieldValidation: opts.FieldValidation, name: name}
+		p := &patcher{scope: s, patchType: patchType, patch: data, fieldValidation: opts.FieldValidation, name: name, namespace: ns}
 		if p.fieldValidation == "" {
 			p.fieldValidation = fieldValidationWarn
 		}
@@ -74,22 +85,11 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 	}
 }
 
-func patchTypeOf(r *http.Request) (types.PatchType, error) {
-	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err == nil {
-		for _, t := range patchTypes {
-			if string(t) == mediaType {
-				return t, nil
-			}
-		}
-	}
-	supported := make([]string, len(patchTypes))
-	for i, t := range patchTypes {
-		supported[i] = string(t)
-	}
-	return "", &apierrors.StatusError{ErrStatus: metav1.Status{
+// unsupportedMediaType is kube's handler-level 415 (no details).
+func unsupportedMediaType(accepted []string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %v", supported),
+		Message: "the body of the request was in an unknown format - accepted media types include: " + strings.Join(accepted, ", "),
 	}}
 }
 
@@ -99,47 +99,97 @@ type patcher struct {
 	patchType       types.PatchType
 	patch           []byte
 	fieldValidation string
-	name            string
+	name, namespace string
 }
 
 // Preconditions implements rest.UpdatedObjectInfo: a patch's
 // resourceVersion is checked on the patched object by the Store.
 func (p *patcher) Preconditions() *metav1.Preconditions { return nil }
 
-// UpdatedObject implements rest.UpdatedObjectInfo.
+// UpdatedObject implements rest.UpdatedObjectInfo: the patch applied to
+// current, which must exist (a patch never creates).
 func (p *patcher) UpdatedObject(ctx context.Context, current runtime.Object) (runtime.Object, error) {
-	if rv, err := resourceVersionOf(current); err != nil || rv == "" {
-		return nil, apierrors.NewNotFound(p.scope.Resource.GroupResource(), p.name)
-	}
-	current.GetObjectKind().SetGroupVersionKind(p.scope.Kind)
-	original, err := json.Marshal(current)
+	m, err := metaAccessor(current)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	patched, strictErrs, err := p.apply(original, current)
+	if m.GetUID() == "" {
+		return nil, apierrors.NewNotFound(p.scope.Resource.GroupResource(), p.name)
+	}
+	current.GetObjectKind().SetGroupVersionKind(p.scope.Kind)
+	var obj runtime.Object
+	if p.patchType == types.StrategicMergePatchType {
+		obj, err = p.applyStrategic(ctx, current)
+	} else {
+		obj, err = p.applyJSON(ctx, current)
+	}
 	if err != nil {
 		return nil, err
 	}
-	obj := p.scope.Storage.New()
-	if err := decodeStrict(patched, obj, p.fieldValidation, strictErrs, p.scope.Kind, ctx); err != nil {
-		return nil, err
+	patched, err := metaAccessor(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	// The namespace first, then the name, as kube checks them.
+	if ns := patched.GetNamespace(); p.scope.Namespaced && ns != "" && ns != p.namespace {
+		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	if patched.GetName() != p.name {
+		return nil, badRequest("the name of the object (%s) does not match the name on the URL (%s)", patched.GetName(), p.name)
 	}
 	return obj, nil
 }
 
-// apply applies the patch to original (the JSON of current), and returns
-// what strict decoding of the patch itself found (unknown and duplicate
-// fields).
-func (p *patcher) apply(original []byte, current runtime.Object) ([]byte, []error, error) {
+// applyJSON applies a JSON patch or a JSON merge patch to the JSON of
+// current and decodes the result, as kube's jsonPatcher.
+func (p *patcher) applyJSON(ctx context.Context, current runtime.Object) (runtime.Object, error) {
+	original, err := json.Marshal(current)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	patched, strictErrs, err := p.applyJSPatch(original)
+	if err != nil {
+		return nil, err
+	}
+	info, _ := negotiation.Serializer(negotiation.MediaTypeJSON)
+	decoder := info.Serializer
+	if p.checksFields() {
+		decoder = info.StrictSerializer
+	}
+	obj := p.scope.Storage.New()
+	kind := p.scope.Kind
+	_, _, err = decoder.Decode(patched, &kind, obj)
+	var decodeErrs []error
+	if err != nil {
+		strict, isStrict := runtime.AsStrictDecodingError(err)
+		if !isStrict {
+			return nil, invalidPatch(string(patched), err)
+		}
+		decodeErrs = strict.Errors()
+	}
+	return obj, p.strictDecodingResult(ctx, string(patched), append(strictErrs, decodeErrs...))
+}
+
+// jsonPatchOp is one operation of a JSON patch, for strict decoding (the
+// type's name shows in kube's error messages).
+type jsonPatchOp struct {
+	Op    string      `json:"op"`
+	Path  string      `json:"path"`
+	From  string      `json:"from"`
+	Value interface{} `json:"value"`
+}
+
+// applyJSPatch applies the patch to original, and returns what strict
+// decoding of the patch itself found (unknown and duplicate fields).
+func (p *patcher) applyJSPatch(original []byte) ([]byte, []error, error) {
 	var strictErrs []error
-	checkStrict := p.fieldValidation == fieldValidationStrict || p.fieldValidation == fieldValidationWarn
 	switch p.patchType {
 	case types.JSONPatchType:
-		if checkStrict {
-			var ops []map[string]interface{}
+		if p.checksFields() {
+			var ops []jsonPatchOp
 			errs, err := sigsjson.UnmarshalStrict(p.patch, &ops)
 			if err != nil {
-				return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+				return nil, nil, badRequest("error decoding patch: %v", err)
 			}
 			for _, e := range errs {
 				strictErrs = append(strictErrs, fmt.Errorf("json patch %v", e))
@@ -155,81 +205,112 @@ func (p *patcher) apply(original []byte, current runtime.Object) ([]byte, []erro
 		}
 		patched, err := ops.Apply(original)
 		if err != nil {
-			return nil, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+			return nil, nil, unprocessable(err)
 		}
 		return patched, strictErrs, nil
-	case types.MergePatchType:
-		if checkStrict {
-			var v map[string]interface{}
+	default: // types.MergePatchType
+		if p.checksFields() {
+			v := map[string]interface{}{}
 			errs, err := sigsjson.UnmarshalStrict(p.patch, &v)
 			if err != nil {
-				return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+				return nil, nil, badRequest("error decoding patch: %v", err)
 			}
 			strictErrs = errs
 		}
 		patched, err := jsonpatch.MergePatch(original, p.patch)
-		if err != nil {
+		if errors.Is(err, jsonpatch.ErrBadJSONPatch) {
 			return nil, nil, apierrors.NewBadRequest(err.Error())
 		}
-		return patched, strictErrs, nil
-	case types.StrategicMergePatchType:
-		var patchMap map[string]interface{}
-		errs, err := sigsjson.UnmarshalStrict(p.patch, &patchMap)
-		if err != nil {
-			return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
-		}
-		if checkStrict {
-			strictErrs = errs
-		}
-		patched, err := strategicpatch.StrategicMergePatch(original, p.patch, p.scope.Storage.New())
-		if err != nil {
-			return nil, nil, interpretStrategicMergePatchError(err)
-		}
-		return patched, strictErrs, nil
+		return patched, strictErrs, err
 	}
-	return nil, nil, fmt.Errorf("handlers: unknown patch type %s", p.patchType)
 }
 
-// interpretStrategicMergePatchError maps the patch library's errors: a
-// malformed patch is 400; one that cannot apply to this object is 422.
+// applyStrategic applies a strategic merge patch to current, as kube's
+// smpPatcher: on maps, with the Go type as the merge schema.
+func (p *patcher) applyStrategic(ctx context.Context, current runtime.Object) (runtime.Object, error) {
+	originalMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(current)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	patchMap := map[string]interface{}{}
+	var strictErrs []error
+	if p.checksFields() {
+		strictErrs, err = sigsjson.UnmarshalStrict(p.patch, &patchMap)
+	} else {
+		err = sigsjson.UnmarshalCaseSensitivePreserveInts(p.patch, &patchMap)
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	patchedMap, err := strategicpatch.StrategicMergeMapPatch(originalMap, patchMap, p.scope.Storage.New())
+	if err != nil {
+		return nil, interpretStrategicMergePatchError(err)
+	}
+	obj := p.scope.Storage.New()
+	shown := fmt.Sprintf("%+v", patchMap)
+	err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(patchedMap, obj, p.checksFields())
+	if err != nil {
+		strict, isStrict := runtime.AsStrictDecodingError(err)
+		if !isStrict {
+			return nil, invalidPatch(shown, err)
+		}
+		strictErrs = append(strictErrs, strict.Errors()...)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(p.scope.Kind)
+	return obj, p.strictDecodingResult(ctx, shown, strictErrs)
+}
+
+// checksFields tells whether unknown and duplicate fields are looked for.
+func (p *patcher) checksFields() bool {
+	return p.fieldValidation == fieldValidationStrict || p.fieldValidation == fieldValidationWarn
+}
+
+// strictDecodingResult turns the unknown and duplicate fields found into
+// warnings (Warn) or a 422 naming the patched document (Strict).
+func (p *patcher) strictDecodingResult(ctx context.Context, shown string, errs []error) error {
+	if len(errs) == 0 || p.fieldValidation == fieldValidationIgnore {
+		return nil
+	}
+	if p.fieldValidation == fieldValidationWarn {
+		for _, e := range errs {
+			request.AddWarning(ctx, e.Error())
+		}
+		return nil
+	}
+	return invalidPatch(shown, runtime.NewStrictDecodingError(errs))
+}
+
+// invalidPatch is kube's 422 for a patch whose result is not a valid
+// object of the kind.
+func invalidPatch(shown string, err error) error {
+	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), shown, err.Error())})
+}
+
+func unprocessable(err error) error {
+	return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+}
+
+// interpretStrategicMergePatchError maps the patch library's errors as
+// kube does: a malformed patch is 400; one that cannot apply to this
+// object is 422; anything else is the server's (500).
 func interpretStrategicMergePatchError(err error) error {
-	for _, unprocessable := range []error{mergepatch.ErrNoListOfLists, mergepatch.ErrPatchContentNotMatchRetainKeys} {
-		if errors.Is(err, unprocessable) {
-			return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	for _, bad := range []error{mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList, mergepatch.ErrBadPatchFormatForRetainKeys,
+		mergepatch.ErrBadPatchFormatForSetElementOrderList, mergepatch.ErrUnsupportedStrategicMergePatchFormat} {
+		if err == bad { //nolint:errorlint // kube compares the sentinels themselves
+			return apierrors.NewBadRequest(err.Error())
 		}
 	}
-	return apierrors.NewBadRequest(err.Error())
+	if err == mergepatch.ErrNoListOfLists || err == mergepatch.ErrPatchContentNotMatchRetainKeys { //nolint:errorlint // as above
+		return unprocessable(err)
+	}
+	return err
 }
 
-// decodeStrict decodes the patched JSON into obj; unknown fields of the
-// result, with those of the patch, are errors or warnings as the field
-// validation directive says.
-func decodeStrict(data []byte, obj runtime.Object, fieldValidation string, strictErrs []error, gvk schema.GroupVersionKind, ctx context.Context) error {
-	errs, err := sigsjson.UnmarshalStrict(data, obj)
-	if err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
 	}
-	if fieldValidation == fieldValidationIgnore {
-		return nil
-	}
-	strictErrs = append(strictErrs, errs...)
-	if len(strictErrs) == 0 {
-		return nil
-	}
-	if fieldValidation == fieldValidationStrict {
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v",
-			gvk.Kind, gvk.Version, gvk.Kind, runtime.NewStrictDecodingError(strictErrs)))
-	}
-	for _, e := range strictErrs {
-		request.AddWarning(ctx, e.Error())
-	}
-	return nil
-}
-
-func resourceVersionOf(obj runtime.Object) (string, error) {
-	m, err := metaAccessor(obj)
-	if err != nil {
-		return "", err
-	}
-	return m.GetResourceVersion(), nil
+	return false
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,14 +26,19 @@ func StatusOf(err error) *metav1.Status {
 		status.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
 		return &status
 	}
-	slog.Error("apiserver: unexpected error", "error", err)
-	status := apierrors.NewInternalError(err).Status()
-	status.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
-	return &status
+	// As kube: a 500 with the error's text and no reason.
+	slog.Error("apiserver: an error that is not a Status", "error", err)
+	return &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure, Code: http.StatusInternalServerError,
+		Reason: metav1.StatusReasonUnknown, Message: err.Error(),
+	}
 }
 
 // WriteError writes err as a Status in the representation the client
-// accepts (JSON when it accepts none the server writes).
+// accepts. When it accepts none the server writes (or only alternative
+// representations, which a Status has not), the Status goes out as
+// indented JSON, as kube's WriteRawJSON does.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	status := StatusOf(err)
 	if status.Details != nil && status.Details.RetryAfterSeconds > 0 {
@@ -40,16 +46,23 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	out, nerr := negotiation.NegotiateOutput(r)
 	if nerr != nil {
-		out, _ = negotiation.NegotiateOutput(withAcceptJSON(r))
+		WriteRawJSON(w, int(status.Code), status)
+		return
 	}
-	out.Target = negotiation.TargetObject
 	writeObject(w, r, out, int(status.Code), status)
 }
 
-func withAcceptJSON(r *http.Request) *http.Request {
-	r2 := r.Clone(r.Context())
-	r2.Header.Set("Accept", negotiation.MediaTypeJSON)
-	return r2
+// WriteRawJSON writes v as indented JSON without a trailing newline, as
+// kube writes what it cannot negotiate (and /version).
+func WriteRawJSON(w http.ResponseWriter, code int, v interface{}) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", negotiation.MediaTypeJSON)
+	w.WriteHeader(code)
+	w.Write(data)
 }
 
 // errNotFound is kube's answer to a path that names nothing.

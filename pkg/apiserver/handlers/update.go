@@ -22,15 +22,20 @@ func (s *Scope) Update(updater rest.Updater) http.HandlerFunc {
 			WriteError(w, r, err)
 			return
 		}
-		opts := &metav1.UpdateOptions{}
-		if err := decodeOptions(r, opts, "UpdateOptions", func() field.ErrorList {
-			return metav1validation.ValidateUpdateOptions(opts)
-		}); err != nil {
+		// As kube: the body's media type, then the body, then the options.
+		if _, err := negotiation.Input(r); err != nil {
 			WriteError(w, r, err)
 			return
 		}
 		data, err := readBody(r)
 		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		opts := &metav1.UpdateOptions{}
+		if err := decodeOptions(r, opts, "UpdateOptions", func() field.ErrorList {
+			return metav1validation.ValidateUpdateOptions(opts)
+		}); err != nil {
 			WriteError(w, r, err)
 			return
 		}

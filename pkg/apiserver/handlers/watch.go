@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
@@ -35,16 +36,15 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 		opts.FieldSelector = fields.AndSelectors(opts.FieldSelector, fields.OneTermEqualSelector("metadata.name", name))
 	}
 	ctx, _, _ := s.requestContext(r, "watch")
-	out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+	out, err := negotiation.NegotiateWatchOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
 	if err != nil {
 		WriteError(w, r, err)
 		return
 	}
-	if out.MediaType != negotiation.MediaTypeJSON {
-		WriteError(w, r, errWatchNotAcceptable())
-		return
-	}
-	timeout := s.watchTimeout(opts.TimeoutSeconds)
+	// The deadline travels with the context: the watch cache sends a last
+	// bookmark shortly before it.
+	ctx, cancel := context.WithTimeout(ctx, s.watchTimeout(opts.TimeoutSeconds))
+	defer cancel()
 	wch, err := watcher.Watch(ctx, opts)
 	if err != nil {
 		WriteError(w, r, err)
@@ -61,14 +61,10 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 		flusher.Flush()
 	}
 	enc := &eventEncoder{scope: s, r: r, out: out, bw: bufio.NewWriterSize(w, 8*1024)}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
 	events := wch.ResultChan()
 	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-timer.C:
 			return
 		case ev, ok := <-events:
 			if !ok {
@@ -198,10 +194,6 @@ func (e *eventEncoder) bookmark(ev storage.Event) runtime.Object {
 		}
 	}
 	return obj
-}
-
-func errWatchNotAcceptable() error {
-	return badRequest("watch supports only the %s and %s media types", negotiation.MediaTypeJSON, negotiation.MediaTypeProtobuf)
 }
 
 // Watch serves kube's legacy watch paths (/watch/...): a watch of the

@@ -90,6 +90,17 @@ type Output struct {
 // the targets the endpoint can produce besides the object itself; a client
 // that accepts nothing the server can write gets 406 NotAcceptable.
 func NegotiateOutput(r *http.Request, allowed ...Target) (Output, error) {
+	return negotiate(r, serverMediaTypes, allowed)
+}
+
+// NegotiateWatchOutput negotiates the response of a watch: watch events
+// are written as JSON only (not yet as protobuf frames), so a client that
+// prefers protobuf but accepts JSON, as client-go does, gets JSON.
+func NegotiateWatchOutput(r *http.Request, allowed ...Target) (Output, error) {
+	return negotiate(r, []string{MediaTypeJSON}, allowed)
+}
+
+func negotiate(r *http.Request, mediaTypes []string, allowed []Target) (Output, error) {
 	header := r.Header.Get("Accept")
 	if header == "" {
 		header = "*/*"
@@ -98,7 +109,7 @@ func NegotiateOutput(r *http.Request, allowed ...Target) (Output, error) {
 		if clause.Q <= 0 {
 			continue
 		}
-		out, ok := match(clause, allowed)
+		out, ok := match(clause, mediaTypes, allowed)
 		if ok {
 			out.Pretty = out.MediaType == MediaTypeJSON && isPretty(r)
 			return out, nil
@@ -107,7 +118,7 @@ func NegotiateOutput(r *http.Request, allowed ...Target) (Output, error) {
 	return Output{}, notAcceptable()
 }
 
-func match(clause goautoneg.Accept, allowed []Target) (Output, bool) {
+func match(clause goautoneg.Accept, mediaTypes []string, allowed []Target) (Output, bool) {
 	var mediaType string
 	switch {
 	case clause.Type == "*" && clause.SubType == "*", clause.Type == "application" && clause.SubType == "*":
@@ -115,7 +126,7 @@ func match(clause goautoneg.Accept, allowed []Target) (Output, bool) {
 	default:
 		mediaType = clause.Type + "/" + clause.SubType
 	}
-	if !contains(serverMediaTypes, mediaType) {
+	if !contains(mediaTypes, mediaType) {
 		return Output{}, false
 	}
 	info, ok := Serializer(mediaType)
@@ -127,8 +138,9 @@ func match(clause goautoneg.Accept, allowed []Target) (Output, bool) {
 	if as == "" {
 		return out, true
 	}
-	// kube serves its alternative representations from meta.k8s.io only.
-	if clause.Params["g"] != "meta.k8s.io" {
+	// kube serves its alternative representations from meta.k8s.io only,
+	// and Tables only as JSON or YAML.
+	if clause.Params["g"] != "meta.k8s.io" || (as == string(TargetTable) && mediaType == MediaTypeProtobuf) {
 		return Output{}, false
 	}
 	v := clause.Params["v"]
@@ -144,12 +156,62 @@ func match(clause goautoneg.Accept, allowed []Target) (Output, bool) {
 	return Output{}, false
 }
 
+// notAcceptable is the handlers' answer when no clause of Accept names a
+// representation the endpoint can write (kube's errNotAcceptable: no
+// details).
 func notAcceptable() error {
-	available := append(append([]string{}, serverMediaTypes...), MediaTypeJSON+";stream=watch", MediaTypeProtobuf+";stream=watch")
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
-		Message: fmt.Sprintf("406: Not Acceptable\n\nAvailable representations: %s", strings.Join(available, ", ")),
-		Details: &metav1.StatusDetails{},
+		Message: "only the following media types are accepted: " + strings.Join(serverMediaTypes, ", "),
+	}}
+}
+
+// What routes produce, as kube declares them to its router: every
+// resource route the three media types, list and watch routes also their
+// streaming forms, /version JSON only.
+var (
+	ResourceMediaTypes  = serverMediaTypes
+	StreamingMediaTypes = append(append([]string{}, serverMediaTypes...), MediaTypeJSON+";stream=watch", MediaTypeProtobuf+";stream=watch")
+	JSONOnly            = []string{MediaTypeJSON}
+)
+
+// CheckAccept is kube's router-level check of Accept (go-restful's, which
+// runs before any handler): a request whose Accept names none of the media
+// types a route produces, parameters and quality ignored, is refused with
+// 406 listing them. A finer mismatch (as=Table on an endpoint without
+// tables, ...) is the handler's to refuse (NegotiateOutput).
+func CheckAccept(r *http.Request, produces []string) error {
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		return nil
+	}
+	for _, clause := range strings.Split(accept, ",") {
+		mediaType, _, _ := strings.Cut(clause, ";")
+		mediaType = strings.TrimSpace(mediaType)
+		if mediaType == "*/*" || contains(produces, mediaType) {
+			return nil
+		}
+	}
+	return routerError(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+		fmt.Sprintf("406: Not Acceptable\n\nAvailable representations: %s", strings.Join(produces, ", ")))
+}
+
+// CheckContentType is the router-level check of a route that declares the
+// media types it consumes (kube's PATCH routes): anything else, or no
+// Content-Type, is 415 before any handler runs.
+func CheckContentType(r *http.Request, consumes []string) error {
+	mediaType, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	if contains(consumes, strings.TrimSpace(mediaType)) {
+		return nil
+	}
+	return routerError(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType, "415: Unsupported Media Type")
+}
+
+// routerError is a Status as kube words its router's refusals (with empty
+// details).
+func routerError(code int32, reason metav1.StatusReason, message string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: code, Reason: reason, Message: message, Details: &metav1.StatusDetails{},
 	}}
 }
 

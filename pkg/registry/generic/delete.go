@@ -3,6 +3,7 @@ package generic
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -167,22 +168,29 @@ func (e *Store) DeleteCollection(ctx context.Context, deleteValidation rest.Vali
 		m := mustAccessor(obj)
 		// A list across namespaces deletes each object in its own.
 		itemCtx := request.WithNamespace(ctx, m.GetNamespace())
-		out, _, err := e.Delete(itemCtx, m.GetName(), deleteValidation, opts)
+		_, _, err := e.Delete(itemCtx, m.GetName(), deleteValidation, opts)
 		if apierrors.IsNotFound(err) {
 			continue // deleted meanwhile by someone else
 		}
 		if err != nil {
 			return nil, err
 		}
-		if _, isStatus := out.(*metav1.Status); isStatus {
-			out = obj
-		}
-		deleted = append(deleted, out)
+		// kube answers with the objects as listed, not as deleted.
+		deleted = append(deleted, obj)
 	}
 	result := e.NewListFunc()
 	if err := meta.SetList(result, deleted); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
+	lm, err := meta.ListAccessor(result)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if list.ResourceVersion != 0 {
+		lm.SetResourceVersion(strconv.FormatInt(list.ResourceVersion, 10))
+	}
+	lm.SetContinue(list.Continue)
+	lm.SetRemainingItemCount(list.RemainingItemCount)
 	return result, nil
 }
 

@@ -80,7 +80,7 @@ func (e *Store) predicate(options *metainternalversion.ListOptions) (storage.Sel
 	}
 	for _, req := range field.Requirements() {
 		if !e.selectableFields[req.Field] {
-			return storage.SelectionPredicate{}, apierrors.NewBadRequest(e.unknownFieldMessage(req.Field))
+			return storage.SelectionPredicate{}, apierrors.NewBadRequest(e.unknownFieldSelectorMessage(req.Field))
 		}
 	}
 	return storage.SelectionPredicate{
@@ -92,11 +92,11 @@ func (e *Store) predicate(options *metainternalversion.ListOptions) (storage.Sel
 	}, nil
 }
 
-// unknownFieldMessage words the rejection of a field selector as kube
-// does: kinds without selectable fields of their own use kube's default
-// field label conversion, which lists the two it knows; the others have
-// their own, which does not.
-func (e *Store) unknownFieldMessage(field string) string {
+// unknownFieldSelectorMessage words the refusal of a field selector as
+// kube does: resources with fields of their own say "field label not
+// supported"; the others (only metadata.name and metadata.namespace) get
+// apimachinery's default conversion's message.
+func (e *Store) unknownFieldSelectorMessage(field string) string {
 	if len(e.selectableFields) == 2 && e.selectableFields["metadata.name"] && e.selectableFields["metadata.namespace"] {
 		return fmt.Sprintf("%q is not a known field selector: only %q, %q", field, "metadata.name", "metadata.namespace")
 	}

@@ -292,3 +292,7 @@ func (e *Store) setKind(obj runtime.Object) {
 		obj.GetObjectKind().SetGroupVersionKind(e.Kind)
 	}
 }
+
+// StorageReadiness reports whether the resource's store can serve (a watch
+// cache has its first list).
+func (e *Store) StorageReadiness() error { return e.Storage.ReadinessCheck() }

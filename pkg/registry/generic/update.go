@@ -67,8 +67,8 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 				return nil, nil, err
 			}
 			if newRV == 0 {
-				// An unconditional update applies to the state just read,
-				// and validates as such (kube's Store does the same).
+				// An unconditional update applies to the stored revision
+				// (kube sets it, so metadata validation sees one).
 				if err := storage.SetResourceVersion(obj, existingRV); err != nil {
 					return nil, nil, apierrors.NewInternalError(err)
 				}

@@ -50,6 +50,12 @@ type SingularNameProvider interface {
 	GetSingularName() string
 }
 
+// StorageReadinessChecker is implemented by storages that are not ready
+// at once (a watch cache before its first list); /readyz asks them.
+type StorageReadinessChecker interface {
+	StorageReadiness() error
+}
+
 // Getter reads one object.
 type Getter interface {
 	Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error)

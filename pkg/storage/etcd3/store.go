@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -85,7 +84,7 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions, ou
 	}
 	if len(resp.Kvs) == 0 {
 		if opts.IgnoreNotFound {
-			return zeroInto(out)
+			return storage.Zero(out)
 		}
 		return storage.NewKeyNotFoundError(key, 0)
 	}
@@ -323,21 +322,10 @@ func decodeInto(key string, data []byte, rev int64, out runtime.Object) error {
 	if err != nil {
 		return err
 	}
-	if err := zeroInto(out); err != nil {
+	if err := storage.Zero(out); err != nil {
 		return err
 	}
 	return obj.Decode(out)
-}
-
-// zeroInto resets out to its zero value, so that decoding into a reused
-// object leaves nothing behind.
-func zeroInto(out runtime.Object) error {
-	v := reflect.ValueOf(out)
-	if v.Kind() != reflect.Pointer || v.IsNil() {
-		return storage.NewInternalError("", fmt.Errorf("etcd3: cannot decode into %T", out))
-	}
-	v.Elem().Set(reflect.Zero(v.Elem().Type()))
-	return nil
 }
 
 func wrapClientError(key string, err error) error {

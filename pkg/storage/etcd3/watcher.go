@@ -35,6 +35,13 @@ func (s *Store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if opts.Recursive && !strings.HasSuffix(key, "/") {
 		key += "/"
 	}
+	if rev == 0 && opts.SendInitialEvents != nil && !*opts.SendInitialEvents {
+		// "From now" is now, before Watch returns: a change the caller
+		// makes next must be seen.
+		if rev, err = s.CurrentResourceVersion(ctx); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &watcher{
 		store:     s,
@@ -74,14 +81,6 @@ func (w *watcher) run() {
 	rev := w.startRev
 	sendInitial := w.opts.SendInitialEvents
 	initialEvents := (sendInitial == nil && rev == 0) || (sendInitial != nil && *sendInitial)
-	if rev == 0 && sendInitial != nil && !*sendInitial {
-		current, err := w.store.CurrentResourceVersion(w.ctx)
-		if err != nil {
-			w.sendError(err)
-			return
-		}
-		rev = current
-	}
 	if initialEvents {
 		var ok bool
 		if rev, ok = w.sendInitialEvents(rev); !ok {

@@ -7,8 +7,12 @@
 package testserver
 
 import (
+	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -37,11 +41,28 @@ func WithEtcd(url string) Option {
 	return func(o *app.Options) { o.EtcdServers = []string{url} }
 }
 
+// WithInsecurePort also serves plain HTTP without authentication on a free
+// loopback port (TestServer.Server.InsecureURL).
+func WithInsecurePort() Option {
+	return func(o *app.Options) { o.InsecurePort = freePort() }
+}
+
 // Start starts a server for the test and stops it at cleanup.
 func Start(t testing.TB, opts ...Option) *TestServer {
 	t.Helper()
+	ts, err := New(t.TempDir(), opts...)
+	if err != nil {
+		t.Fatalf("testserver: %v", err)
+	}
+	t.Cleanup(ts.Server.Stop)
+	return ts
+}
+
+// New starts a server with its data in dir, for suites that share one
+// server from TestMain; the caller stops it with Server.Stop.
+func New(dir string, opts ...Option) (*TestServer, error) {
 	o := app.NewOptions()
-	o.DataDir = t.TempDir()
+	o.DataDir = dir
 	o.SecurePort = 0
 	o.EtcdUnsafeNoFsync = true
 	o.EtcdCompactionInterval = 0
@@ -51,9 +72,14 @@ func Start(t testing.TB, opts ...Option) *TestServer {
 	}
 	s, err := app.Start(o)
 	if err != nil {
-		t.Fatalf("testserver: starting miniapiserver: %v", err)
+		return nil, fmt.Errorf("starting miniapiserver: %w", err)
 	}
-	t.Cleanup(s.Stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.WaitForReady(ctx); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("miniapiserver not ready: %w", err)
+	}
 	cfg := &rest.Config{
 		Host:        s.SecureURL,
 		BearerToken: s.AdminToken,
@@ -66,7 +92,17 @@ func Start(t testing.TB, opts ...Option) *TestServer {
 	} else {
 		cfg.TLSClientConfig.Insecure = true
 	}
-	return &TestServer{ClientConfig: cfg, URL: s.SecureURL, Token: s.AdminToken, Options: o, Server: s}
+	return &TestServer{ClientConfig: cfg, URL: s.SecureURL, Token: s.AdminToken, Options: o, Server: s}, nil
+}
+
+// freePort returns a loopback port free at the time of the call.
+func freePort() int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // HTTPClient returns a plain HTTP client that trusts the server, for tests

@@ -1,0 +1,58 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// NewCommand returns the miniapiserver command: flags, validation, and
+// Run until SIGTERM or SIGINT. main only executes it; tests use it to
+// check the flags (and configurations that pass flags, such as
+// deploy/docker-compose.yaml) against the real command.
+func NewCommand() *cobra.Command {
+	o := NewOptions()
+	cmd := &cobra.Command{
+		Use:   "miniapiserver",
+		Short: "A lightweight Kubernetes API server over etcd",
+		Long: `miniapiserver serves the Kubernetes REST API (core/v1, apps/v1, coordination.k8s.io/v1),
+stores objects in etcd and answers LIST and WATCH from its watch cache.
+
+With no flags it runs an embedded etcd in --data-dir, serves HTTPS on 127.0.0.1:6443
+with a generated certificate and admin token, and writes a kubeconfig for kubectl.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			setupLogging(o.LogLevel)
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return Run(ctx, o, cmd.OutOrStdout())
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	cmd.AddCommand(&cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			v := Version()
+			fmt.Fprintf(cmd.OutOrStdout(), "miniapiserver %s (Kubernetes API %s.%s, %s, %s)\n", v.GitVersion, v.Major, v.Minor, v.GoVersion, v.Platform)
+		},
+	})
+	return cmd
+}
+
+func setupLogging(level string) {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})))
+}

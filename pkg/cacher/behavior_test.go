@@ -1,0 +1,306 @@
+package cacher_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/miniapiserver/miniapiserver/pkg/cacher"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/etcdtest"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/storagetest"
+)
+
+func create(t *testing.T, s storage.Interface, cfg storage.Config, ns, name string) int64 {
+	t.Helper()
+	out := &corev1.Pod{}
+	if err := s.Create(context.Background(), cfg.ResourcePrefix+"/"+ns+"/"+name, storagetest.NewPod(ns, name, "", nil), out, 0); err != nil {
+		t.Fatal(err)
+	}
+	rv, _ := strconv.ParseInt(out.ResourceVersion, 10, 64)
+	return rv
+}
+
+func touch(t *testing.T, s storage.Interface, cfg storage.Config, ns, name string, i int) {
+	t.Helper()
+	err := s.GuaranteedUpdate(context.Background(), cfg.ResourcePrefix+"/"+ns+"/"+name, &corev1.Pod{}, false, nil,
+		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			p := in.(*corev1.Pod)
+			p.Labels = map[string]string{"i": strconv.Itoa(i)}
+			return p, nil, nil
+		}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func watchFrom(t *testing.T, c *cacher.Cacher, cfg storage.Config, rv int64, bookmarks bool) storage.Watcher {
+	t.Helper()
+	w, err := c.Watch(context.Background(), cfg.ResourcePrefix, storage.ListOptions{
+		ResourceVersion: strconv.FormatInt(rv, 10), Recursive: true, Predicate: storage.Everything, ProgressNotify: bookmarks,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return w
+}
+
+// TestSlowWatcherIsTerminated: a watcher that never reads is ended, and
+// the others still get every event.
+func TestSlowWatcherIsTerminated(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	cfg := storagetest.PodConfig()
+	c := newCacher(t, etcd, cfg)
+	rv := create(t, c, cfg, "ns", "p")
+	slow := watchFrom(t, c, cfg, rv, false)
+	fast := []*recorder{}
+	for range 3 {
+		r := &recorder{}
+		r.start(watchFrom(t, c, cfg, rv, false))
+		fast = append(fast, r)
+	}
+	const updates = 400 // well past a watcher's buffer
+	for i := range updates {
+		touch(t, c, cfg, "ns", "p", i)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, r := range fast {
+		for r.count() < updates && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if got := len(r.stop()); got != updates {
+			t.Errorf("a reading watcher got %d events, want %d", got, updates)
+		}
+	}
+	// The slow watcher's channel is closed once its few buffered events
+	// are drained.
+	n := 0
+	for {
+		select {
+		case _, ok := <-slow.ResultChan():
+			if !ok {
+				if n >= updates {
+					t.Fatalf("the slow watcher got all %d events: it was never terminated", n)
+				}
+				return
+			}
+			n++
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the slow watcher was not terminated (%d events read)", n)
+		}
+	}
+}
+
+// TestBookmarksOnIdleResource: watchers that allow bookmarks get them
+// periodically, at the latest revision, even when nothing changes.
+func TestBookmarksOnIdleResource(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	cfg := storagetest.PodConfig()
+	c := newCacher(t, etcd, cfg, func(cc *cacher.Config) { cc.BookmarkFrequency = 100 * time.Millisecond })
+	rv := create(t, c, cfg, "ns", "p")
+	w := watchFrom(t, c, cfg, rv, true)
+	noBookmarks := watchFrom(t, c, cfg, rv, false)
+	for got := 0; got < 2; {
+		select {
+		case ev := <-w.ResultChan():
+			if ev.Type != watch.Bookmark {
+				t.Fatalf("unexpected %s event", ev.Type)
+			}
+			if ev.ResourceVersion < rv {
+				t.Fatalf("bookmark at %d, before the last write at %d", ev.ResourceVersion, rv)
+			}
+			got++
+		case <-time.After(10 * time.Second):
+			t.Fatal("no bookmark on an idle resource")
+		}
+	}
+	select {
+	case ev := <-noBookmarks.ResultChan():
+		t.Fatalf("a watcher without allowWatchBookmarks got %s", ev.Type)
+	default:
+	}
+}
+
+// TestTooLargeResourceVersion: reads at a revision the cache never
+// reaches give up after a while with TooLargeResourceVersion.
+func TestTooLargeResourceVersion(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	cfg := storagetest.PodConfig()
+	c := newCacher(t, etcd, cfg)
+	rv := create(t, c, cfg, "ns", "p")
+	future := strconv.FormatInt(rv+100000, 10)
+	_, err := c.GetList(context.Background(), cfg.ResourcePrefix, storage.ListOptions{
+		ResourceVersion: future, Recursive: true, Predicate: storage.Everything,
+	})
+	if !storage.IsTooLargeResourceVersion(err) {
+		t.Fatalf("list at %s: want TooLargeResourceVersion, got %v", future, err)
+	}
+}
+
+// TestConsistentListSeesEveryWrite: a list without resourceVersion never
+// misses a write that completed before it, even one the cache learns of
+// only through etcd (the write does not go through this cache).
+func TestConsistentListSeesEveryWrite(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	cfg := storagetest.PodConfig()
+	c := newCacher(t, etcd, cfg)
+	other := newCacher(t, etcd, cfg) // another replica's cache, same etcd
+	for i := range 50 {
+		name := fmt.Sprintf("p%d", i)
+		create(t, other, cfg, "ns", name)
+		res, err := c.GetList(context.Background(), cfg.ResourcePrefix, storage.ListOptions{Recursive: true, Predicate: storage.Everything})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Items) != i+1 {
+			t.Fatalf("after %d creates a consistent list has %d items", i+1, len(res.Items))
+		}
+	}
+}
+
+// TestEtcdRestartLosesNothing: when etcd stops and starts again, the
+// cache's watch of etcd resumes from its revision (the etcd client does
+// that), so watchers go on and lose nothing; the changes made after the
+// restart reach them.
+func TestEtcdRestartLosesNothing(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	cfg := storagetest.PodConfig()
+	c := newCacher(t, etcd, cfg)
+	rv := create(t, c, cfg, "ns", "before")
+	rec := &recorder{}
+	rec.start(watchFrom(t, c, cfg, rv, false))
+	etcd.Stop()
+	etcd.Restart()
+	var after int64
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out := &corev1.Pod{}
+		err := c.Create(context.Background(), cfg.ResourcePrefix+"/ns/after", storagetest.NewPod("ns", "after", "", nil), out, 0)
+		if err == nil {
+			after, _ = strconv.ParseInt(out.ResourceVersion, 10, 64)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd did not come back: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for rec.count() < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := rec.stop()
+	want := fmt.Sprintf("ADDED %s/ns/after %d", cfg.ResourcePrefix, after)
+	if len(got) == 0 || got[0] != want {
+		t.Fatalf("after the restart the watcher got %q, want [%s] (or a clean end and nothing lost)", got, want)
+	}
+}
+
+// TestRelistTerminatesWatchers: when the cache's watch of the store fails,
+// the cache lists again, ends every watch cleanly (the channel closes),
+// and serves the state of the new list.
+func TestRelistTerminatesWatchers(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	cfg := storagetest.PodConfig()
+	faulty := &faultyStorage{Interface: etcd3.New(etcd.Client, cfg), watches: make(chan *faultyWatcher, 10)}
+	c, err := cacher.New(cacher.Config{Storage: faulty, Resource: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	waitReady(t, c)
+	rv := create(t, c, cfg, "ns", "p")
+	w := watchFrom(t, c, cfg, rv, false)
+	reflectorWatch := <-faulty.watches
+	reflectorWatch.fail(storage.NewUnreachableError("", fmt.Errorf("injected failure")))
+	select {
+	case ev, ok := <-w.ResultChan():
+		if ok {
+			t.Fatalf("want the watch ended, got %s", ev.Type)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watch was not ended after the cache's watch failed")
+	}
+	<-faulty.watches // the reflector watches again after its re-list
+	waitReady(t, c)
+	res, err := c.GetList(context.Background(), cfg.ResourcePrefix, storage.ListOptions{Recursive: true, Predicate: storage.Everything})
+	if err != nil || len(res.Items) != 1 {
+		t.Fatalf("after the re-list: %v, %d items", err, len(res.Items))
+	}
+}
+
+func waitReady(t *testing.T, c *cacher.Cacher) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for c.ReadinessCheck() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("cache not ready")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// faultyStorage is the real store whose watches the test can break, to
+// drive the reflector's failure path deterministically.
+type faultyStorage struct {
+	storage.Interface
+	watches chan *faultyWatcher
+}
+
+func (f *faultyStorage) Watch(ctx context.Context, key string, opts storage.ListOptions) (storage.Watcher, error) {
+	w, err := f.Interface.Watch(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	fw := &faultyWatcher{inner: w, out: make(chan storage.Event), failc: make(chan error, 1), done: make(chan struct{})}
+	go fw.run()
+	f.watches <- fw
+	return fw, nil
+}
+
+type faultyWatcher struct {
+	inner storage.Watcher
+	out   chan storage.Event
+	failc chan error
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (w *faultyWatcher) run() {
+	defer close(w.out)
+	for {
+		select {
+		case err := <-w.failc:
+			select {
+			case w.out <- storage.Event{Type: watch.Error, Err: err}:
+			case <-w.done:
+			}
+			return
+		case ev, ok := <-w.inner.ResultChan():
+			if !ok {
+				return
+			}
+			select {
+			case w.out <- ev:
+			case <-w.done:
+				return
+			}
+		case <-w.done:
+			return
+		}
+	}
+}
+
+func (w *faultyWatcher) fail(err error)                   { w.failc <- err }
+func (w *faultyWatcher) ResultChan() <-chan storage.Event { return w.out }
+func (w *faultyWatcher) Stop() {
+	w.once.Do(func() { close(w.done); w.inner.Stop() })
+}

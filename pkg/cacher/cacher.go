@@ -1,0 +1,253 @@
+package cacher
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+)
+
+// Config of a Cacher.
+type Config struct {
+	// Storage is the store the cache lists, watches and writes through.
+	Storage storage.Interface
+	// Resource describes the objects cached.
+	Resource storage.Config
+	// Capacity bounds the event history; <= 0 lets it size itself
+	// (100 to 102,400 events, keeping about 75 s).
+	Capacity int
+	// BookmarkFrequency is how often watchers that allow bookmarks get one
+	// (one minute when 0).
+	BookmarkFrequency time.Duration
+	// CompactionCheckPeriod is how often the cache asks etcd how far it
+	// compacted (10 s when 0).
+	CompactionCheckPeriod time.Duration
+}
+
+// freshnessTimeout bounds how long a read waits for the cache to reach the
+// revision it needs, as kube's 3 s.
+const freshnessTimeout = 3 * time.Second
+
+// Cacher is a storage.Interface that serves reads from a watch cache.
+type Cacher struct {
+	storage  storage.Interface
+	resource storage.Config
+	cfg      Config
+	metrics  *resourceMetrics
+
+	wc         *watchCache
+	dispatcher *dispatcher
+	incoming   chan *event
+	ready      *readiness
+	progress   *progressRequester
+	trigger    string // the indexed field watches may select on
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+var _ storage.Interface = (*Cacher)(nil)
+
+// StorageWithCacher is the Decorator that puts a watch cache of the given
+// capacity in front of the raw store (capacity <= 0: self-sizing). A
+// resource whose cache is off uses the registry's UndecoratedStorage.
+func StorageWithCacher(capacity int) storage.Decorator {
+	return func(raw storage.Factory, cfg storage.Config) (storage.Interface, storage.DestroyFunc, error) {
+		s, destroyRaw, err := raw(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, err := New(Config{Storage: s, Resource: cfg, Capacity: capacity})
+		if err != nil {
+			destroyRaw()
+			return nil, nil, err
+		}
+		return c, func() { c.Stop(); destroyRaw() }, nil
+	}
+}
+
+// New starts a cache of cfg.Resource over cfg.Storage: it lists and
+// watches in the background and is ready (ReadinessCheck) once the first
+// list is in. Stop releases it.
+func New(cfg Config) (*Cacher, error) {
+	if cfg.Storage == nil || cfg.Resource.NewFunc == nil || cfg.Resource.AttrFunc == nil {
+		return nil, fmt.Errorf("cacher: %s: Storage, NewFunc and AttrFunc are required", cfg.Resource.Resource)
+	}
+	if cfg.BookmarkFrequency <= 0 {
+		cfg.BookmarkFrequency = time.Minute
+	}
+	if cfg.CompactionCheckPeriod <= 0 {
+		cfg.CompactionCheckPeriod = 10 * time.Second
+	}
+	m := newResourceMetrics(cfg.Resource.Resource)
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Cacher{
+		storage:    cfg.Storage,
+		resource:   cfg.Resource,
+		cfg:        cfg,
+		metrics:    m,
+		wc:         newWatchCache(cfg.Capacity, cfg.Resource.IndexFields),
+		dispatcher: newDispatcher(cfg.BookmarkFrequency, m),
+		incoming:   make(chan *event, 100),
+		ready:      newReadiness(),
+		ctx:        ctx,
+		cancel:     cancel,
+	}
+	if len(cfg.Resource.IndexFields) > 0 {
+		c.trigger = cfg.Resource.IndexFields[0]
+	}
+	c.progress = newProgressRequester(cfg.Storage)
+	c.metrics.capacity.Set(float64(c.wc.history.capacity()))
+	c.wg.Add(4)
+	go func() { defer c.wg.Done(); c.runReflector() }()
+	go func() { defer c.wg.Done(); c.dispatchEvents() }()
+	go func() { defer c.wg.Done(); c.progress.run(ctx) }()
+	go func() { defer c.wg.Done(); c.followCompaction() }()
+	return c, nil
+}
+
+// Stop stops the cache and ends every watch it serves.
+func (c *Cacher) Stop() {
+	c.ready.stop()
+	c.cancel()
+	c.wg.Wait()
+	c.dispatcher.terminateAll()
+}
+
+// ReadinessCheck implements storage.Interface: ready once the first list
+// is in, and again after each re-list.
+func (c *Cacher) ReadinessCheck() error {
+	if ok, _ := c.ready.check(); !ok {
+		return fmt.Errorf("cacher: %s: not ready", c.resource.Resource)
+	}
+	return nil
+}
+
+// Create implements storage.Interface: writes go to the store.
+func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
+	return c.storage.Create(ctx, key, obj, out, ttl)
+}
+
+// GuaranteedUpdate implements storage.Interface. The cached state is the
+// first guess, saving a read of etcd when it is current.
+func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExisting runtime.Object) error {
+	if cachedExisting == nil {
+		cachedExisting = c.cachedObject(key)
+	}
+	return c.storage.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
+}
+
+// Delete implements storage.Interface, with the cached state as first guess.
+func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
+	validateDeletion storage.ValidateObjectFunc, cachedExisting runtime.Object) error {
+	if cachedExisting == nil {
+		cachedExisting = c.cachedObject(key)
+	}
+	return c.storage.Delete(ctx, key, out, preconditions, validateDeletion, cachedExisting)
+}
+
+// cachedObject decodes the cached state of key, or returns nil.
+func (c *Cacher) cachedObject(key string) runtime.Object {
+	if ok, _ := c.ready.check(); !ok {
+		return nil
+	}
+	c.wc.mu.RLock()
+	e, found := c.wc.store.get(key)
+	c.wc.mu.RUnlock()
+	if !found {
+		return nil
+	}
+	obj := c.resource.NewFunc()
+	if err := e.obj.Decode(obj); err != nil {
+		return nil
+	}
+	return obj
+}
+
+// Count implements storage.Interface (from etcd, as kube).
+func (c *Cacher) Count(ctx context.Context, key string) (int64, error) {
+	return c.storage.Count(ctx, key)
+}
+
+// CurrentResourceVersion implements storage.Interface.
+func (c *Cacher) CurrentResourceVersion(ctx context.Context) (int64, error) {
+	return c.storage.CurrentResourceVersion(ctx)
+}
+
+// Get implements storage.Interface: without a resourceVersion (or before
+// the cache is ready) from etcd; otherwise from the cache, once it has
+// reached the revision asked for (up to 3 s, then TooLargeResourceVersion).
+func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, out runtime.Object) error {
+	rev, err := storage.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return err
+	}
+	if ok, _ := c.ready.check(); opts.ResourceVersion == "" || !ok {
+		return c.storage.Get(ctx, key, opts, out)
+	}
+	if err := c.waitUntilFresh(ctx, rev); err != nil {
+		return err
+	}
+	c.wc.mu.RLock()
+	e, found := c.wc.store.get(key)
+	c.wc.mu.RUnlock()
+	if !found {
+		if opts.IgnoreNotFound {
+			return storage.Zero(out)
+		}
+		return storage.NewKeyNotFoundError(key, rev)
+	}
+	return e.obj.Decode(out)
+}
+
+// waitUntilFresh waits until the cache has seen rev, asking etcd for
+// progress meanwhile; after freshnessTimeout it gives up with
+// TooLargeResourceVersion.
+func (c *Cacher) waitUntilFresh(ctx context.Context, rev int64) error {
+	if rev == 0 {
+		return nil
+	}
+	start := time.Now()
+	c.wc.mu.RLock()
+	current := c.wc.rv
+	c.wc.mu.RUnlock()
+	if current >= rev {
+		return nil
+	}
+	defer func() { c.metrics.readWait.Observe(time.Since(start).Seconds()) }()
+	waitCtx, cancel := context.WithTimeout(ctx, freshnessTimeout)
+	defer cancel()
+	done := c.progress.want()
+	defer done()
+	c.wc.mu.RLock()
+	err := c.wc.waitUntilFreshLocked(waitCtx, rev)
+	current = c.wc.rv
+	c.wc.mu.RUnlock()
+	if err != nil {
+		if ctx.Err() != nil {
+			return storage.NewUnreachableError("", ctx.Err())
+		}
+		return storage.NewTooLargeResourceVersionError(rev, current)
+	}
+	return nil
+}
+
+// relKey is a key relative to the resource prefix ("ns/name").
+func (c *Cacher) relKey(key string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(key, c.resource.ResourcePrefix), "/")
+}
+
+// triggerValue is an entry's value of the indexed trigger field.
+func (c *Cacher) triggerValue(e *entry) (string, bool) {
+	if c.trigger == "" || e == nil {
+		return "", false
+	}
+	return e.fields.Get(c.trigger), true
+}

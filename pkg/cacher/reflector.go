@@ -1,0 +1,199 @@
+package cacher
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+)
+
+// Re-list backoff, as kube's reflector: 800 ms doubling up to 30 s, back
+// to the start after a run that lasted longer than backoffReset.
+const (
+	initialBackoff = 800 * time.Millisecond
+	maxBackoff     = 30 * time.Second
+	backoffReset   = 2 * time.Minute
+)
+
+// List page bounds: pages of listPageSize objects, fewer when objects are
+// large, so that one page holds at most listPageBytes.
+const (
+	listPageSize  = 500
+	listPageBytes = 4 << 20
+)
+
+// runReflector keeps the cache filled: list, then watch from the list's
+// revision; on any failure, wait (backoff) and list again.
+func (c *Cacher) runReflector() {
+	backoff := initialBackoff
+	for {
+		start := time.Now()
+		err := c.listAndWatch()
+		if c.ctx.Err() != nil {
+			return
+		}
+		c.ready.set(false)
+		if time.Since(start) > backoffReset {
+			backoff = initialBackoff
+		}
+		slog.Warn("cacher: watch of the store ended; listing again", "resource", c.resource.Resource, "error", err, "in", backoff)
+		jitter := time.Duration(rand.Int64N(int64(backoff) / 5))
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-time.After(backoff + jitter):
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// listAndWatch fills the cache from a list and follows its changes until
+// the watch fails.
+func (c *Cacher) listAndWatch() error {
+	entries, rev, err := c.list()
+	if err != nil {
+		return fmt.Errorf("list: %w", err)
+	}
+	c.wc.replace(entries, rev)
+	// The watchers' history ended with the old contents: their clients
+	// must start again (from a list, or from a revision still served).
+	c.dispatcher.terminateAll()
+	c.metrics.resourceVersion.Set(float64(rev))
+	c.ready.set(true)
+
+	w, err := c.storage.Watch(c.ctx, c.resource.ResourcePrefix, storage.ListOptions{
+		ResourceVersion: fmt.Sprint(rev),
+		Recursive:       true,
+		ProgressNotify:  true,
+		Predicate:       storage.Everything,
+	})
+	if err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		switch ev.Type {
+		case watch.Error:
+			return ev.Err
+		case watch.Bookmark:
+			c.wc.progress(ev.ResourceVersion)
+			c.metrics.resourceVersion.Set(float64(ev.ResourceVersion))
+			continue
+		}
+		cached, err := c.processEvent(ev)
+		if err != nil {
+			return err
+		}
+		select {
+		case c.incoming <- cached:
+		case <-c.ctx.Done():
+			return c.ctx.Err()
+		}
+	}
+	return fmt.Errorf("watch closed")
+}
+
+// processEvent records a change in the watch cache.
+func (c *Cacher) processEvent(ev storage.Event) (*event, error) {
+	c.metrics.eventsReceived.Inc()
+	var e *entry
+	if ev.Type == watch.Deleted {
+		e = &entry{obj: ev.Object} // attributes come from the stored state
+	} else {
+		var err error
+		if e, err = c.newEntry(ev.Object); err != nil {
+			return nil, err
+		}
+	}
+	cached := c.wc.apply(ev.Type, e, time.Now())
+	c.metrics.resourceVersion.Set(float64(cached.rv))
+	c.metrics.capacity.Set(float64(c.wc.historyCapacity()))
+	return cached, nil
+}
+
+// list reads every object of the resource, page by page at one revision.
+func (c *Cacher) list() ([]*entry, int64, error) {
+	var entries []*entry
+	opts := storage.ListOptions{Recursive: true, Predicate: storage.Everything}
+	opts.Predicate.Limit = listPageSize
+	var rev int64
+	for {
+		res, err := c.storage.GetList(c.ctx, c.resource.ResourcePrefix, opts)
+		if err != nil {
+			return nil, 0, err
+		}
+		rev = res.ResourceVersion
+		size := 0
+		for _, obj := range res.Items {
+			e, err := c.newEntry(obj)
+			if err != nil {
+				return nil, 0, err
+			}
+			entries = append(entries, e)
+			size += obj.Size()
+		}
+		if res.Continue == "" {
+			return entries, rev, nil
+		}
+		opts.Predicate.Continue = res.Continue
+		if n := len(res.Items); n > 0 && size/n > 0 {
+			opts.Predicate.Limit = int64(min(max(listPageBytes/(size/n), 1), listPageSize))
+		}
+	}
+}
+
+// newEntry decodes obj once to compute what filtering needs; the decoded
+// object is dropped, only the bytes are kept.
+func (c *Cacher) newEntry(obj *storage.Object) (*entry, error) {
+	typed := c.resource.NewFunc()
+	if err := obj.Decode(typed); err != nil {
+		return nil, err
+	}
+	l, f, err := c.resource.AttrFunc(typed)
+	if err != nil {
+		return nil, storage.NewInternalError(obj.Key, err)
+	}
+	return &entry{obj: obj, labels: newPairs(l, obj.Key), fields: newPairs(f, obj.Key)}, nil
+}
+
+// dispatchEvents hands incoming events to the watchers, and every second
+// sends the bookmarks that are due.
+func (c *Cacher) dispatchEvents() {
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case ev := <-c.incoming:
+			c.dispatcher.dispatch(ev, c.relKey, c.triggerValue)
+		case now := <-ticker.C:
+			c.dispatcher.bookmarks(c.wc.resourceVersion(), now)
+		}
+	}
+}
+
+// followCompaction drops the history etcd has compacted away.
+func (c *Cacher) followCompaction() {
+	compactor, ok := c.storage.(storage.CompactRevisioner)
+	if !ok {
+		return
+	}
+	ticker := time.NewTicker(c.cfg.CompactionCheckPeriod)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		rev, err := compactor.CompactRevision(c.ctx)
+		if err == nil && rev > 0 {
+			c.wc.compact(rev)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+// Package startup runs the miniapiserver binary as a user would: bad flags
+// are refused with one line naming the flag, and the kubeconfig written at
+// startup works with kubectl.
+package startup
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// build compiles miniapiserver into a temporary directory.
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "miniapiserver")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/miniapiserver/miniapiserver/cmd/miniapiserver")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestStartup(t *testing.T) {
+	bin := build(t)
+	t.Run("bad flags", func(t *testing.T) {
+		cases := []struct {
+			args []string
+			flag string
+		}{
+			{[]string{"--secure-port=abc"}, "--secure-port"},
+			{[]string{"--secure-port=70000"}, "--secure-port"},
+			{[]string{"--log-level=loud"}, "--log-level"},
+			{[]string{"--etcd-servers=localhost:2379"}, "--etcd-servers"},
+			{[]string{"--watch-cache-sizes=pods"}, "--watch-cache-sizes"},
+			{[]string{"--no-such-flag"}, "--no-such-flag"},
+		}
+		for _, tc := range cases {
+			t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+				cmd := exec.Command(bin, append(tc.args, "--data-dir", t.TempDir())...)
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				err := cmd.Run()
+				exit, ok := err.(*exec.ExitError)
+				if !ok || exit.ExitCode() == 0 {
+					t.Fatalf("want a non-zero exit, got %v", err)
+				}
+				msg := stderr.String()
+				if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "miniapiserver: ") || !strings.Contains(msg, tc.flag) {
+					t.Errorf("want one line naming %s, got %q (stdout %q)", tc.flag, msg, stdout.String())
+				}
+			})
+		}
+	})
+	t.Run("kubeconfig works with kubectl", func(t *testing.T) {
+		if _, err := exec.LookPath("kubectl"); err != nil {
+			t.Skip("kubectl is not on PATH: install kubectl to check the startup kubeconfig")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "--data-dir", t.TempDir(), "--secure-port=0", "--embedded-etcd-unsafe-no-fsync", "--log-level=warn")
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		kubeconfig := ""
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if path, ok := strings.CutPrefix(sc.Text(), "kubeconfig: "); ok {
+				kubeconfig = path
+				break
+			}
+		}
+		go func() {
+			for sc.Scan() {
+			}
+		}()
+		if kubeconfig == "" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no kubeconfig line on stdout (%v)", sc.Err())
+		}
+		out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kubeconfig, "get", "namespaces", "-o", "name").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "namespace/default") {
+			t.Errorf("kubectl get namespaces: %v\n%s", err, out)
+		}
+		// SIGTERM: a clean shutdown, exit 0.
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("after SIGTERM: %v", err)
+		}
+	})
+}
