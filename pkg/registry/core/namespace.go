@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -252,16 +251,22 @@ func (r *NamespaceREST) Delete(ctx context.Context, name string, deleteValidatio
 }
 
 // startTermination marks the namespace Terminating and records the
-// propagation policy's finalizers.
+// propagation policy's finalizers. Like kube, it writes straight to
+// storage: setting a deletionTimestamp is no update a client may make, and
+// metadata validation would refuse it.
 func (r *NamespaceREST) startTermination(ctx context.Context, ns *corev1.Namespace, deleteValidation rest.ValidateObjectFunc,
 	options *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	key, err := r.store.KeyFunc(ctx, ns.Name)
+	if err != nil {
+		return nil, false, err
+	}
 	uid := ns.UID
-	info := &rest.DefaultUpdatedObjectInfo{Obj: ns}
-	info.Transformers = append(info.Transformers, func(ctx context.Context, _, current runtime.Object) (runtime.Object, error) {
-		cur := current.DeepCopyObject().(*corev1.Namespace)
-		if cur.UID != uid {
-			return nil, apierrors.NewConflict(r.store.DefaultQualifiedResource, cur.Name, errors.New("the namespace was deleted and created again"))
-		}
+	preconditions := &storage.Preconditions{UID: &uid}
+	if p := options.Preconditions; p != nil {
+		preconditions.ResourceVersion = p.ResourceVersion
+	}
+	terminate := func(existing runtime.Object) (runtime.Object, error) {
+		cur := existing.(*corev1.Namespace)
 		if deleteValidation != nil {
 			if err := deleteValidation(ctx, cur); err != nil {
 				return nil, err
@@ -274,20 +279,22 @@ func (r *NamespaceREST) startTermination(ctx context.Context, ns *corev1.Namespa
 		cur.Status.Phase = corev1.NamespaceTerminating
 		cur.Finalizers = namespaceGCFinalizers(cur.Finalizers, options)
 		return cur, nil
-	})
-	out, _, err := generic.NewStatusREST(r.store, namespaceTerminateStrategy{}).Update(ctx, ns.Name, info, nil, nil, false,
-		&metav1.UpdateOptions{DryRun: options.DryRun})
+	}
+	if len(options.DryRun) > 0 {
+		out, err := terminate(ns.DeepCopy())
+		return out, false, err
+	}
+	out := &corev1.Namespace{}
+	err = r.store.Storage.GuaranteedUpdate(ctx, key, out, false, preconditions,
+		func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			obj, err := terminate(input)
+			return obj, nil, err
+		}, nil)
 	if err != nil {
-		return nil, false, err
+		return nil, false, generic.InterpretUpdateError(err, r.store.DefaultQualifiedResource, ns.Name)
 	}
 	return out, false, nil
 }
-
-// namespaceTerminateStrategy lets startTermination set phase and deletion
-// timestamp, which no client endpoint may.
-type namespaceTerminateStrategy struct{ namespaceStrategy }
-
-func (namespaceTerminateStrategy) PrepareForUpdate(context.Context, runtime.Object, runtime.Object) {}
 
 // namespaceGCFinalizers adds or removes the orphan and foregroundDeletion
 // finalizers as the delete options ask.
