@@ -44,8 +44,8 @@ type Options struct {
 	EventTTL          time.Duration
 	// ServiceClusterIPRange is the CIDR of services' cluster IPs.
 	ServiceClusterIPRange string
-	Profiling         bool
-	LogLevel          string
+	Profiling             bool
+	LogLevel              string
 }
 
 // NewOptions returns the defaults.

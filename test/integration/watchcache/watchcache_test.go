@@ -283,4 +283,3 @@ func (w *watchStream) expect(want ...string) {
 		}
 	}
 }
-
