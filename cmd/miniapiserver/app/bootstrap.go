@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -27,6 +29,17 @@ func ensureSystemNamespaces(ctx context.Context, core rest.APIGroupInfo) error {
 		}
 	}
 	return nil
+}
+
+// ensureKubernetesService creates default/kubernetes, as kube-apiserver
+// does at start. A failure (its address taken by a user's service) is
+// logged: the server still serves, as kube's does.
+func ensureKubernetesService(ctx context.Context, o *Options, coreGroup rest.APIGroupInfo, securePort int) {
+	serviceRange, _ := o.serviceClusterIPRange() // validated already
+	services := coreGroup.VersionedResourcesStorageMap["v1"]["services"].(rest.Creater)
+	if err := core.EnsureKubernetesService(ctx, services, serviceRange, securePort); err != nil {
+		slog.Warn("creating the kubernetes service", "err", err)
+	}
 }
 
 // Set by the linker: -X github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app.gitVersion=...

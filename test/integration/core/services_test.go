@@ -454,3 +454,19 @@ func TestServiceSelectorsAndTable(t *testing.T) {
 		}
 	}
 }
+
+// TestKubernetesService checks the service kube-apiserver creates at
+// start: default/kubernetes on the first address of the range, port 443 to
+// the server's port.
+func TestKubernetesService(t *testing.T) {
+	svc, err := clientset(t).CoreV1().Services("default").Get(context.Background(), "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := strings.Cut(strings.TrimPrefix(srv.URL, "https://"), ":")
+	p := svc.Spec.Ports[0]
+	if svc.Spec.ClusterIP != "10.96.0.1" || p.Name != "https" || p.Port != 443 || p.TargetPort.String() != port ||
+		svc.Labels["component"] != "apiserver" || svc.Labels["provider"] != "kubernetes" {
+		t.Errorf("kubernetes service: %+v", svc)
+	}
+}
