@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -253,7 +252,7 @@ func validatePersistentVolumeSource(spec *corev1.PersistentVolumeSpec, fldPath *
 			continue
 		}
 		numVolumes++
-		allErrs = append(allErrs, validateVolumeSource(spec, name, fldPath)...)
+		allErrs = append(allErrs, validatePVSource(spec, name, fldPath)...)
 	}
 	if numVolumes == 0 {
 		allErrs = append(allErrs, field.Required(fldPath, "must specify a volume type"))
@@ -261,7 +260,7 @@ func validatePersistentVolumeSource(spec *corev1.PersistentVolumeSpec, fldPath *
 	return allErrs
 }
 
-func validateVolumeSource(spec *corev1.PersistentVolumeSpec, name string, specPath *field.Path) field.ErrorList {
+func validatePVSource(spec *corev1.PersistentVolumeSpec, name string, specPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	fldPath := specPath.Child(name)
 	switch name {
@@ -311,15 +310,6 @@ func validateCSIDriverName(driver string, fldPath *field.Path) field.ErrorList {
 		allErrs = append(allErrs, field.TooLong(fldPath, "", 63))
 	}
 	return append(allErrs, validateDNS1123Subdomain(strings.ToLower(driver), fldPath)...)
-}
-
-func validatePathNoBacksteps(target string, fldPath *field.Path) field.ErrorList {
-	for _, item := range strings.Split(filepath.ToSlash(target), "/") {
-		if item == ".." {
-			return field.ErrorList{field.Invalid(fldPath, target, "must not contain '..'")}
-		}
-	}
-	return nil
 }
 
 var (

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -162,23 +161,6 @@ func validateServicePort(sp *corev1.ServicePort, requireName bool, names sets.Se
 	allErrs = append(allErrs, validatePortNumOrName(sp.TargetPort, fldPath.Child("targetPort"))...)
 	if sp.AppProtocol != nil {
 		allErrs = append(allErrs, validateQualifiedName(*sp.AppProtocol, fldPath.Child("appProtocol"))...)
-	}
-	return allErrs
-}
-
-func validatePortNumOrName(port intstr.IntOrString, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	switch port.Type {
-	case intstr.Int:
-		for _, msg := range validation.IsValidPortNum(port.IntValue()) {
-			allErrs = append(allErrs, field.Invalid(fldPath, port.IntValue(), msg))
-		}
-	case intstr.String:
-		for _, msg := range validation.IsValidPortName(port.StrVal) {
-			allErrs = append(allErrs, field.Invalid(fldPath, port.StrVal, msg))
-		}
-	default:
-		allErrs = append(allErrs, field.InternalError(fldPath, fmt.Errorf("unknown type: %v", port.Type)))
 	}
 	return allErrs
 }

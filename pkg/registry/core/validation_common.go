@@ -56,30 +56,6 @@ func validateKubeFinalizerName(name string, fldPath *field.Path) field.ErrorList
 	return nil
 }
 
-func validateDNS1123Label(value string, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	for _, msg := range validation.IsDNS1123Label(value) {
-		allErrs = append(allErrs, field.Invalid(fldPath, value, msg))
-	}
-	return allErrs
-}
-
-func validateDNS1123Subdomain(value string, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	for _, msg := range validation.IsDNS1123Subdomain(value) {
-		allErrs = append(allErrs, field.Invalid(fldPath, value, msg))
-	}
-	return allErrs
-}
-
-func validateQualifiedName(value string, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	for _, msg := range validation.IsQualifiedName(value) {
-		allErrs = append(allErrs, field.Invalid(fldPath, value, msg))
-	}
-	return allErrs
-}
-
 // validateImmutableField is apimachinery's, named as kube's callers name it.
 var validateImmutableField = apivalidation.ValidateImmutableField
 
@@ -131,21 +107,6 @@ var (
 	)
 )
 
-func isNativeResource(name corev1.ResourceName) bool {
-	return !strings.Contains(string(name), "/") || strings.Contains(string(name), corev1.ResourceDefaultNamespacePrefix)
-}
-
-func isExtendedResourceName(name corev1.ResourceName) bool {
-	if isNativeResource(name) || strings.HasPrefix(string(name), corev1.DefaultResourceRequestsPrefix) {
-		return false
-	}
-	return len(validation.IsQualifiedName(corev1.DefaultResourceRequestsPrefix+string(name))) == 0
-}
-
-func isHugePageResourceName(name corev1.ResourceName) bool {
-	return strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix)
-}
-
 func isQuotaHugePageResourceName(name corev1.ResourceName) bool {
 	return isHugePageResourceName(name) || strings.HasPrefix(string(name), corev1.ResourceRequestsHugePagesPrefix)
 }
@@ -163,18 +124,6 @@ func validateResourceName(value corev1.ResourceName, fldPath *field.Path) field.
 	}
 	if !strings.Contains(string(value), "/") && !standardResources.Has(value) && !isQuotaHugePageResourceName(value) {
 		allErrs = append(allErrs, field.Invalid(fldPath, value, "must be a standard resource type or fully qualified"))
-	}
-	return allErrs
-}
-
-func validateContainerResourceName(value corev1.ResourceName, fldPath *field.Path) field.ErrorList {
-	allErrs := validateResourceName(value, fldPath)
-	if !strings.Contains(string(value), "/") {
-		if !standardContainerResources.Has(value) && !isHugePageResourceName(value) {
-			return append(allErrs, field.Invalid(fldPath, value, "must be a standard resource for containers"))
-		}
-	} else if !isNativeResource(value) && !isExtendedResourceName(value) {
-		return append(allErrs, field.Invalid(fldPath, value, "doesn't follow extended resource name standard"))
 	}
 	return allErrs
 }
