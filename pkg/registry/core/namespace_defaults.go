@@ -16,9 +16,6 @@ import (
 
 // Names kube's controllers give the objects they put in every namespace.
 const (
-	// DefaultServiceAccountName is the service account of pods that name
-	// none (kube's serviceaccounts controller creates it).
-	DefaultServiceAccountName = "default"
 	// RootCAConfigMapName holds the CA that verifies the API server (kube's
 	// root-ca-cert-publisher creates it).
 	RootCAConfigMapName = "kube-root-ca.crt"

@@ -160,8 +160,8 @@ var (
 	supportedAccessModes     = sets.New(corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany, corev1.ReadWriteOncePod)
 	supportedReclaimPolicies = sets.New(corev1.PersistentVolumeReclaimDelete, corev1.PersistentVolumeReclaimRecycle,
 		corev1.PersistentVolumeReclaimRetain)
-	supportedVolumeModes   = sets.New(corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem)
-	supportedHostPathTypes = sets.New(corev1.HostPathUnset, corev1.HostPathDirectoryOrCreate, corev1.HostPathDirectory,
+	supportedVolumeModes = sets.New(corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem)
+	hostPathTypes        = sets.New(corev1.HostPathUnset, corev1.HostPathDirectoryOrCreate, corev1.HostPathDirectory,
 		corev1.HostPathFileOrCreate, corev1.HostPathFile, corev1.HostPathSocket, corev1.HostPathCharDev, corev1.HostPathBlockDev)
 )
 
@@ -270,8 +270,8 @@ func validatePVSource(spec *corev1.PersistentVolumeSpec, name string, specPath *
 			return field.ErrorList{field.Required(fldPath.Child("path"), "")}
 		}
 		allErrs = append(allErrs, validatePathNoBacksteps(hp.Path, fldPath.Child("path"))...)
-		if hp.Type != nil && !supportedHostPathTypes.Has(*hp.Type) {
-			allErrs = append(allErrs, field.NotSupported(fldPath.Child("type"), hp.Type, sets.List(supportedHostPathTypes)))
+		if hp.Type != nil && !hostPathTypes.Has(*hp.Type) {
+			allErrs = append(allErrs, field.NotSupported(fldPath.Child("type"), hp.Type, sets.List(hostPathTypes)))
 		}
 	case "nfs":
 		if spec.NFS.Server == "" {

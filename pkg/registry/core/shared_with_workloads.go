@@ -1,8 +1,9 @@
 package core
 
-// The helpers of this file are defined identically by the workloads
+// The names of this file are declared identically by the workloads
 // branch (resource_validation.go, pod_validation.go, volume_validation.go,
-// container_validation.go): when both are merged, delete this file.
+// container_validation.go, pod_admission.go): when both are merged,
+// delete this file.
 
 import (
 	"fmt"
@@ -91,3 +92,7 @@ func validatePortNumOrName(port intstr.IntOrString, fldPath *field.Path) field.E
 	}
 	return allErrs
 }
+
+// DefaultServiceAccountName is the service account of pods that name
+// none; kube's serviceaccounts controller creates it in every namespace.
+const DefaultServiceAccountName = "default"
