@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// runStartup starts --cmd (through sh -c, in its own process group), polls
+// GET /readyz on --server every 10 ms until it answers 200, waits
+// --startup-idle, reads the RSS of the command's process tree, then stops
+// it: SIGTERM to the group, SIGKILL after --stop-timeout.
+func runStartup(ctx context.Context, b *Bench) (Result, error) {
+	if b.Cmd == "" {
+		return Result{}, errors.New("--cmd: required")
+	}
+	// The probe does not verify the certificate: a server that generates
+	// its own on first start cannot be known beforehand.
+	probe, err := NewClient(ClientOptions{Server: b.Server, Token: b.Token, Insecure: true, AllowRemote: b.AllowRemote,
+		HTTP1: b.HTTP1, RequestTimeout: time.Second})
+	if err != nil {
+		return Result{}, err
+	}
+	defer probe.CloseIdle()
+	if ready(ctx, probe) == nil {
+		return Result{}, fmt.Errorf("%s/readyz already answers 200 before --cmd started: stop that server first", b.Server)
+	}
+	logf, err := openCmdLog(b.CmdLog)
+	if err != nil {
+		return Result{}, err
+	}
+	defer logf.Close()
+
+	cmd := exec.Command("sh", "-c", b.Cmd)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("--cmd: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stopped := false
+	stop := func() (time.Duration, string, error) {
+		stopped = true
+		return stopGroup(cmd.Process.Pid, exited, b.StopTimeout)
+	}
+	defer func() {
+		if !stopped {
+			_, _, _ = stop()
+		}
+	}()
+
+	probes, err := pollReady(ctx, probe, exited)
+	readyAfter := time.Since(start)
+	if err != nil {
+		return Result{}, fmt.Errorf("%w (command output in %s)", err, logf.Name())
+	}
+	select {
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	case err := <-exited:
+		exited <- err
+		return Result{}, fmt.Errorf("command exited while idle: %v (output in %s)", err, logf.Name())
+	case <-time.After(b.StartupIdle):
+	}
+	rss, procs := treeMemory(cmd.Process.Pid)
+	stopTook, signal, exitErr := stop()
+
+	r := b.result("startup", Fields{"cmd": b.Cmd, "idle_ms": ms(b.StartupIdle)})
+	r.Fields["ready_ms"] = ms(readyAfter)
+	r.Fields["probes"] = probes
+	r.Fields["rss_bytes"] = rss
+	r.Fields["processes"] = procs
+	r.Fields["stop_ms"] = ms(stopTook)
+	r.Fields["stop_signal"] = signal
+	if exitErr != nil {
+		r.Fields["exit"] = exitErr.Error()
+	} else {
+		r.Fields["exit"] = "0"
+	}
+	r.Fields["log_file"] = logf.Name()
+	return r, nil
+}
+
+// ready returns nil if GET /readyz answers 200.
+func ready(ctx context.Context, c *Client) error {
+	_, err := c.Do(ctx, http.MethodGet, "/readyz", nil, nil, "", false)
+	return err
+}
+
+// pollReady probes /readyz every 10 ms (or as soon as the previous probe
+// returned, if it took longer) until it answers 200, the command exits or
+// ctx ends. It returns the number of probes.
+func pollReady(ctx context.Context, probe *Client, exited chan error) (int, error) {
+	start := time.Now()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for probes := 1; ; probes++ {
+		if ready(ctx, probe) == nil {
+			return probes, nil
+		}
+		select {
+		case <-ctx.Done():
+			return probes, fmt.Errorf("not ready after %s: %w", time.Since(start).Round(time.Millisecond), ctx.Err())
+		case err := <-exited:
+			exited <- err // for stopGroup
+			return probes, fmt.Errorf("command exited before it was ready: %v", err)
+		case <-tick.C:
+		}
+	}
+}
+
+// stopGroup sends SIGTERM to the process group pgid and waits for its
+// leader to exit, sending SIGKILL to the group after timeout. It returns
+// how long the stop took, the last signal sent and the exit error.
+func stopGroup(pgid int, exited chan error, timeout time.Duration) (time.Duration, string, error) {
+	t0 := time.Now()
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		// Children the leader left behind would skew the next run.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return time.Since(t0), "SIGTERM", err
+	case <-time.After(timeout):
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	err := <-exited
+	return time.Since(t0), "SIGKILL", err
+}
+
+// openCmdLog opens path for the command's output (appending), or a new
+// temporary file when path is empty.
+func openCmdLog(path string) (*os.File, error) {
+	if path == "" {
+		return os.CreateTemp("", "bench-startup-*.log")
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("--cmd-log: %w", err)
+	}
+	return f, nil
+}
