@@ -119,7 +119,7 @@ func TestErrorSamples(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	tests := []struct {
-		name        string
+		name         string
 		bench, watch int
 	}{
 		{"bench-0", 0, -1},
