@@ -23,8 +23,12 @@ import (
 
 // fakeServerEnv makes the test binary a stand-in server for the startup
 // scenario: it listens on the address after a short delay, answers
-// /readyz with 200 to the right token, and exits on SIGTERM.
-const fakeServerEnv = "BENCH_FAKE_SERVER_ADDR"
+// /readyz with 200 to the right token, and on SIGTERM takes a while to
+// shut down, then writes the file named by fakeServerMarkEnv and exits.
+const (
+	fakeServerEnv     = "BENCH_FAKE_SERVER_ADDR"
+	fakeServerMarkEnv = "BENCH_FAKE_SERVER_MARK"
+)
 
 func TestMain(m *testing.M) {
 	if addr := os.Getenv(fakeServerEnv); addr != "" {
@@ -52,6 +56,10 @@ func fakeServer(addr string) int {
 	})
 	go func() { _ = http.Serve(l, mux) }()
 	<-term
+	time.Sleep(300 * time.Millisecond)
+	if err := os.WriteFile(os.Getenv(fakeServerMarkEnv), []byte("stopped"), 0o600); err != nil {
+		return 1
+	}
 	return 0
 }
 
@@ -192,14 +200,26 @@ func TestScenarios(t *testing.T) {
 		l.Close()
 		sb := &Bench{Config: cfg}
 		sb.Server, sb.Token, sb.CAFile = "http://"+addr, "fake-token", ""
-		sb.Cmd = fmt.Sprintf("%s=%s exec %s -test.run=^$", fakeServerEnv, addr, os.Args[0])
+		mark := filepath.Join(t.TempDir(), "stopped")
+		// Not exec: the server is a child of sh, which SIGTERM ends at
+		// once; the scenario must still wait for the server.
+		sb.Cmd = fmt.Sprintf("export %s=%s %s=%s; %s -test.run=^$; true", fakeServerEnv, addr, fakeServerMarkEnv, mark, os.Args[0])
 		sb.CmdLog = filepath.Join(t.TempDir(), "cmd.log")
 		sb.StartupIdle = 100 * time.Millisecond
 		line := run(t, sb, "startup")[0]
-		want(t, line, map[string]any{"stop_signal": "SIGTERM", "exit": "0"})
+		want(t, line, map[string]any{"stop_signal": "SIGTERM"})
 		positive(t, line, "rss_bytes", "probes")
 		if ready, _ := line["ready_ms"].(float64); ready < 200 {
 			t.Errorf("ready_ms = %v, but the fake server waits 200 ms before listening", ready)
+		}
+		if procs, _ := line["processes"].([]any); len(procs) != 2 {
+			t.Errorf("processes = %v, want sh and the server", line["processes"])
+		}
+		if _, err := os.Stat(mark); err != nil {
+			t.Errorf("the scenario returned before the server had stopped: %v", err)
+		}
+		if stop, _ := line["stop_ms"].(float64); stop < 300 {
+			t.Errorf("stop_ms = %v, but the fake server takes 300 ms to stop", stop)
 		}
 		// A server already answering would make the figure meaningless.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -65,6 +65,8 @@ type Config struct {
 	Deadline time.Duration
 	Scenario string
 	Out      string
+	// Label tags every line (e.g. "mini-cache", "kube") for the history.
+	Label string
 }
 
 var namespaceRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
@@ -121,6 +123,7 @@ func (c *Config) addFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Deadline, "deadline", c.Deadline, "Upper bound on each scenario's run time.")
 	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "One of: "+strings.Join(scenarioNames(), ", ")+".")
 	fs.StringVar(&c.Out, "out", c.Out, "Also append the result lines to this file.")
+	fs.StringVar(&c.Label, "label", c.Label, "A tag copied into every line's params (which server, which setup).")
 }
 
 func (c *Config) validate() error {
@@ -232,6 +235,9 @@ func (b *Bench) Client() (*Client, error) {
 // with the parameters every line carries.
 func (b *Bench) result(scenario string, params Fields) Result {
 	p := Fields{"namespace": b.Namespace, "http1": b.HTTP1, "gzip": b.Gzip}
+	if b.Label != "" {
+		p["label"] = b.Label
+	}
 	p.add(params)
 	t := b.started
 	if t.IsZero() {

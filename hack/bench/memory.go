@@ -59,13 +59,18 @@ func readProcMemory(pid int) (procMemory, error) {
 	return m, nil
 }
 
-// processTree returns pid and all its descendants, found through the
-// parent PIDs in /proc/*/stat.
-func processTree(pid int) []int {
-	children := map[int][]int{}
+// proc is a process as /proc/PID/stat describes it.
+type proc struct {
+	pid, ppid, pgrp int
+	state           string
+}
+
+// listProcs reads every process's /proc/PID/stat.
+func listProcs() []proc {
+	var procs []proc
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
+		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
@@ -73,18 +78,29 @@ func processTree(pid int) []int {
 		if err != nil {
 			continue // gone since ReadDir
 		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and ')'.
 		i := bytes.LastIndexByte(b, ')')
 		if i < 0 {
 			continue
 		}
-		fields := strings.Fields(string(b[i+1:]))
-		if len(fields) < 2 {
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 3 {
 			continue
 		}
-		if pp, err := strconv.Atoi(fields[1]); err == nil {
-			children[pp] = append(children[pp], p)
-		}
+		p := proc{pid: pid, state: f[0]}
+		p.ppid, _ = strconv.Atoi(f[1])
+		p.pgrp, _ = strconv.Atoi(f[2])
+		procs = append(procs, p)
+	}
+	return procs
+}
+
+// processTree returns pid and all its descendants, found through the
+// parent PIDs in /proc/*/stat.
+func processTree(pid int) []int {
+	children := map[int][]int{}
+	for _, p := range listProcs() {
+		children[p.ppid] = append(children[p.ppid], p.pid)
 	}
 	tree := []int{pid}
 	for i := 0; i < len(tree); i++ {

@@ -116,22 +116,53 @@ func pollReady(ctx context.Context, probe *Client, exited chan error) (int, erro
 	}
 }
 
-// stopGroup sends SIGTERM to the process group pgid and waits for its
-// leader to exit, sending SIGKILL to the group after timeout. It returns
-// how long the stop took, the last signal sent and the exit error.
+// stopGroup sends SIGTERM to the process group pgid and waits until every
+// process in it has exited (sh -c may have left the server as its child),
+// sending SIGKILL to the group after timeout. It returns how long the stop
+// took, the last signal sent and the exit error of the group's leader.
 func stopGroup(pgid int, exited chan error, timeout time.Duration) (time.Duration, string, error) {
 	t0 := time.Now()
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		// Children the leader left behind would skew the next run.
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return time.Since(t0), "SIGTERM", err
-	case <-time.After(timeout):
+	signal := "SIGTERM"
+	var exitErr error
+	leaderDone := false
+	deadline := time.After(timeout)
+	var giveUp <-chan time.Time
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case exitErr = <-exited:
+			leaderDone = true
+		case <-deadline:
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			signal = "SIGKILL"
+			deadline = nil
+			giveUp = time.After(10 * time.Second)
+		case <-giveUp:
+			// Only a process stuck in the kernel outlives SIGKILL this long.
+			return time.Since(t0), "SIGKILL (group still not empty)", exitErr
+		case <-tick.C:
+		}
+		if leaderDone && !groupAlive(pgid) {
+			return time.Since(t0), signal, exitErr
+		}
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	err := <-exited
-	return time.Since(t0), "SIGKILL", err
+}
+
+// groupAlive reports whether a process of group pgid is still running. A
+// process that has exited but is not reaped yet (a zombie: orphans wait
+// for init, which may take its time) counts as gone.
+func groupAlive(pgid int) bool {
+	if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
+		return false
+	}
+	for _, p := range listProcs() {
+		if p.pgrp == pgid && p.state != "Z" {
+			return true
+		}
+	}
+	return false
 }
 
 // openCmdLog opens path for the command's output (appending), or a new
