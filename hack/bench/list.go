@@ -73,6 +73,9 @@ func (c *Client) list(ctx context.Context, ns string, query url.Values, limit in
 		if limit == 0 || page.Metadata.Continue == "" {
 			return out, nil
 		}
+		if out.Pages >= maxPages {
+			return out, fmt.Errorf("list: still a continue token after %d pages", out.Pages)
+		}
 		// The continue token carries the list's revision and position.
 		q = url.Values{"limit": {strconv.Itoa(limit)}, "continue": {page.Metadata.Continue}}
 		for k, v := range query {
@@ -82,6 +85,9 @@ func (c *Client) list(ctx context.Context, ns string, query url.Values, limit in
 		}
 	}
 }
+
+// maxPages bounds a paginated LIST, against a server that never ends one.
+const maxPages = 100000
 
 // listVariant is one kind of LIST the list scenario times.
 type listVariant struct {

@@ -231,6 +231,9 @@ func rawGetAll(ctx context.Context, cli *clientv3.Client, prefix string, v rawLi
 		if !resp.More || len(resp.Kvs) == 0 {
 			return values, pages, nil
 		}
+		if pages >= maxPages {
+			return nil, pages, fmt.Errorf("list: still more after %d pages", pages)
+		}
 		// Next page: after the last key, at the first page's revision.
 		key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 		if pages == 1 {
