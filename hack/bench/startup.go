@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -152,14 +156,34 @@ func stopGroup(pgid int, exited chan error, timeout time.Duration) (time.Duratio
 
 // groupAlive reports whether a process of group pgid is still running. A
 // process that has exited but is not reaped yet (a zombie: orphans wait
-// for init, which may take its time) counts as gone.
+// for init, which may take its time) counts as gone once all its threads
+// are: a zombie leader's other threads may still be tearing the process
+// down, its sockets still open.
 func groupAlive(pgid int) bool {
 	if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
 		return false
 	}
 	for _, p := range listProcs() {
-		if p.pgrp == pgid && p.state != "Z" {
+		if p.pgrp == pgid && (p.state != "Z" || threadsAlive(p.pid)) {
 			return true
+		}
+	}
+	return false
+}
+
+// threadsAlive reports whether a thread of pid is neither zombie nor dead.
+func threadsAlive(pid int) bool {
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "task")
+	tasks, _ := os.ReadDir(dir)
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 {
+			if f := strings.Fields(string(b[i+1:])); len(f) > 0 && f[0] != "Z" && f[0] != "X" {
+				return true
+			}
 		}
 	}
 	return false
