@@ -7,7 +7,7 @@
 // Each scenario prints one JSON line with its parameters and results; the
 // field names carry their units. See BENCHMARKS.md at the repository root.
 //
-//	go run ./hack/bench --server https://127.0.0.1:6443 --token "$(cat DATA/admin-token)" \
+//	go run ./hack/bench --server https://127.0.0.1:6443 --token-file DATA/admin-token \
 //	    --insecure-skip-tls-verify --scenario all --count 500
 package main
 
