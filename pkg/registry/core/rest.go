@@ -31,6 +31,8 @@ func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (res
 	}
 	for _, r := range []generic.Resource{
 		configMaps,
+		podTemplates,
+		replicationControllers,
 	} {
 		if _, err := r.Install(SchemeGroupVersion, getter, resources); err != nil {
 			info.Destroy()
@@ -40,6 +42,15 @@ func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (res
 	if err := installNamespaces(getter, resources); err != nil {
 		info.Destroy()
 		return rest.APIGroupInfo{}, err
+	}
+	lookups := &podLookups{}
+	if err := installPods(getter, resources, lookups); err != nil {
+		info.Destroy()
+		return rest.APIGroupInfo{}, err
+	}
+	// Pods consult service accounts when the group serves them.
+	if sa, ok := resources["serviceaccounts"].(rest.Getter); ok {
+		lookups.serviceAccounts = sa
 	}
 	return info, nil
 }
