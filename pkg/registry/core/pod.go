@@ -114,7 +114,7 @@ func (s podStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
 	admitPod(ctx, pod, s.lookups.serviceAccounts)
 	if len(pod.Spec.SchedulingGates) > 0 {
-		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
+		setPodCondition(&pod.Status, corev1.PodCondition{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 			Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates",
 		})

@@ -13,6 +13,18 @@ import (
 
 // Resource names as kube's pkg/apis/core/helper classifies them.
 
+// standardResourceNames are the resource names kube knows without a
+// domain (for containers, quotas and limit ranges).
+var standardResourceNames = map[corev1.ResourceName]bool{
+	corev1.ResourceCPU: true, corev1.ResourceMemory: true, corev1.ResourceEphemeralStorage: true,
+	corev1.ResourceRequestsCPU: true, corev1.ResourceRequestsMemory: true, corev1.ResourceRequestsEphemeralStorage: true,
+	corev1.ResourceLimitsCPU: true, corev1.ResourceLimitsMemory: true, corev1.ResourceLimitsEphemeralStorage: true,
+	corev1.ResourcePods: true, corev1.ResourceQuotas: true, corev1.ResourceServices: true,
+	corev1.ResourceReplicationControllers: true, corev1.ResourceSecrets: true, corev1.ResourceConfigMaps: true,
+	corev1.ResourcePersistentVolumeClaims: true, corev1.ResourceStorage: true, corev1.ResourceRequestsStorage: true,
+	corev1.ResourceServicesNodePorts: true, corev1.ResourceServicesLoadBalancers: true,
+}
+
 func isHugePageResourceName(name corev1.ResourceName) bool {
 	return strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix)
 }
@@ -82,11 +94,14 @@ func validateContainerResourceName(name corev1.ResourceName, fldPath *field.Path
 		return allErrs
 	}
 	if !strings.Contains(string(name), "/") {
+		if !standardResourceNames[name] && !isHugePageResourceName(name) && !strings.HasPrefix(string(name), corev1.ResourceRequestsHugePagesPrefix) {
+			allErrs = append(allErrs, field.Invalid(fldPath, name, "must be a standard resource type or fully qualified"))
+		}
 		switch {
 		case name == corev1.ResourceCPU, name == corev1.ResourceMemory, name == corev1.ResourceEphemeralStorage, isHugePageResourceName(name):
-			return nil
+			return allErrs
 		}
-		return field.ErrorList{field.Invalid(fldPath, name, "must be a standard resource for containers")}
+		return append(allErrs, field.Invalid(fldPath, name, "must be a standard resource for containers"))
 	}
 	if !isNativeResource(name) && !isExtendedResourceName(name) {
 		return field.ErrorList{field.Invalid(fldPath, name, "doesn't follow extended resource name standard")}
