@@ -18,12 +18,13 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// podLookups are the other resources the pod strategy consults; they are
-// set once the whole group is built.
+// podLookups are the other resources of the group the pod strategy
+// consults.
 type podLookups struct {
-	// serviceAccounts, when served, gives the service account a new pod
-	// runs as (its automount setting and image pull secrets).
-	serviceAccounts rest.Getter
+	// serviceAccounts returns the storage of service accounts, nil when
+	// not served: a new pod's service account gives its automount setting
+	// and image pull secrets.
+	serviceAccounts func() rest.Getter
 }
 
 // newPods declares the pods resource.
@@ -112,7 +113,7 @@ func (s podStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	pod := obj.(*corev1.Pod)
 	pod.Generation = 1
 	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
-	admitPod(ctx, pod, s.lookups.serviceAccounts)
+	admitPod(ctx, pod, s.lookups.serviceAccounts())
 	if len(pod.Spec.SchedulingGates) > 0 {
 		setPodCondition(&pod.Status, corev1.PodCondition{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse,

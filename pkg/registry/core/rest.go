@@ -43,14 +43,16 @@ func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (res
 		info.Destroy()
 		return rest.APIGroupInfo{}, err
 	}
-	lookups := &podLookups{}
+	// Pods consult service accounts when the group serves them, whatever
+	// the order resources are installed in: resources is complete before
+	// the first request.
+	lookups := &podLookups{serviceAccounts: func() rest.Getter {
+		sa, _ := resources["serviceaccounts"].(rest.Getter)
+		return sa
+	}}
 	if err := installPods(getter, resources, lookups); err != nil {
 		info.Destroy()
 		return rest.APIGroupInfo{}, err
-	}
-	// Pods consult service accounts when the group serves them.
-	if sa, ok := resources["serviceaccounts"].(rest.Getter); ok {
-		lookups.serviceAccounts = sa
 	}
 	return info, nil
 }
