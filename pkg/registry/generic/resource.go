@@ -86,9 +86,10 @@ func (r Resource) Build(gv schema.GroupVersion, getter RESTOptionsGetter) (*Stor
 	return store, nil
 }
 
-// Install builds r and adds it, with its status and scale subresources, to resources
-// (one version's part of APIGroupInfo.VersionedResourcesStorageMap). It
-// returns the main Store, for subresources the group adds itself.
+// Install builds r and adds it, with its status and scale subresources,
+// to resources (one version's part of
+// APIGroupInfo.VersionedResourcesStorageMap). It returns the main Store,
+// for subresources the group adds itself.
 func (r Resource) Install(gv schema.GroupVersion, getter RESTOptionsGetter, resources map[string]rest.Storage) (*Store, error) {
 	store, err := r.Build(gv, getter)
 	if err != nil {
