@@ -31,6 +31,8 @@ func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (res
 	}
 	for _, r := range []generic.Resource{
 		configMaps,
+		podTemplates,
+		replicationControllers,
 	} {
 		if _, err := r.Install(SchemeGroupVersion, getter, resources); err != nil {
 			info.Destroy()
@@ -38,6 +40,17 @@ func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (res
 		}
 	}
 	if err := installNamespaces(getter, resources); err != nil {
+		info.Destroy()
+		return rest.APIGroupInfo{}, err
+	}
+	// Pods consult service accounts when the group serves them, whatever
+	// the order resources are installed in: resources is complete before
+	// the first request.
+	lookups := &podLookups{serviceAccounts: func() rest.Getter {
+		sa, _ := resources["serviceaccounts"].(rest.Getter)
+		return sa
+	}}
+	if err := installPods(getter, resources, lookups); err != nil {
 		info.Destroy()
 		return rest.APIGroupInfo{}, err
 	}
