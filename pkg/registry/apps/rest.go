@@ -4,7 +4,6 @@ package apps
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -20,11 +19,11 @@ func (RESTStorageProvider) GroupName() string { return appsv1.GroupName }
 
 // NewRESTStorage implements generic.RESTStorageProvider.
 func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	return generic.BuildGroup(appsv1.SchemeGroupVersion, getter, controllerRevisions)
-}
-
-var controllerRevisions = generic.Resource{
-	Name: "controllerrevisions", Singular: "controllerrevision", Kind: "ControllerRevision", Namespaced: true,
-	New:     func() runtime.Object { return &appsv1.ControllerRevision{} },
-	NewList: func() runtime.Object { return &appsv1.ControllerRevisionList{} },
+	return generic.BuildGroup(appsv1.SchemeGroupVersion, getter,
+		controllerRevisions,
+		daemonSets,
+		deployments,
+		replicaSets,
+		statefulSets,
+	)
 }

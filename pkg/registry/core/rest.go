@@ -62,6 +62,8 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 		persistentVolumeClaims,
 		limitRanges,
 		resourceQuotas,
+		podTemplates,
+		replicationControllers,
 	} {
 		if _, err := r.Install(SchemeGroupVersion, getter, resources); err != nil {
 			return fail(err)
@@ -76,6 +78,16 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 		rootCA:          p.RootCA,
 	}
 	if err := installNamespaces(getter, defaults, resources); err != nil {
+		return fail(err)
+	}
+	// Pods consult service accounts when the group serves them, whatever
+	// the order resources are installed in: resources is complete before
+	// the first request.
+	lookups := &podLookups{serviceAccounts: func() rest.Getter {
+		sa, _ := resources["serviceaccounts"].(rest.Getter)
+		return sa
+	}}
+	if err := installPods(getter, resources, lookups); err != nil {
 		return fail(err)
 	}
 	return info, nil

@@ -78,9 +78,17 @@ func (e *Store) predicate(options *metainternalversion.ListOptions) (storage.Sel
 	if field == nil {
 		field = fields.Everything()
 	}
-	for _, req := range field.Requirements() {
-		if !e.selectableFields[req.Field] {
-			return storage.SelectionPredicate{}, apierrors.NewBadRequest(e.unknownFieldSelectorMessage(req.Field))
+	if e.FieldLabelConversionFunc != nil {
+		converted, err := field.Transform(fields.TransformFunc(e.FieldLabelConversionFunc))
+		if err != nil {
+			return storage.SelectionPredicate{}, apierrors.NewBadRequest(err.Error())
+		}
+		field = converted
+	} else {
+		for _, req := range field.Requirements() {
+			if !e.selectableFields[req.Field] {
+				return storage.SelectionPredicate{}, apierrors.NewBadRequest(e.unknownFieldSelectorMessage(req.Field))
+			}
 		}
 	}
 	return storage.SelectionPredicate{

@@ -32,8 +32,14 @@ type Resource struct {
 	Strategy Strategy
 	// StatusStrategy, when set, serves "<name>/status" with it.
 	StatusStrategy rest.RESTUpdateStrategy
+	// Scale, when set, serves "<name>/scale" (autoscaling/v1 Scale).
+	Scale *ScaleAccessor
 	// AttrFunc adds selectable fields beyond metadata.name/namespace.
 	AttrFunc storage.AttrFunc
+	// FieldLabelConversion, when set, decides which fields a field
+	// selector may name (and renames aliases), with kube's messages; see
+	// DefaultFieldLabelConversion and SupportedFieldLabels.
+	FieldLabelConversion FieldLabelConversionFunc
 	// IndexFields are selectable fields the watch cache indexes.
 	IndexFields []string
 	// Table prints the resource for kubectl (nil: NAME and AGE).
@@ -71,6 +77,7 @@ func (r Resource) Build(gv schema.GroupVersion, getter RESTOptionsGetter) (*Stor
 		ShortNamesList:            r.ShortNames,
 		CategoriesList:            r.Categories,
 		TTLFunc:                   r.TTLFunc,
+		FieldLabelConversionFunc:  r.FieldLabelConversion,
 	}
 	attrs := r.AttrFunc
 	if attrs == nil {
@@ -82,9 +89,10 @@ func (r Resource) Build(gv schema.GroupVersion, getter RESTOptionsGetter) (*Stor
 	return store, nil
 }
 
-// Install builds r and adds it, with its status subresource, to resources
-// (one version's part of APIGroupInfo.VersionedResourcesStorageMap). It
-// returns the main Store, for subresources the group adds itself.
+// Install builds r and adds it, with its status and scale subresources,
+// to resources (one version's part of
+// APIGroupInfo.VersionedResourcesStorageMap). It returns the main Store,
+// for subresources the group adds itself.
 func (r Resource) Install(gv schema.GroupVersion, getter RESTOptionsGetter, resources map[string]rest.Storage) (*Store, error) {
 	store, err := r.Build(gv, getter)
 	if err != nil {
@@ -93,6 +101,9 @@ func (r Resource) Install(gv schema.GroupVersion, getter RESTOptionsGetter, reso
 	resources[r.Name] = store
 	if r.StatusStrategy != nil {
 		resources[r.Name+"/status"] = NewStatusREST(store, r.StatusStrategy)
+	}
+	if r.Scale != nil {
+		resources[r.Name+"/scale"] = NewScaleREST(store, *r.Scale)
 	}
 	return store, nil
 }

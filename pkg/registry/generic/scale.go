@@ -108,7 +108,9 @@ type scaleUpdatedObjectInfo struct {
 	inner rest.UpdatedObjectInfo
 }
 
-func (i *scaleUpdatedObjectInfo) Preconditions() *metav1.Preconditions { return i.inner.Preconditions() }
+func (i *scaleUpdatedObjectInfo) Preconditions() *metav1.Preconditions {
+	return i.inner.Preconditions()
+}
 
 func (i *scaleUpdatedObjectInfo) UpdatedObject(ctx context.Context, oldObj runtime.Object) (runtime.Object, error) {
 	m, err := meta.Accessor(oldObj)

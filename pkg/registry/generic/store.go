@@ -64,6 +64,11 @@ type Store struct {
 
 	TableConvertor rest.TableConvertor
 
+	// FieldLabelConversionFunc, when set, checks and converts the fields
+	// of field selectors (kube's per-kind conversion); without it a field
+	// selector may name the fields AttrFunc returns.
+	FieldLabelConversionFunc FieldLabelConversionFunc
+
 	ShortNamesList []string
 	CategoriesList []string
 

@@ -30,6 +30,9 @@ type TablePrinter struct {
 	Columns []metav1.TableColumnDefinition
 	// Cells returns the cells of obj, one per column.
 	Cells func(obj runtime.Object) ([]interface{}, error)
+	// Conditions, when set, returns the row conditions of obj (kube marks
+	// finished pods "Completed", which kubectl hides by default).
+	Conditions func(obj runtime.Object) []metav1.TableRowCondition
 }
 
 // CreatedAtColumn is the second column of kube's default table: the
@@ -61,7 +64,11 @@ func (p TablePrinter) ConvertToTable(_ context.Context, obj runtime.Object, tabl
 		if err != nil {
 			return err
 		}
-		table.Rows = append(table.Rows, metav1.TableRow{Cells: cells, Object: runtime.RawExtension{Object: o}})
+		row := metav1.TableRow{Cells: cells, Object: runtime.RawExtension{Object: o}}
+		if p.Conditions != nil {
+			row.Conditions = p.Conditions(o)
+		}
+		table.Rows = append(table.Rows, row)
 		return nil
 	}
 	if meta.IsListType(obj) {

@@ -1,0 +1,228 @@
+package apps
+
+import (
+	"context"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+var daemonSets = generic.Resource{
+	Name: "daemonsets", Singular: "daemonset", Kind: "DaemonSet", Namespaced: true,
+	ShortNames:           []string{"ds"},
+	Categories:           []string{"all"},
+	New:                  func() runtime.Object { return &appsv1.DaemonSet{} },
+	NewList:              func() runtime.Object { return &appsv1.DaemonSetList{} },
+	Strategy:             daemonSetStrategy{generic.BaseStrategy{Namespaced: true}},
+	StatusStrategy:       daemonSetStatusStrategy{daemonSetStrategy{generic.BaseStrategy{Namespaced: true}}},
+	FieldLabelConversion: generic.DefaultFieldLabelConversion,
+	Table: generic.TablePrinter{
+		Columns: []metav1.TableColumnDefinition{
+			generic.NameColumn,
+			{Name: "Desired", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["desiredNumberScheduled"]},
+			{Name: "Current", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["currentNumberScheduled"]},
+			{Name: "Ready", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["numberReady"]},
+			{Name: "Up-to-date", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["updatedNumberScheduled"]},
+			{Name: "Available", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["numberAvailable"]},
+			{Name: "Node Selector", Type: "string", Description: corev1.PodSpec{}.SwaggerDoc()["nodeSelector"]},
+			generic.AgeColumn,
+			{Name: "Containers", Type: "string", Priority: 1, Description: core.ContainersColumnDescription},
+			{Name: "Images", Type: "string", Priority: 1, Description: core.ImagesColumnDescription},
+			{Name: "Selector", Type: "string", Priority: 1, Description: appsv1.DaemonSetSpec{}.SwaggerDoc()["selector"]},
+		},
+		Cells: func(obj runtime.Object) ([]interface{}, error) {
+			ds := obj.(*appsv1.DaemonSet)
+			s := ds.Status
+			names, images := core.ContainerCells(ds.Spec.Template.Spec.Containers)
+			return []interface{}{
+				ds.Name, int64(s.DesiredNumberScheduled), int64(s.CurrentNumberScheduled), int64(s.NumberReady),
+				int64(s.UpdatedNumberScheduled), int64(s.NumberAvailable), labels.FormatLabels(ds.Spec.Template.Spec.NodeSelector),
+				generic.TranslateTimestampSince(ds.CreationTimestamp), names, images, metav1.FormatLabelSelector(ds.Spec.Selector),
+			}, nil
+		},
+	},
+}
+
+// templateGeneration is a daemon set's template generation: kube keeps it
+// in this annotation in apps/v1, where the spec has no field for it.
+func templateGeneration(ds *appsv1.DaemonSet) int64 {
+	g, _ := strconv.ParseInt(ds.Annotations[appsv1.DeprecatedTemplateGeneration], 10, 64)
+	return g
+}
+
+func setTemplateGeneration(ds *appsv1.DaemonSet, g int64) {
+	if ds.Annotations == nil {
+		ds.Annotations = map[string]string{}
+	}
+	ds.Annotations[appsv1.DeprecatedTemplateGeneration] = strconv.FormatInt(g, 10)
+}
+
+type daemonSetStrategy struct{ generic.BaseStrategy }
+
+var (
+	_ rest.Defaulter                       = daemonSetStrategy{}
+	_ rest.GarbageCollectionDeleteStrategy = daemonSetStrategy{}
+)
+
+// Default implements rest.Defaulter: a rolling update of one node at a
+// time, 10 revisions.
+func (daemonSetStrategy) Default(obj runtime.Object) {
+	ds := obj.(*appsv1.DaemonSet)
+	s := &ds.Spec.UpdateStrategy
+	if s.Type == "" {
+		s.Type = appsv1.RollingUpdateDaemonSetStrategyType
+	}
+	if s.Type == appsv1.RollingUpdateDaemonSetStrategyType {
+		if s.RollingUpdate == nil {
+			s.RollingUpdate = &appsv1.RollingUpdateDaemonSet{}
+		}
+		if s.RollingUpdate.MaxUnavailable == nil {
+			s.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(1))
+		}
+		if s.RollingUpdate.MaxSurge == nil {
+			s.RollingUpdate.MaxSurge = ptr.To(intstr.FromInt32(0))
+		}
+	}
+	if ds.Spec.RevisionHistoryLimit == nil {
+		ds.Spec.RevisionHistoryLimit = ptr.To[int32](10)
+	}
+	core.SetDefaultsPodSpec(&ds.Spec.Template.Spec)
+}
+
+// DefaultGarbageCollectionPolicy: deleting a daemon set deletes its pods
+// in the background.
+func (daemonSetStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCollectionPolicy {
+	return rest.DeleteDependents
+}
+
+// PrepareForCreate starts the template generation at 1 (or what the
+// client set, if more).
+func (daemonSetStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	ds := obj.(*appsv1.DaemonSet)
+	ds.Status = appsv1.DaemonSetStatus{}
+	ds.Generation = 1
+	setTemplateGeneration(ds, max(templateGeneration(ds), 1))
+}
+
+// PrepareForUpdate bumps the generation on spec changes, and the template
+// generation on template changes; clients cannot set the latter.
+func (daemonSetStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
+	ds.Status = oldDS.Status
+	g := templateGeneration(oldDS)
+	switch {
+	case !apiequality.Semantic.DeepEqual(oldDS.Spec.Template, ds.Spec.Template):
+		g++
+		ds.Generation = oldDS.Generation + 1
+	case !apiequality.Semantic.DeepEqual(oldDS.Spec, ds.Spec):
+		ds.Generation = oldDS.Generation + 1
+	}
+	setTemplateGeneration(ds, g)
+}
+
+func (daemonSetStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	ds := obj.(*appsv1.DaemonSet)
+	allErrs := apivalidation.ValidateObjectMeta(&ds.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	return append(allErrs, validateDaemonSetSpec(ds, field.NewPath("spec"))...)
+}
+
+// WarningsOnCreate warns about names that make odd pod names.
+func (daemonSetStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	return dnsLabelNameWarning(obj.(*appsv1.DaemonSet).Name)
+}
+
+func (daemonSetStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
+	allErrs := apivalidation.ValidateObjectMetaUpdate(&ds.ObjectMeta, &oldDS.ObjectMeta, field.NewPath("metadata"))
+	allErrs = append(allErrs, apivalidation.ValidateImmutableField(ds.Spec.Selector, oldDS.Spec.Selector, field.NewPath("spec", "selector"))...)
+	return append(allErrs, validateDaemonSetSpec(ds, field.NewPath("spec"))...)
+}
+
+func validateDaemonSetSpec(ds *appsv1.DaemonSet, fldPath *field.Path) field.ErrorList {
+	spec := &ds.Spec
+	allErrs := metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{}, fldPath.Child("selector"))
+	if s, err := metav1.LabelSelectorAsSelector(spec.Selector); err == nil && !s.Matches(labels.Set(spec.Template.Labels)) {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("template", "metadata", "labels"), spec.Template.Labels, "`selector` does not match template `labels`"))
+	}
+	if spec.Selector != nil && len(spec.Selector.MatchLabels)+len(spec.Selector.MatchExpressions) == 0 {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("selector"), spec.Selector, "empty selector is invalid for daemonset"))
+	}
+	allErrs = append(allErrs, core.ValidatePodTemplateSpec(&spec.Template, fldPath.Child("template"))...)
+	allErrs = append(allErrs, core.ValidateWorkloadPodSpec(&spec.Template.Spec, "DaemonSet", fldPath.Child("template", "spec"))...)
+	allErrs = append(allErrs, validateNonnegative(int64(spec.MinReadySeconds), fldPath.Child("minReadySeconds"))...)
+	allErrs = append(allErrs, validateNonnegative(templateGeneration(ds), fldPath.Child("templateGeneration"))...)
+	allErrs = append(allErrs, validateDaemonSetUpdateStrategy(&spec.UpdateStrategy, fldPath.Child("updateStrategy"))...)
+	return append(allErrs, validateOptionalNonnegative(spec.RevisionHistoryLimit, fldPath.Child("revisionHistoryLimit"))...)
+}
+
+// kubeDaemonSetStrategy is the update strategy as kube prints it.
+type kubeDaemonSetStrategy struct {
+	Type          appsv1.DaemonSetUpdateStrategyType
+	RollingUpdate *struct{ MaxUnavailable, MaxSurge intstr.IntOrString }
+}
+
+func validateDaemonSetUpdateStrategy(s *appsv1.DaemonSetUpdateStrategy, fldPath *field.Path) field.ErrorList {
+	switch s.Type {
+	case appsv1.OnDeleteDaemonSetStrategyType:
+		return nil
+	case appsv1.RollingUpdateDaemonSetStrategyType:
+		if s.RollingUpdate == nil {
+			return field.ErrorList{field.Required(fldPath.Child("rollingUpdate"), "")}
+		}
+		p := fldPath.Child("rollingUpdate")
+		maxUnavailable, maxSurge := intOrStringPtr(s.RollingUpdate.MaxUnavailable), intOrStringPtr(s.RollingUpdate.MaxSurge)
+		allErrs := validatePositiveIntOrPercent(maxUnavailable, p.Child("maxUnavailable"))
+		allErrs = append(allErrs, validatePositiveIntOrPercent(maxSurge, p.Child("maxSurge"))...)
+		allErrs = append(allErrs, validateNotMoreThan100Percent(maxUnavailable, p.Child("maxUnavailable"))...)
+		allErrs = append(allErrs, validateNotMoreThan100Percent(maxSurge, p.Child("maxSurge"))...)
+		hasUnavailable, hasSurge := intOrPercentValue(maxUnavailable) != 0, intOrPercentValue(maxSurge) != 0
+		switch {
+		case hasUnavailable && hasSurge:
+			allErrs = append(allErrs, field.Invalid(p.Child("maxSurge"), maxSurge, "may not be set when maxUnavailable is non-zero"))
+		case !hasUnavailable && !hasSurge:
+			allErrs = append(allErrs, field.Required(p.Child("maxUnavailable"), "cannot be 0 when maxSurge is 0"))
+		}
+		return allErrs
+	}
+	shown := kubeDaemonSetStrategy{Type: s.Type}
+	if ru := s.RollingUpdate; ru != nil {
+		shown.RollingUpdate = &struct{ MaxUnavailable, MaxSurge intstr.IntOrString }{intOrStringPtr(ru.MaxUnavailable), intOrStringPtr(ru.MaxSurge)}
+	}
+	return field.ErrorList{field.NotSupported(fldPath, shown, []string{string(appsv1.RollingUpdateDaemonSetStrategyType), string(appsv1.OnDeleteDaemonSetStrategyType)})}
+}
+
+// daemonSetStatusStrategy serves daemonsets/status: the spec stays.
+type daemonSetStatusStrategy struct{ daemonSetStrategy }
+
+func (daemonSetStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	generic.KeepAllButStatus(obj, old)
+}
+
+func (daemonSetStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
+	allErrs := apivalidation.ValidateObjectMetaUpdate(&ds.ObjectMeta, &oldDS.ObjectMeta, field.NewPath("metadata"))
+	p, s := field.NewPath("status"), ds.Status
+	allErrs = append(allErrs, validateCounters(p,
+		counter{"currentNumberScheduled", int64(s.CurrentNumberScheduled)}, counter{"numberMisscheduled", int64(s.NumberMisscheduled)},
+		counter{"desiredNumberScheduled", int64(s.DesiredNumberScheduled)}, counter{"numberReady", int64(s.NumberReady)},
+		counter{"observedGeneration", s.ObservedGeneration}, counter{"updatedNumberScheduled", int64(s.UpdatedNumberScheduled)},
+		counter{"numberAvailable", int64(s.NumberAvailable)}, counter{"numberUnavailable", int64(s.NumberUnavailable)})...)
+	if s.CollisionCount != nil {
+		allErrs = append(allErrs, validateNonnegative(int64(*s.CollisionCount), p.Child("collisionCount"))...)
+	}
+	return append(allErrs, validateCollisionCount(p, s.CollisionCount, oldDS.Status.CollisionCount)...)
+}

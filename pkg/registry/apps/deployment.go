@@ -1,0 +1,231 @@
+package apps
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+var deployments = generic.Resource{
+	Name: "deployments", Singular: "deployment", Kind: "Deployment", Namespaced: true,
+	ShortNames:           []string{"deploy"},
+	Categories:           []string{"all"},
+	New:                  func() runtime.Object { return &appsv1.Deployment{} },
+	NewList:              func() runtime.Object { return &appsv1.DeploymentList{} },
+	Strategy:             deploymentStrategy{generic.BaseStrategy{Namespaced: true}},
+	StatusStrategy:       deploymentStatusStrategy{deploymentStrategy{generic.BaseStrategy{Namespaced: true}}},
+	FieldLabelConversion: generic.DefaultFieldLabelConversion,
+	Scale: &generic.ScaleAccessor{
+		Replicas: func(obj runtime.Object) (int32, int32, string, error) {
+			d := obj.(*appsv1.Deployment)
+			s, err := selectorString(d.Spec.Selector)
+			return ptr.Deref(d.Spec.Replicas, 0), d.Status.Replicas, s, err
+		},
+		SetReplicas: func(obj runtime.Object, n int32) { obj.(*appsv1.Deployment).Spec.Replicas = &n },
+	},
+	Table: generic.TablePrinter{
+		Columns: []metav1.TableColumnDefinition{
+			generic.NameColumn,
+			{Name: "Ready", Type: "string", Description: "Number of the pod with ready state"},
+			{Name: "Up-to-date", Type: "string", Description: appsv1.DeploymentStatus{}.SwaggerDoc()["updatedReplicas"]},
+			{Name: "Available", Type: "string", Description: appsv1.DeploymentStatus{}.SwaggerDoc()["availableReplicas"]},
+			generic.AgeColumn,
+			{Name: "Containers", Type: "string", Priority: 1, Description: core.ContainersColumnDescription},
+			{Name: "Images", Type: "string", Priority: 1, Description: core.ImagesColumnDescription},
+			{Name: "Selector", Type: "string", Priority: 1, Description: appsv1.DeploymentSpec{}.SwaggerDoc()["selector"]},
+		},
+		Cells: func(obj runtime.Object) ([]interface{}, error) {
+			d := obj.(*appsv1.Deployment)
+			selector, err := selectorString(d.Spec.Selector)
+			if err != nil {
+				selector = "<invalid>"
+			}
+			names, images := core.ContainerCells(d.Spec.Template.Spec.Containers)
+			return []interface{}{
+				d.Name, fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, ptr.Deref(d.Spec.Replicas, 0)),
+				int64(d.Status.UpdatedReplicas), int64(d.Status.AvailableReplicas),
+				generic.TranslateTimestampSince(d.CreationTimestamp), names, images, selector,
+			}, nil
+		},
+	},
+}
+
+type deploymentStrategy struct{ generic.BaseStrategy }
+
+var (
+	_ rest.Defaulter                       = deploymentStrategy{}
+	_ rest.GarbageCollectionDeleteStrategy = deploymentStrategy{}
+)
+
+// Default implements rest.Defaulter: 1 replica, a rolling update of 25%
+// surge and 25% unavailable, 10 old replica sets, 600s to progress.
+func (deploymentStrategy) Default(obj runtime.Object) {
+	d := obj.(*appsv1.Deployment)
+	if d.Spec.Replicas == nil {
+		d.Spec.Replicas = ptr.To[int32](1)
+	}
+	s := &d.Spec.Strategy
+	if s.Type == "" {
+		s.Type = appsv1.RollingUpdateDeploymentStrategyType
+	}
+	if s.Type == appsv1.RollingUpdateDeploymentStrategyType {
+		if s.RollingUpdate == nil {
+			s.RollingUpdate = &appsv1.RollingUpdateDeployment{}
+		}
+		if s.RollingUpdate.MaxUnavailable == nil {
+			s.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromString("25%"))
+		}
+		if s.RollingUpdate.MaxSurge == nil {
+			s.RollingUpdate.MaxSurge = ptr.To(intstr.FromString("25%"))
+		}
+	}
+	if d.Spec.RevisionHistoryLimit == nil {
+		d.Spec.RevisionHistoryLimit = ptr.To[int32](10)
+	}
+	if d.Spec.ProgressDeadlineSeconds == nil {
+		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](600)
+	}
+	core.SetDefaultsPodSpec(&d.Spec.Template.Spec)
+}
+
+// DefaultGarbageCollectionPolicy: deleting a deployment deletes its
+// replica sets in the background.
+func (deploymentStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCollectionPolicy {
+	return rest.DeleteDependents
+}
+
+func (deploymentStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	d := obj.(*appsv1.Deployment)
+	d.Status = appsv1.DeploymentStatus{}
+	d.Generation = 1
+}
+
+// PrepareForUpdate bumps the generation on spec changes and, unlike the
+// other workloads, on annotation changes (kubectl rollout uses them).
+func (deploymentStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
+	d.Status = oldD.Status
+	if !apiequality.Semantic.DeepEqual(d.Spec, oldD.Spec) || !apiequality.Semantic.DeepEqual(d.Annotations, oldD.Annotations) {
+		d.Generation = oldD.Generation + 1
+	}
+}
+
+func (deploymentStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	d := obj.(*appsv1.Deployment)
+	allErrs := apivalidation.ValidateObjectMeta(&d.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	return append(allErrs, validateDeploymentSpec(&d.Spec, field.NewPath("spec"))...)
+}
+
+// WarningsOnCreate warns about names that make odd pod names.
+func (deploymentStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	return dnsLabelNameWarning(obj.(*appsv1.Deployment).Name)
+}
+
+func (deploymentStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
+	allErrs := apivalidation.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateDeploymentSpec(&d.Spec, field.NewPath("spec"))...)
+	return append(allErrs, apivalidation.ValidateImmutableField(d.Spec.Selector, oldD.Spec.Selector, field.NewPath("spec", "selector"))...)
+}
+
+func validateDeploymentSpec(spec *appsv1.DeploymentSpec, fldPath *field.Path) field.ErrorList {
+	allErrs := validateNonnegative(int64(ptr.Deref(spec.Replicas, 0)), fldPath.Child("replicas"))
+	allErrs = append(allErrs, validateSelector(spec.Selector, "deployment", fldPath.Child("selector"))...)
+	allErrs = append(allErrs, validateTemplateForSelector(&spec.Template, spec.Selector, "ReplicaSet", fldPath)...)
+	allErrs = append(allErrs, validateDeploymentStrategy(&spec.Strategy, fldPath.Child("strategy"))...)
+	allErrs = append(allErrs, validateNonnegative(int64(spec.MinReadySeconds), fldPath.Child("minReadySeconds"))...)
+	allErrs = append(allErrs, validateOptionalNonnegative(spec.RevisionHistoryLimit, fldPath.Child("revisionHistoryLimit"))...)
+	if p := spec.ProgressDeadlineSeconds; p != nil {
+		allErrs = append(allErrs, validateNonnegative(int64(*p), fldPath.Child("progressDeadlineSeconds"))...)
+		if *p <= spec.MinReadySeconds {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("progressDeadlineSeconds"), *p, "must be greater than minReadySeconds"))
+		}
+	}
+	return allErrs
+}
+
+// kubeDeploymentStrategy is the strategy as kube prints it in messages:
+// its internal type, without JSON names.
+type kubeDeploymentStrategy struct {
+	Type          appsv1.DeploymentStrategyType
+	RollingUpdate *struct{ MaxUnavailable, MaxSurge intstr.IntOrString }
+}
+
+func validateDeploymentStrategy(s *appsv1.DeploymentStrategy, fldPath *field.Path) field.ErrorList {
+	switch s.Type {
+	case appsv1.RecreateDeploymentStrategyType:
+		if s.RollingUpdate != nil {
+			return field.ErrorList{field.Forbidden(fldPath.Child("rollingUpdate"), "may not be specified when strategy `type` is 'Recreate'")}
+		}
+		return nil
+	case appsv1.RollingUpdateDeploymentStrategyType:
+		if s.RollingUpdate == nil {
+			return field.ErrorList{field.Required(fldPath.Child("rollingUpdate"), "this should be defaulted and never be nil")}
+		}
+		p := fldPath.Child("rollingUpdate")
+		maxUnavailable, maxSurge := intOrStringPtr(s.RollingUpdate.MaxUnavailable), intOrStringPtr(s.RollingUpdate.MaxSurge)
+		allErrs := validatePositiveIntOrPercent(maxUnavailable, p.Child("maxUnavailable"))
+		allErrs = append(allErrs, validatePositiveIntOrPercent(maxSurge, p.Child("maxSurge"))...)
+		if intOrPercentValue(maxUnavailable) == 0 && intOrPercentValue(maxSurge) == 0 {
+			allErrs = append(allErrs, field.Invalid(p.Child("maxUnavailable"), maxUnavailable, "may not be 0 when `maxSurge` is 0"))
+		}
+		return append(allErrs, validateNotMoreThan100Percent(maxUnavailable, p.Child("maxUnavailable"))...)
+	}
+	shown := kubeDeploymentStrategy{Type: s.Type}
+	if ru := s.RollingUpdate; ru != nil {
+		shown.RollingUpdate = &struct{ MaxUnavailable, MaxSurge intstr.IntOrString }{intOrStringPtr(ru.MaxUnavailable), intOrStringPtr(ru.MaxSurge)}
+	}
+	return field.ErrorList{field.NotSupported(fldPath, shown, []string{string(appsv1.RecreateDeploymentStrategyType), string(appsv1.RollingUpdateDeploymentStrategyType)})}
+}
+
+// deploymentStatusStrategy serves deployments/status: spec and labels stay.
+type deploymentStatusStrategy struct{ deploymentStrategy }
+
+func (deploymentStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	generic.KeepAllButStatus(obj, old)
+	obj.(*appsv1.Deployment).Labels = old.(*appsv1.Deployment).Labels
+}
+
+func (deploymentStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
+	allErrs := apivalidation.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
+	p, s := field.NewPath("status"), d.Status
+	allErrs = append(allErrs, validateCounters(p,
+		counter{"observedGeneration", s.ObservedGeneration}, counter{"replicas", int64(s.Replicas)},
+		counter{"updatedReplicas", int64(s.UpdatedReplicas)}, counter{"readyReplicas", int64(s.ReadyReplicas)},
+		counter{"availableReplicas", int64(s.AvailableReplicas)}, counter{"unavailableReplicas", int64(s.UnavailableReplicas)})...)
+	if s.TerminatingReplicas != nil {
+		allErrs = append(allErrs, validateNonnegative(int64(*s.TerminatingReplicas), p.Child("terminatingReplicas"))...)
+	}
+	if s.CollisionCount != nil {
+		allErrs = append(allErrs, validateNonnegative(int64(*s.CollisionCount), p.Child("collisionCount"))...)
+	}
+	const replicas = "status.replicas"
+	allErrs = append(allErrs, validateNotAbove(p, "updatedReplicas", s.UpdatedReplicas, s.Replicas, replicas)...)
+	allErrs = append(allErrs, validateNotAbove(p, "readyReplicas", s.ReadyReplicas, s.Replicas, replicas)...)
+	allErrs = append(allErrs, validateNotAbove(p, "availableReplicas", s.AvailableReplicas, s.Replicas, replicas)...)
+	allErrs = append(allErrs, validateNotAbove(p, "availableReplicas", s.AvailableReplicas, s.ReadyReplicas, "readyReplicas")...)
+	return append(allErrs, validateCollisionCount(p, s.CollisionCount, oldD.Status.CollisionCount)...)
+}
+
+// dnsLabelNameWarning warns that a workload's name, which its pods' names
+// and hostnames start with, is not a DNS label.
+func dnsLabelNameWarning(name string) []string {
+	if msgs := validation.IsDNS1123Label(name); len(msgs) != 0 {
+		return []string{fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v", msgs)}
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package apps
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+var replicaSets = generic.Resource{
+	Name: "replicasets", Singular: "replicaset", Kind: "ReplicaSet", Namespaced: true,
+	ShortNames:           []string{"rs"},
+	Categories:           []string{"all"},
+	New:                  func() runtime.Object { return &appsv1.ReplicaSet{} },
+	NewList:              func() runtime.Object { return &appsv1.ReplicaSetList{} },
+	Strategy:             rsStrategy{generic.BaseStrategy{Namespaced: true}},
+	StatusStrategy:       rsStatusStrategy{rsStrategy{generic.BaseStrategy{Namespaced: true}}},
+	FieldLabelConversion: generic.DefaultFieldLabelConversion,
+	Scale: &generic.ScaleAccessor{
+		Replicas: func(obj runtime.Object) (int32, int32, string, error) {
+			rs := obj.(*appsv1.ReplicaSet)
+			s, err := selectorString(rs.Spec.Selector)
+			return ptr.Deref(rs.Spec.Replicas, 0), rs.Status.Replicas, s, err
+		},
+		SetReplicas: func(obj runtime.Object, n int32) { obj.(*appsv1.ReplicaSet).Spec.Replicas = &n },
+	},
+	Table: generic.TablePrinter{
+		Columns: []metav1.TableColumnDefinition{
+			generic.NameColumn,
+			{Name: "Desired", Type: "integer", Description: appsv1.ReplicaSetSpec{}.SwaggerDoc()["replicas"]},
+			{Name: "Current", Type: "integer", Description: appsv1.ReplicaSetStatus{}.SwaggerDoc()["replicas"]},
+			{Name: "Ready", Type: "integer", Description: appsv1.ReplicaSetStatus{}.SwaggerDoc()["readyReplicas"]},
+			generic.AgeColumn,
+			{Name: "Containers", Type: "string", Priority: 1, Description: core.ContainersColumnDescription},
+			{Name: "Images", Type: "string", Priority: 1, Description: core.ImagesColumnDescription},
+			{Name: "Selector", Type: "string", Priority: 1, Description: appsv1.ReplicaSetSpec{}.SwaggerDoc()["selector"]},
+		},
+		Cells: func(obj runtime.Object) ([]interface{}, error) {
+			rs := obj.(*appsv1.ReplicaSet)
+			names, images := core.ContainerCells(rs.Spec.Template.Spec.Containers)
+			return []interface{}{
+				rs.Name, int64(ptr.Deref(rs.Spec.Replicas, 0)), int64(rs.Status.Replicas), int64(rs.Status.ReadyReplicas),
+				generic.TranslateTimestampSince(rs.CreationTimestamp), names, images, metav1.FormatLabelSelector(rs.Spec.Selector),
+			}, nil
+		},
+	},
+}
+
+type rsStrategy struct{ generic.BaseStrategy }
+
+var (
+	_ rest.Defaulter                       = rsStrategy{}
+	_ rest.GarbageCollectionDeleteStrategy = rsStrategy{}
+)
+
+// Default implements rest.Defaulter: 1 replica.
+func (rsStrategy) Default(obj runtime.Object) {
+	rs := obj.(*appsv1.ReplicaSet)
+	if rs.Spec.Replicas == nil {
+		rs.Spec.Replicas = ptr.To[int32](1)
+	}
+	core.SetDefaultsPodSpec(&rs.Spec.Template.Spec)
+}
+
+// DefaultGarbageCollectionPolicy: deleting a replica set deletes its pods
+// in the background.
+func (rsStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCollectionPolicy {
+	return rest.DeleteDependents
+}
+
+func (rsStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	rs := obj.(*appsv1.ReplicaSet)
+	rs.Status = appsv1.ReplicaSetStatus{}
+	rs.Generation = 1
+}
+
+func (rsStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	rs, oldRS := obj.(*appsv1.ReplicaSet), old.(*appsv1.ReplicaSet)
+	rs.Status = oldRS.Status
+	if !apiequality.Semantic.DeepEqual(rs.Spec, oldRS.Spec) {
+		rs.Generation = oldRS.Generation + 1
+	}
+}
+
+func (rsStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	rs := obj.(*appsv1.ReplicaSet)
+	allErrs := apivalidation.ValidateObjectMeta(&rs.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	return append(allErrs, validateReplicaSetSpec(&rs.Spec, field.NewPath("spec"))...)
+}
+
+// WarningsOnCreate warns about names that make odd pod names.
+func (rsStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	return dnsLabelNameWarning(obj.(*appsv1.ReplicaSet).Name)
+}
+
+func (rsStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	rs, oldRS := obj.(*appsv1.ReplicaSet), old.(*appsv1.ReplicaSet)
+	allErrs := apivalidation.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateReplicaSetSpec(&rs.Spec, field.NewPath("spec"))...)
+	return append(allErrs, apivalidation.ValidateImmutableField(rs.Spec.Selector, oldRS.Spec.Selector, field.NewPath("spec", "selector"))...)
+}
+
+func validateReplicaSetSpec(spec *appsv1.ReplicaSetSpec, fldPath *field.Path) field.ErrorList {
+	allErrs := validateNonnegative(int64(ptr.Deref(spec.Replicas, 0)), fldPath.Child("replicas"))
+	allErrs = append(allErrs, validateNonnegative(int64(spec.MinReadySeconds), fldPath.Child("minReadySeconds"))...)
+	// kube's message names deployments here too.
+	allErrs = append(allErrs, validateSelector(spec.Selector, "deployment", fldPath.Child("selector"))...)
+	return append(allErrs, validateTemplateForSelector(&spec.Template, spec.Selector, "ReplicaSet", fldPath)...)
+}
+
+// rsStatusStrategy serves replicasets/status: the spec stays.
+type rsStatusStrategy struct{ rsStrategy }
+
+func (rsStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	generic.KeepAllButStatus(obj, old)
+}
+
+func (rsStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	rs, oldRS := obj.(*appsv1.ReplicaSet), old.(*appsv1.ReplicaSet)
+	allErrs := apivalidation.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
+	s, p := rs.Status, field.NewPath("status")
+	allErrs = append(allErrs, core.ValidateReplicaCounts(p, s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration)...)
+	if s.TerminatingReplicas != nil {
+		allErrs = append(allErrs, validateNonnegative(int64(*s.TerminatingReplicas), p.Child("terminatingReplicas"))...)
+	}
+	return allErrs
+}

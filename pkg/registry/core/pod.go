@@ -1,0 +1,233 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// podLookups are the other resources of the group the pod strategy
+// consults.
+type podLookups struct {
+	// serviceAccounts returns the storage of service accounts, nil when
+	// not served: a new pod's service account gives its automount setting
+	// and image pull secrets.
+	serviceAccounts func() rest.Getter
+}
+
+// newPods declares the pods resource.
+func newPods(lookups *podLookups) generic.Resource {
+	strategy := podStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, lookups: lookups}
+	return generic.Resource{
+		Name: "pods", Singular: "pod", Kind: "Pod", Namespaced: true,
+		ShortNames:           []string{"po"},
+		Categories:           []string{"all"},
+		New:                  func() runtime.Object { return &corev1.Pod{} },
+		NewList:              func() runtime.Object { return &corev1.PodList{} },
+		Strategy:             strategy,
+		StatusStrategy:       podStatusStrategy{strategy},
+		AttrFunc:             podAttrs,
+		FieldLabelConversion: podFieldLabelConversion,
+		// The watch cache indexes pods by node: every kubelet watches its own.
+		IndexFields:         []string{"spec.nodeName"},
+		Table:               podTable,
+		ReturnDeletedObject: true,
+	}
+}
+
+// installPods serves pods, pods/status, pods/binding and bindings.
+func installPods(getter generic.RESTOptionsGetter, resources map[string]rest.Storage, lookups *podLookups) error {
+	store, err := newPods(lookups).Install(SchemeGroupVersion, getter, resources)
+	if err != nil {
+		return err
+	}
+	resources["pods/binding"] = &BindingREST{store: store}
+	resources["bindings"] = &LegacyBindingREST{binding: &BindingREST{store: store}}
+	return nil
+}
+
+// podAttrs returns a pod's labels and the fields kube lets field selectors
+// name. status.podIPs is accepted but, as in kube, never has a value.
+func podAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil, fmt.Errorf("not a pod: %T", obj)
+	}
+	f := generic.ObjectMetaFieldsSet(&pod.ObjectMeta, true)
+	f["spec.nodeName"] = pod.Spec.NodeName
+	f["spec.restartPolicy"] = string(pod.Spec.RestartPolicy)
+	f["spec.schedulerName"] = pod.Spec.SchedulerName
+	f["spec.serviceAccountName"] = pod.Spec.ServiceAccountName
+	f["spec.hostNetwork"] = strconv.FormatBool(pod.Spec.HostNetwork)
+	f["status.phase"] = string(pod.Status.Phase)
+	podIP := ""
+	if len(pod.Status.PodIPs) > 0 {
+		podIP = pod.Status.PodIPs[0].IP
+	}
+	f["status.podIP"] = podIP
+	f["status.podIPs"] = ""
+	f["status.nominatedNodeName"] = pod.Status.NominatedNodeName
+	return pod.Labels, f, nil
+}
+
+var podFieldLabels = generic.SupportedFieldLabels("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+	"spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs", "status.nominatedNodeName")
+
+// podFieldLabelConversion accepts the pod fields kube does, and spec.host,
+// the old name of spec.nodeName that old clients still send.
+func podFieldLabelConversion(label, value string) (string, string, error) {
+	if label == "spec.host" {
+		return "spec.nodeName", value, nil
+	}
+	return podFieldLabels(label, value)
+}
+
+type podStrategy struct {
+	generic.BaseStrategy
+	lookups *podLookups
+}
+
+var (
+	_ rest.Defaulter                  = podStrategy{}
+	_ rest.RESTGracefulDeleteStrategy = podStrategy{}
+)
+
+// Default implements rest.Defaulter.
+func (podStrategy) Default(obj runtime.Object) { SetDefaultsPod(obj.(*corev1.Pod)) }
+
+// PrepareForCreate starts a pod Pending with its QoS class, after the
+// changes kube's admission plugins make to new pods.
+func (s podStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
+	pod := obj.(*corev1.Pod)
+	pod.Generation = 1
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	admitPod(ctx, pod, s.lookups.serviceAccounts())
+	if len(pod.Spec.SchedulingGates) > 0 {
+		setPodCondition(&pod.Status, corev1.PodCondition{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates",
+		})
+	}
+	pod.Status.QOSClass = podQOSClass(&pod.Spec)
+}
+
+// PrepareForUpdate keeps the status, and what clients unaware of newer
+// fields would drop; kube tracks pod generation: any spec change bumps it.
+func (podStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)
+	pod.Status = oldPod.Status
+	if pod.Spec.Resources == nil && oldPod.Spec.Resources != nil {
+		pod.Spec.Resources = oldPod.Spec.Resources.DeepCopy()
+	}
+	// kube's admission plugins run on updates of pods too: tolerations of
+	// node problems are added back; the priority set on create is kept.
+	addDefaultTolerations(&pod.Spec)
+	if pod.Spec.Priority == nil {
+		pod.Spec.Priority = oldPod.Spec.Priority
+	}
+	if pod.Spec.PreemptionPolicy == nil {
+		pod.Spec.PreemptionPolicy = oldPod.Spec.PreemptionPolicy
+	}
+	if !apiequality.Semantic.DeepEqual(pod.Spec, oldPod.Spec) {
+		pod.Generation++
+	}
+}
+
+func (podStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return ValidatePodCreate(obj.(*corev1.Pod))
+}
+
+func (podStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return ValidatePodUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
+}
+
+// WarningsOnCreate warns about names that make odd hostnames.
+func (podStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	pod := obj.(*corev1.Pod)
+	if msgs := validation.IsDNS1123Label(pod.Name); len(msgs) != 0 {
+		return []string{fmt.Sprintf("metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: %v", msgs)}
+	}
+	return nil
+}
+
+// CheckGracefulDelete gives a pod the grace period of the request, else
+// its own terminationGracePeriodSeconds; a pod no kubelet runs (not
+// scheduled, or finished) goes at once.
+func (podStrategy) CheckGracefulDelete(_ context.Context, obj runtime.Object, options *metav1.DeleteOptions) bool {
+	if options == nil {
+		return false
+	}
+	pod := obj.(*corev1.Pod)
+	period := int64(0)
+	if options.GracePeriodSeconds != nil {
+		period = *options.GracePeriodSeconds
+	} else if pod.Spec.TerminationGracePeriodSeconds != nil {
+		period = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
+		period = 0
+	}
+	if period < 0 {
+		period = 1
+	}
+	options.GracePeriodSeconds = &period
+	return true
+}
+
+// podStatusStrategy serves pods/status: the spec and owner references stay
+// (old kubelets corrupt the latter), the QoS class is immutable.
+type podStatusStrategy struct{ podStrategy }
+
+func (podStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)
+	pod.Spec = oldPod.Spec
+	pod.OwnerReferences = oldPod.OwnerReferences
+	if pod.Status.QOSClass == "" {
+		pod.Status.QOSClass = oldPod.Status.QOSClass
+	}
+	// Keep what clients unaware of resource claims would drop.
+	if pod.Status.ResourceClaimStatuses == nil {
+		pod.Status.ResourceClaimStatuses = oldPod.Status.ResourceClaimStatuses
+	}
+	if pod.Status.ExtendedResourceClaimStatus == nil {
+		pod.Status.ExtendedResourceClaimStatus = oldPod.Status.ExtendedResourceClaimStatus
+	}
+	preserveObservedGeneration(pod, oldPod)
+}
+
+// preserveObservedGeneration keeps the observedGeneration of the status
+// and its conditions when a client clears them.
+func preserveObservedGeneration(pod, old *corev1.Pod) {
+	if pod.Status.ObservedGeneration == 0 {
+		pod.Status.ObservedGeneration = old.Status.ObservedGeneration
+	}
+	oldGenerations := map[corev1.PodConditionType][]int64{}
+	for _, c := range old.Status.Conditions {
+		oldGenerations[c.Type] = append(oldGenerations[c.Type], c.ObservedGeneration)
+	}
+	for i, c := range pod.Status.Conditions {
+		g := int64(0)
+		if gens := oldGenerations[c.Type]; len(gens) > 0 {
+			g, oldGenerations[c.Type] = gens[0], gens[1:]
+		}
+		if c.ObservedGeneration == 0 {
+			pod.Status.Conditions[i].ObservedGeneration = g
+		}
+	}
+}
+
+func (podStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return ValidatePodStatusUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
+}

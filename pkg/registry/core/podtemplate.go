@@ -1,0 +1,77 @@
+package core
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// Descriptions of the CONTAINERS and IMAGES columns of workloads.
+const (
+	ContainersColumnDescription = "Names of each container in the template."
+	ImagesColumnDescription     = "Images referenced by each container in the template."
+)
+
+var podTemplates = generic.Resource{
+	Name: "podtemplates", Singular: "podtemplate", Kind: "PodTemplate", Namespaced: true,
+	New:                  func() runtime.Object { return &corev1.PodTemplate{} },
+	NewList:              func() runtime.Object { return &corev1.PodTemplateList{} },
+	Strategy:             podTemplateStrategy{generic.BaseStrategy{Namespaced: true}},
+	FieldLabelConversion: generic.DefaultFieldLabelConversion,
+	ReturnDeletedObject:  true,
+	Table: generic.TablePrinter{
+		Columns: []metav1.TableColumnDefinition{
+			generic.NameColumn,
+			{Name: "Containers", Type: "string", Description: ContainersColumnDescription},
+			{Name: "Images", Type: "string", Description: ImagesColumnDescription},
+			{Name: "Pod Labels", Type: "string", Description: "The labels for the pod template."},
+		},
+		Cells: func(obj runtime.Object) ([]interface{}, error) {
+			t := obj.(*corev1.PodTemplate)
+			names, images := ContainerCells(t.Template.Spec.Containers)
+			return []interface{}{t.Name, names, images, labels.FormatLabels(t.Template.Labels)}, nil
+		},
+	},
+}
+
+type podTemplateStrategy struct{ generic.BaseStrategy }
+
+var _ rest.Defaulter = podTemplateStrategy{}
+
+// Default implements rest.Defaulter.
+func (podTemplateStrategy) Default(obj runtime.Object) {
+	SetDefaultsPodSpec(&obj.(*corev1.PodTemplate).Template.Spec)
+}
+
+func (podTemplateStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	obj.(*corev1.PodTemplate).Generation = 1
+}
+
+// PrepareForUpdate bumps the generation when the template changes.
+func (podTemplateStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	t, oldT := obj.(*corev1.PodTemplate), old.(*corev1.PodTemplate)
+	if !apiequality.Semantic.DeepEqual(t.Template, oldT.Template) {
+		t.Generation = oldT.Generation + 1
+	}
+}
+
+func (podTemplateStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	t := obj.(*corev1.PodTemplate)
+	allErrs := apivalidation.ValidateObjectMeta(&t.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	return append(allErrs, ValidatePodTemplateSpec(&t.Template, field.NewPath("template"))...)
+}
+
+func (podTemplateStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	t, oldT := obj.(*corev1.PodTemplate), old.(*corev1.PodTemplate)
+	allErrs := apivalidation.ValidateObjectMetaUpdate(&t.ObjectMeta, &oldT.ObjectMeta, field.NewPath("metadata"))
+	return append(allErrs, ValidatePodTemplateSpec(&t.Template, field.NewPath("template"))...)
+}

@@ -1,0 +1,200 @@
+package core
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+var replicationControllers = generic.Resource{
+	Name: "replicationcontrollers", Singular: "replicationcontroller", Kind: "ReplicationController", Namespaced: true,
+	ShortNames:           []string{"rc"},
+	Categories:           []string{"all"},
+	New:                  func() runtime.Object { return &corev1.ReplicationController{} },
+	NewList:              func() runtime.Object { return &corev1.ReplicationControllerList{} },
+	Strategy:             rcStrategy{generic.BaseStrategy{Namespaced: true}},
+	StatusStrategy:       rcStatusStrategy{rcStrategy{generic.BaseStrategy{Namespaced: true}}},
+	AttrFunc:             rcAttrs,
+	FieldLabelConversion: generic.SupportedFieldLabels("status.replicas"),
+	Scale: &generic.ScaleAccessor{
+		Replicas: func(obj runtime.Object) (int32, int32, string, error) {
+			rc := obj.(*corev1.ReplicationController)
+			return ptr.Deref(rc.Spec.Replicas, 0), rc.Status.Replicas, labels.SelectorFromSet(rc.Spec.Selector).String(), nil
+		},
+		SetReplicas: func(obj runtime.Object, n int32) { obj.(*corev1.ReplicationController).Spec.Replicas = &n },
+	},
+	Table: generic.TablePrinter{
+		Columns: []metav1.TableColumnDefinition{
+			generic.NameColumn,
+			{Name: "Desired", Type: "integer", Description: corev1.ReplicationControllerSpec{}.SwaggerDoc()["replicas"]},
+			{Name: "Current", Type: "integer", Description: corev1.ReplicationControllerStatus{}.SwaggerDoc()["replicas"]},
+			{Name: "Ready", Type: "integer", Description: corev1.ReplicationControllerStatus{}.SwaggerDoc()["readyReplicas"]},
+			generic.AgeColumn,
+			{Name: "Containers", Type: "string", Priority: 1, Description: ContainersColumnDescription},
+			{Name: "Images", Type: "string", Priority: 1, Description: ImagesColumnDescription},
+			{Name: "Selector", Type: "string", Priority: 1, Description: corev1.ReplicationControllerSpec{}.SwaggerDoc()["selector"]},
+		},
+		Cells: func(obj runtime.Object) ([]interface{}, error) {
+			rc := obj.(*corev1.ReplicationController)
+			var containers []corev1.Container
+			if rc.Spec.Template != nil {
+				containers = rc.Spec.Template.Spec.Containers
+			}
+			names, images := ContainerCells(containers)
+			return []interface{}{
+				rc.Name, int64(ptr.Deref(rc.Spec.Replicas, 0)), int64(rc.Status.Replicas), int64(rc.Status.ReadyReplicas),
+				generic.TranslateTimestampSince(rc.CreationTimestamp), names, images, labels.FormatLabels(rc.Spec.Selector),
+			}, nil
+		},
+	},
+}
+
+func rcAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	rc, ok := obj.(*corev1.ReplicationController)
+	if !ok {
+		return nil, nil, fmt.Errorf("not a replication controller: %T", obj)
+	}
+	f := generic.ObjectMetaFieldsSet(&rc.ObjectMeta, true)
+	f["status.replicas"] = fmt.Sprint(rc.Status.Replicas)
+	return rc.Labels, f, nil
+}
+
+type rcStrategy struct{ generic.BaseStrategy }
+
+var (
+	_ rest.Defaulter                       = rcStrategy{}
+	_ rest.GarbageCollectionDeleteStrategy = rcStrategy{}
+)
+
+// Default implements rest.Defaulter: the selector and the labels default
+// to the template's labels, replicas to 1.
+func (rcStrategy) Default(obj runtime.Object) {
+	rc := obj.(*corev1.ReplicationController)
+	if t := rc.Spec.Template; t != nil && t.Labels != nil {
+		if len(rc.Spec.Selector) == 0 {
+			rc.Spec.Selector = t.Labels
+		}
+		if len(rc.Labels) == 0 {
+			rc.Labels = t.Labels
+		}
+	}
+	if rc.Spec.Replicas == nil {
+		rc.Spec.Replicas = ptr.To[int32](1)
+	}
+	if rc.Spec.Template != nil {
+		SetDefaultsPodSpec(&rc.Spec.Template.Spec)
+	}
+}
+
+// DefaultGarbageCollectionPolicy: deleting a replication controller
+// through v1 orphans its pods unless the client asks otherwise, for
+// compatibility with the oldest clients.
+func (rcStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCollectionPolicy {
+	return rest.OrphanDependents
+}
+
+func (rcStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	rc := obj.(*corev1.ReplicationController)
+	rc.Status = corev1.ReplicationControllerStatus{}
+	rc.Generation = 1
+}
+
+func (rcStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	rc, oldRC := obj.(*corev1.ReplicationController), old.(*corev1.ReplicationController)
+	rc.Status = oldRC.Status
+	if !apiequality.Semantic.DeepEqual(rc.Spec, oldRC.Spec) {
+		rc.Generation = oldRC.Generation + 1
+	}
+}
+
+func (rcStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	rc := obj.(*corev1.ReplicationController)
+	allErrs := apivalidation.ValidateObjectMeta(&rc.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	return append(allErrs, validateRCSpec(&rc.Spec, field.NewPath("spec"))...)
+}
+
+func (rcStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	rc, oldRC := obj.(*corev1.ReplicationController), old.(*corev1.ReplicationController)
+	allErrs := apivalidation.ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))
+	return append(allErrs, validateRCSpec(&rc.Spec, field.NewPath("spec"))...)
+}
+
+// validateRCSpec validates a replication controller's spec. kube checks
+// replicas and minReadySeconds declaratively, after the rest: their errors
+// come last.
+func validateRCSpec(spec *corev1.ReplicationControllerSpec, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	selector := labels.Set(spec.Selector).AsSelector()
+	if selector.Empty() {
+		allErrs = append(allErrs, field.Required(fldPath.Child("selector"), ""))
+	}
+	if spec.Template == nil {
+		allErrs = append(allErrs, field.Required(fldPath.Child("template"), ""))
+	} else {
+		allErrs = append(allErrs, ValidatePodTemplateSpecForWorkload(spec.Template, func(l map[string]string) (bool, bool) {
+			return selector.Matches(labels.Set(l)), selector.Empty()
+		}, "ReplicationController", fldPath.Child("template"))...)
+	}
+	if spec.Replicas == nil {
+		allErrs = append(allErrs, field.Required(fldPath.Child("replicas"), ""))
+	} else {
+		allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(*spec.Replicas), fldPath.Child("replicas"))...)
+	}
+	return append(allErrs, apivalidation.ValidateNonnegativeField(int64(spec.MinReadySeconds), fldPath.Child("minReadySeconds"))...)
+}
+
+// rcStatusStrategy serves replicationcontrollers/status: the spec stays.
+type rcStatusStrategy struct{ rcStrategy }
+
+func (rcStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	generic.KeepAllButStatus(obj, old)
+}
+
+func (rcStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	rc, oldRC := obj.(*corev1.ReplicationController), old.(*corev1.ReplicationController)
+	allErrs := apivalidation.ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))
+	s, p := rc.Status, field.NewPath("status")
+	return append(allErrs, ValidateReplicaCounts(p, s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration)...)
+}
+
+// ValidateReplicaCounts validates the status counters of a replication
+// controller or replica set: none negative, none above status.replicas,
+// availableReplicas not above readyReplicas.
+func ValidateReplicaCounts(p *field.Path, replicas, fullyLabeled, ready, available int32, observedGeneration int64) field.ErrorList {
+	var allErrs field.ErrorList
+	for _, f := range []struct {
+		v    int64
+		name string
+	}{
+		{int64(replicas), "replicas"}, {int64(fullyLabeled), "fullyLabeledReplicas"}, {int64(ready), "readyReplicas"},
+		{int64(available), "availableReplicas"}, {observedGeneration, "observedGeneration"},
+	} {
+		allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(f.v, p.Child(f.name))...)
+	}
+	const msg = "cannot be greater than status.replicas"
+	if fullyLabeled > replicas {
+		allErrs = append(allErrs, field.Invalid(p.Child("fullyLabeledReplicas"), fullyLabeled, msg))
+	}
+	if ready > replicas {
+		allErrs = append(allErrs, field.Invalid(p.Child("readyReplicas"), ready, msg))
+	}
+	if available > replicas {
+		allErrs = append(allErrs, field.Invalid(p.Child("availableReplicas"), available, msg))
+	}
+	if available > ready {
+		allErrs = append(allErrs, field.Invalid(p.Child("availableReplicas"), available, "cannot be greater than readyReplicas"))
+	}
+	return allErrs
+}

@@ -1,0 +1,33 @@
+package generic
+
+import "fmt"
+
+// FieldLabelConversionFunc checks (and may rename) the field of a field
+// selector requirement, as kube's per-kind field label conversion
+// functions do; its error is the message of the 400 a list or watch gets.
+type FieldLabelConversionFunc func(label, value string) (internalLabel, internalValue string, err error)
+
+// DefaultFieldLabelConversion is kube's conversion for kinds that register
+// none: only metadata.name and metadata.namespace may be selected.
+func DefaultFieldLabelConversion(label, value string) (string, string, error) {
+	switch label {
+	case "metadata.name", "metadata.namespace":
+		return label, value, nil
+	}
+	return "", "", fmt.Errorf("%q is not a known field selector: only %q, %q", label, "metadata.name", "metadata.namespace")
+}
+
+// SupportedFieldLabels returns a conversion that accepts exactly labels
+// (and metadata.name, metadata.namespace), with kube's message for others.
+func SupportedFieldLabels(labels ...string) FieldLabelConversionFunc {
+	ok := map[string]bool{"metadata.name": true, "metadata.namespace": true}
+	for _, l := range labels {
+		ok[l] = true
+	}
+	return func(label, value string) (string, string, error) {
+		if !ok[label] {
+			return "", "", fmt.Errorf("field label not supported: %s", label)
+		}
+		return label, value, nil
+	}
+}
