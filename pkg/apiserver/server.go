@@ -120,7 +120,9 @@ func (s *Server) installDiscovery(r chi.Router) {
 	// /api and the group versions are routes of kube's router, which
 	// checks Accept before the handler; /apis and /apis/GROUP are not.
 	r.Get("/api", func(w http.ResponseWriter, r *http.Request) { s.writeDiscovery(w, r, true, s.discovery.APIVersions(r)) })
-	r.Get("/apis", func(w http.ResponseWriter, r *http.Request) { s.writeDiscovery(w, r, false, s.discovery.APIGroupList()) })
+	r.Get("/apis", func(w http.ResponseWriter, r *http.Request) {
+		s.writeDiscovery(w, r, false, s.discovery.APIGroupList())
+	})
 	r.Get("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
 		s.writeDiscovery(w, r, true, s.discovery.APIResourceList("", chi.URLParam(r, "version")))
 	})

@@ -271,4 +271,3 @@ func (w *watchStream) expect(want ...string) {
 		}
 	}
 }
-
