@@ -121,7 +121,8 @@ type eventEncoder struct {
 	r            *http.Request
 	out          negotiation.Output
 	bw           *bufio.Writer
-	tableHeaders bool // column definitions were sent
+	tableHeaders bool   // column definitions were sent
+	scratch      []byte // reused for each event's object
 }
 
 func (e *eventEncoder) write(ev storage.Event) error {
@@ -137,7 +138,8 @@ func (e *eventEncoder) write(ev storage.Event) error {
 	case ev.Type == watch.Bookmark:
 		err = e.writeJSON(e.bookmark(ev)) // bookmarks are never rows
 	case e.out.Target == negotiation.TargetObject:
-		err = ev.Object.WriteJSON(e.bw, true)
+		e.scratch = ev.Object.AppendJSON(e.scratch[:0], true)
+		_, err = e.bw.Write(e.scratch)
 	default:
 		obj := e.scope.Storage.New()
 		if err = ev.Object.Decode(obj); err == nil {
