@@ -60,7 +60,7 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 	if flusher != nil {
 		flusher.Flush()
 	}
-	enc := &eventEncoder{scope: s, r: r, out: out, bw: bufio.NewWriterSize(w, 8*1024)}
+	enc := &eventEncoder{scope: s, r: r, out: out, bw: bufio.NewWriterSize(w, 8*1024), metrics: s.watchMetrics()}
 	events := wch.ResultChan()
 	for {
 		select {
@@ -123,9 +123,11 @@ type eventEncoder struct {
 	bw           *bufio.Writer
 	tableHeaders bool   // column definitions were sent
 	scratch      []byte // reused for each event's object
+	metrics      *watchMetrics
 }
 
 func (e *eventEncoder) write(ev storage.Event) error {
+	before := e.bw.Buffered()
 	e.bw.WriteString(`{"type":"`)
 	e.bw.WriteString(string(ev.Type))
 	e.bw.WriteString(`","object":`)
@@ -151,6 +153,10 @@ func (e *eventEncoder) write(ev storage.Event) error {
 		return err
 	}
 	_, err = e.bw.WriteString("}\n")
+	if after := e.bw.Buffered(); after > before && e.metrics != nil {
+		e.metrics.events.Inc()
+		e.metrics.sizes.Observe(float64(after - before))
+	}
 	return err
 }
 
