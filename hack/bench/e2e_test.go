@@ -166,7 +166,8 @@ func TestScenarios(t *testing.T) {
 			want(t, list, map[string]any{v + ".count_mismatches": 0, v + ".errors": 0, v + ".samples": 2})
 			positive(t, list, v+".p50_ms", v+".bytes")
 		}
-		want(t, list, map[string]any{"rv0.items": 150, "paginated.items": 150, "paginated.pages": 4,
+		// The namespace also holds kube-root-ca.crt, as every namespace does.
+		want(t, list, map[string]any{"rv0.items": 151, "paginated.items": 151, "paginated.pages": 4,
 			"selector_bucket_7.items": 2, "selector_bucket_7.items_expected": 2})
 		want(t, watch, map[string]any{"updates_acked": 20, "events_expected": 60, "events_delivered": 60,
 			"watchers_missed": 0, "watchers_duplicated": 0, "watchers_reordered": 0, "watchers_failed": 0, "complete": true})

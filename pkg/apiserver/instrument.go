@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -34,9 +35,17 @@ func (s *Server) instrument(sc *handlers.Scope, verb string, h http.Handler) htt
 		start := time.Now()
 		info := &request.Info{Verb: verb, Resource: sc.Resource, Subresource: sc.Subresource}
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
-		h.ServeHTTP(rec, r.WithContext(request.WithInfo(r.Context(), info)))
-
 		reported := reportedVerb(verb, r)
+		ctx := request.WithInfo(r.Context(), info)
+		if reported != "WATCH" && s.requestTimeout > 0 {
+			// A request that etcd cannot answer fails in time instead of
+			// hanging (kube's --request-timeout); watches are long-running.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, s.requestTimeout)
+			defer cancel()
+		}
+		h.ServeHTTP(rec, r.WithContext(ctx))
+
 		scope := "cluster"
 		switch {
 		case info.Name != "":

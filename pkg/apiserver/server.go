@@ -41,6 +41,8 @@ type Config struct {
 	ReadyzChecks []healthz.Check
 	// MinRequestTimeout is the base of a watch's default timeout.
 	MinRequestTimeout time.Duration
+	// RequestTimeout bounds every request but watches (0: none).
+	RequestTimeout time.Duration
 	// Version is served at /version.
 	Version version.Info
 	// EnableProfiling serves /debug/pprof.
@@ -51,6 +53,7 @@ type Config struct {
 type Server struct {
 	admission         handlers.Admission
 	minRequestTimeout time.Duration
+	requestTimeout    time.Duration
 	routes            http.Handler
 	authenticator     filters.TokenAuthenticator
 	discovery         *discovery.Documents
@@ -59,7 +62,8 @@ type Server struct {
 
 // New installs the routes of cfg's groups.
 func New(cfg Config) (*Server, error) {
-	s := &Server{admission: cfg.Admission, minRequestTimeout: cfg.MinRequestTimeout, authenticator: cfg.Authenticator}
+	s := &Server{admission: cfg.Admission, minRequestTimeout: cfg.MinRequestTimeout, requestTimeout: cfg.RequestTimeout,
+		authenticator: cfg.Authenticator}
 	r := chi.NewRouter()
 	r.MethodNotAllowed(handlers.MethodNotAllowed)
 
@@ -120,7 +124,9 @@ func (s *Server) installDiscovery(r chi.Router) {
 	// /api and the group versions are routes of kube's router, which
 	// checks Accept before the handler; /apis and /apis/GROUP are not.
 	r.Get("/api", func(w http.ResponseWriter, r *http.Request) { s.writeDiscovery(w, r, true, s.discovery.APIVersions(r)) })
-	r.Get("/apis", func(w http.ResponseWriter, r *http.Request) { s.writeDiscovery(w, r, false, s.discovery.APIGroupList()) })
+	r.Get("/apis", func(w http.ResponseWriter, r *http.Request) {
+		s.writeDiscovery(w, r, false, s.discovery.APIGroupList())
+	})
 	r.Get("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
 		s.writeDiscovery(w, r, true, s.discovery.APIResourceList("", chi.URLParam(r, "version")))
 	})

@@ -42,33 +42,38 @@ func intern(v, key string) string {
 	return v
 }
 
-// Has implements labels.Labels and fields.Fields.
-func (p pairs) Has(k string) bool {
+// Has implements labels.Labels and fields.Fields. The methods have
+// pointer receivers: a *pairs fits in an interface without an allocation,
+// which matters when every cached object is matched against a selector.
+func (p *pairs) Has(k string) bool {
 	_, ok := p.lookup(k)
 	return ok
 }
 
 // Get implements labels.Labels and fields.Fields.
-func (p pairs) Get(k string) string {
+func (p *pairs) Get(k string) string {
 	v, _ := p.lookup(k)
 	return v
 }
 
-func (p pairs) lookup(k string) (string, bool) {
-	n := len(p) / 2
-	i := sort.Search(n, func(i int) bool { return p[2*i] >= k })
-	if i < n && p[2*i] == k {
-		return p[2*i+1], true
+func (p *pairs) lookup(k string) (string, bool) {
+	s := *p
+	n := len(s) / 2
+	// A few pairs at most: a linear scan beats a binary search's closure.
+	for i := 0; i < n; i++ {
+		if s[2*i] == k {
+			return s[2*i+1], true
+		}
 	}
 	return "", false
 }
 
 // Lookup implements labels.Labels.
-func (p pairs) Lookup(k string) (string, bool) { return p.lookup(k) }
+func (p *pairs) Lookup(k string) (string, bool) { return p.lookup(k) }
 
 var (
-	_ labels.Labels = pairs(nil)
-	_ fields.Fields = pairs(nil)
+	_ labels.Labels = (*pairs)(nil)
+	_ fields.Fields = (*pairs)(nil)
 )
 
 type byKey pairs

@@ -253,6 +253,19 @@ func waitReady(t *testing.T, c *cacher.Cacher) {
 type faultyStorage struct {
 	storage.Interface
 	watches chan *faultyWatcher
+	// listGate, when set, holds every list until it is closed.
+	listGate chan struct{}
+}
+
+func (f *faultyStorage) GetList(ctx context.Context, key string, opts storage.ListOptions) (*storage.ListResult, error) {
+	if f.listGate != nil {
+		select {
+		case <-f.listGate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return f.Interface.GetList(ctx, key, opts)
 }
 
 func (f *faultyStorage) Watch(ctx context.Context, key string, opts storage.ListOptions) (storage.Watcher, error) {
@@ -303,4 +316,46 @@ func (w *faultyWatcher) fail(err error)                   { w.failc <- err }
 func (w *faultyWatcher) ResultChan() <-chan storage.Event { return w.out }
 func (w *faultyWatcher) Stop() {
 	w.once.Do(func() { close(w.done); w.inner.Stop() })
+}
+
+// TestNotReadyUntilFirstList: before the cache has its first list, watches
+// and lists it would serve are refused as not ready (429 upstream), a
+// plain paged list and GETs go to etcd, and the cache says it is not
+// ready.
+func TestNotReadyUntilFirstList(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	cfg := storagetest.PodConfig()
+	raw := etcd3.New(etcd.Client, cfg)
+	create(t, raw, cfg, "ns", "p")
+	gate := make(chan struct{})
+	faulty := &faultyStorage{Interface: raw, watches: make(chan *faultyWatcher, 10), listGate: gate}
+	c, err := cacher.New(cacher.Config{Storage: faulty, Resource: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	ctx := context.Background()
+	if c.ReadinessCheck() == nil {
+		t.Fatal("ready before the first list")
+	}
+	_, err = c.Watch(ctx, cfg.ResourcePrefix, storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything})
+	if storage.CodeOf(err) != storage.ErrCodeNotReady {
+		t.Fatalf("watch: want NotReady, got %v", err)
+	}
+	_, err = c.GetList(ctx, cfg.ResourcePrefix, storage.ListOptions{Recursive: true, Predicate: storage.Everything})
+	if storage.CodeOf(err) != storage.ErrCodeNotReady {
+		t.Fatalf("list: want NotReady, got %v", err)
+	}
+	got := &corev1.Pod{}
+	if err := c.Get(ctx, cfg.ResourcePrefix+"/ns/p", storage.GetOptions{ResourceVersion: "0"}, got); err != nil || got.Name != "p" {
+		t.Fatalf("get: want it from etcd, got %v", err)
+	}
+	close(gate) // paged lists go to etcd too, which now answers
+	paged := storage.Everything
+	paged.Limit = 10
+	res, err := c.GetList(ctx, cfg.ResourcePrefix, storage.ListOptions{Recursive: true, Predicate: paged})
+	if err != nil || len(res.Items) != 1 {
+		t.Fatalf("paged list: %v", err)
+	}
+	waitReady(t, c)
 }

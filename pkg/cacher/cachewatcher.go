@@ -110,7 +110,7 @@ func (w *cacheWatcher) matches(e *entry) bool {
 	} else if !strings.HasPrefix(e.key(), w.prefix) {
 		return false
 	}
-	return w.pred.MatchesAttrs(e.labels, e.fields)
+	return w.pred.MatchesAttrs(&e.labels, &e.fields)
 }
 
 // convert turns a cache event into what this watcher reports: an object

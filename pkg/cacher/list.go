@@ -87,7 +87,7 @@ func (c *Cacher) listFromCache(key string, opts storage.ListOptions) *storage.Li
 
 	res := &storage.ListResult{ResourceVersion: rev}
 	match := func(e *entry) bool {
-		if pred.MatchesAttrs(e.labels, e.fields) {
+		if pred.MatchesAttrs(&e.labels, &e.fields) {
 			res.Items = append(res.Items, e.obj)
 		}
 		return true

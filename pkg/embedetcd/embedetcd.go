@@ -159,5 +159,21 @@ func quietLogger(level string) *zap.Logger {
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(os.Stderr), lvl)
-	return zap.New(core)
+	return zap.New(shutdownNoiseFilter{core})
+}
+
+// shutdownNoiseFilter drops the errors etcd logs about its own listeners
+// when it is closed on purpose ("setting up serving from embedded etcd
+// failed ... server closed"): they are the shutdown, not a failure.
+type shutdownNoiseFilter struct{ zapcore.Core }
+
+func (f shutdownNoiseFilter) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if e.Message == "setting up serving from embedded etcd failed." {
+		return ce
+	}
+	return f.Core.Check(e, ce)
+}
+
+func (f shutdownNoiseFilter) With(fields []zapcore.Field) zapcore.Core {
+	return shutdownNoiseFilter{f.Core.With(fields)}
 }

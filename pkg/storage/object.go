@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"reflect"
 	"strconv"
 	"sync"
@@ -86,35 +85,21 @@ func (o *Object) Shareable() *Object {
 	return &c
 }
 
-// AppendJSON appends o's JSON encoding, with its resourceVersion, to dst.
-func (o *Object) AppendJSON(dst []byte) []byte {
-	dst = append(dst, o.data[:o.rvAt]...)
+// AppendJSON appends o's JSON encoding, with its resourceVersion, to
+// dst. Without typeMeta, kind and apiVersion are left out (list items, as
+// kube writes them).
+func (o *Object) AppendJSON(dst []byte, typeMeta bool) []byte {
+	head := o.data[:o.rvAt]
+	if !typeMeta && o.typeMetaEnd > 0 {
+		dst = append(dst, o.data[0]) // the opening brace
+		head = o.data[o.typeMetaEnd:o.rvAt]
+	}
+	dst = append(dst, head...)
 	dst = o.appendRV(dst)
 	return append(dst, o.data[o.rvAt:]...)
 }
 
-// WriteJSON writes o's JSON encoding, with its resourceVersion, to w.
-// Without typeMeta, kind and apiVersion are left out (list items).
-func (o *Object) WriteJSON(w io.Writer, typeMeta bool) error {
-	var scratch [48]byte
-	head := o.data[:o.rvAt]
-	if !typeMeta && o.typeMetaEnd > 0 {
-		if _, err := w.Write(o.data[:1]); err != nil { // the opening brace
-			return err
-		}
-		head = o.data[o.typeMetaEnd:o.rvAt]
-	}
-	if _, err := w.Write(head); err != nil {
-		return err
-	}
-	if _, err := w.Write(o.appendRV(scratch[:0])); err != nil {
-		return err
-	}
-	_, err := w.Write(o.data[o.rvAt:])
-	return err
-}
-
-// JSONSize is the length of the output of AppendJSON.
+// JSONSize is the length of the output of AppendJSON with typeMeta.
 func (o *Object) JSONSize() int {
 	return len(o.data) + len(o.appendRV(make([]byte, 0, 48)))
 }

@@ -58,16 +58,11 @@ func TestObjectJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := string(o.AppendJSON(nil)); got != tc.want {
-				t.Errorf("AppendJSON:\n got %s\nwant %s", got, tc.want)
+			if got := string(o.AppendJSON(nil, true)); got != tc.want {
+				t.Errorf("AppendJSON(typeMeta):\n got %s\nwant %s", got, tc.want)
 			}
-			var buf bytes.Buffer
-			if err := o.WriteJSON(&buf, true); err != nil || buf.String() != tc.want {
-				t.Errorf("WriteJSON(typeMeta):\n got %s (%v)\nwant %s", buf.String(), err, tc.want)
-			}
-			buf.Reset()
-			if err := o.WriteJSON(&buf, false); err != nil || buf.String() != tc.wantNoTypeMeta {
-				t.Errorf("WriteJSON(no typeMeta):\n got %s (%v)\nwant %s", buf.String(), err, tc.wantNoTypeMeta)
+			if got := string(o.AppendJSON([]byte("prefix"), false)); got != "prefix"+tc.wantNoTypeMeta {
+				t.Errorf("AppendJSON(no typeMeta):\n got %s\nwant prefix%s", got, tc.wantNoTypeMeta)
 			}
 			if o.JSONSize() != len(tc.want) {
 				t.Errorf("JSONSize %d, want %d", o.JSONSize(), len(tc.want))
@@ -97,7 +92,7 @@ func TestObjectMatchesEncodingJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := o.AppendJSON(nil); !bytes.Equal(got, want) {
+	if got := o.AppendJSON(nil, true); !bytes.Equal(got, want) {
 		t.Fatalf("spliced encoding differs from encoding/json's:\n got %s\nwant %s", got, want)
 	}
 	back := &corev1.ConfigMap{}

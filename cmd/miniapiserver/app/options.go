@@ -40,6 +40,7 @@ type Options struct {
 	WatchCacheSizes []string
 
 	MinRequestTimeout time.Duration
+	RequestTimeout    time.Duration
 	ShutdownTimeout   time.Duration
 	EventTTL          time.Duration
 	// ServiceClusterIPRange is the CIDR of services' cluster IPs.
@@ -59,6 +60,7 @@ func NewOptions() *Options {
 		InsecureBindAddr:       "127.0.0.1",
 		WatchCache:             true,
 		MinRequestTimeout:      1800 * time.Second,
+		RequestTimeout:         time.Minute,
 		ShutdownTimeout:        10 * time.Second,
 		EventTTL:               time.Hour,
 		ServiceClusterIPRange:  core.DefaultServiceClusterIPRange.String(),
@@ -95,6 +97,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Per resource watch cache sizes, resource[.group]#size, comma separated (deployments.apps#0 turns the cache off for deployments).")
 	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout,
 		"A watch without timeoutSeconds ends after a random time between this and twice this.")
+	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout,
+		"How long a request other than a watch may take before it fails with a timeout.")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout,
 		"On SIGTERM or SIGINT, how long to wait for requests in flight before stopping.")
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
@@ -146,6 +150,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := parseWatchCacheSizes(o.WatchCacheSizes); err != nil {
 		return err
+	}
+	if o.RequestTimeout <= 0 {
+		return fmt.Errorf("--request-timeout: must be positive")
 	}
 	if o.MinRequestTimeout <= 0 {
 		return fmt.Errorf("--min-request-timeout: must be positive")

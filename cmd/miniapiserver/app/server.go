@@ -112,6 +112,7 @@ func Start(o *Options) (*Server, error) {
 		Admission:         admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}},
 		ReadyzChecks:      s.readyChecks,
 		MinRequestTimeout: o.MinRequestTimeout,
+		RequestTimeout:    o.RequestTimeout,
 		Version:           Version(),
 		EnableProfiling:   o.Profiling,
 	})

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -33,6 +34,8 @@ func (g *restOptionsGetter) GetRESTOptions(gr schema.GroupResource) (generic.RES
 		StorageFactory: g.factory,
 		Decorator:      g.decorator(name),
 		ResourcePrefix: g.prefix + "/" + gr.Resource,
+		// kube's --etcd-count-metric-poll-period default.
+		CountMetricPollPeriod: time.Minute,
 	}, nil
 }
 

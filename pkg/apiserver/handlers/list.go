@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -87,19 +86,26 @@ func (s *Scope) streamJSONList(w http.ResponseWriter, res *storage.ListResult) {
 	h.Set("Content-Type", negotiation.MediaTypeJSON)
 	h.Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, 32*1024)
+	// Items are appended to one buffer, written out whenever it fills:
+	// no allocation per item, and never the whole response in memory.
+	const flushAt = 32 * 1024
+	buf := make([]byte, 0, flushAt+4096)
 	header, _ := listHeader(s.Kind, res)
-	bw.Write(header)
+	buf = append(buf, header...)
 	for i, item := range res.Items {
 		if i > 0 {
-			bw.WriteByte(',')
+			buf = append(buf, ',')
 		}
-		if err := item.WriteJSON(bw, false); err != nil {
-			return // the client went away
+		buf = item.AppendJSON(buf, false)
+		if len(buf) >= flushAt {
+			if _, err := w.Write(buf); err != nil {
+				return // the client went away
+			}
+			buf = buf[:0]
 		}
 	}
-	bw.WriteString("]}\n")
-	bw.Flush()
+	buf = append(buf, "]}\n"...)
+	w.Write(buf)
 }
 
 // listHeader is `{"kind":...,"apiVersion":...,"metadata":{...},"items":[`.

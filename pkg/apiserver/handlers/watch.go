@@ -60,7 +60,7 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 	if flusher != nil {
 		flusher.Flush()
 	}
-	enc := &eventEncoder{scope: s, r: r, out: out, bw: bufio.NewWriterSize(w, 8*1024)}
+	enc := &eventEncoder{scope: s, r: r, out: out, bw: bufio.NewWriterSize(w, 8*1024), metrics: s.watchMetrics()}
 	events := wch.ResultChan()
 	for {
 		select {
@@ -121,10 +121,13 @@ type eventEncoder struct {
 	r            *http.Request
 	out          negotiation.Output
 	bw           *bufio.Writer
-	tableHeaders bool // column definitions were sent
+	tableHeaders bool   // column definitions were sent
+	scratch      []byte // reused for each event's object
+	metrics      *watchMetrics
 }
 
 func (e *eventEncoder) write(ev storage.Event) error {
+	before := e.bw.Buffered()
 	e.bw.WriteString(`{"type":"`)
 	e.bw.WriteString(string(ev.Type))
 	e.bw.WriteString(`","object":`)
@@ -137,7 +140,8 @@ func (e *eventEncoder) write(ev storage.Event) error {
 	case ev.Type == watch.Bookmark:
 		err = e.writeJSON(e.bookmark(ev)) // bookmarks are never rows
 	case e.out.Target == negotiation.TargetObject:
-		err = ev.Object.WriteJSON(e.bw, true)
+		e.scratch = ev.Object.AppendJSON(e.scratch[:0], true)
+		_, err = e.bw.Write(e.scratch)
 	default:
 		obj := e.scope.Storage.New()
 		if err = ev.Object.Decode(obj); err == nil {
@@ -149,6 +153,10 @@ func (e *eventEncoder) write(ev storage.Event) error {
 		return err
 	}
 	_, err = e.bw.WriteString("}\n")
+	if after := e.bw.Buffered(); after > before && e.metrics != nil {
+		e.metrics.events.Inc()
+		e.metrics.sizes.Observe(float64(after - before))
+	}
 	return err
 }
 

@@ -172,7 +172,12 @@ func (e *Store) CompleteWithOptions(options *StoreOptions) error {
 		if err != nil {
 			return fmt.Errorf("building the store of %s: %w", e.DefaultQualifiedResource, err)
 		}
-		e.Storage, e.DestroyFunc = s, destroy
+		stopCounting := e.startObservingCount(prefix, opts.CountMetricPollPeriod)
+		e.Storage = s
+		e.DestroyFunc = func() {
+			stopCounting()
+			destroy()
+		}
 	}
 	return nil
 }

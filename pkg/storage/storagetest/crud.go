@@ -102,8 +102,13 @@ func testGuaranteedUpdate(t *testing.T, h Harness) {
 		}
 	})
 
+	// tryUpdate may first see a stale cached state (a cache's guess): it
+	// must cope with any state.
 	identity := func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 		p := in.(*corev1.Pod)
+		if p.Labels == nil {
+			p.Labels = map[string]string{}
+		}
 		p.Labels["touched"] = "yes"
 		return p, nil, nil
 	}

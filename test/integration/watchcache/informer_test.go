@@ -39,8 +39,9 @@ func TestInformersSurviveEtcdRestart(t *testing.T) {
 
 			factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace("default"))
 			informer := factory.Core().V1().ConfigMaps().Informer()
-			factory.Start(ctx.Done())
-			defer factory.Shutdown()
+			stop := make(chan struct{})
+			factory.Start(stop)
+			defer func() { close(stop); factory.Shutdown() }()
 			if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 				t.Fatal("informer did not sync")
 			}
@@ -55,11 +56,12 @@ func TestInformersSurviveEtcdRestart(t *testing.T) {
 					name := fmt.Sprintf("during-%d", i)
 					mustCreate(ctx, t, cms, name)
 					mustUpdate(ctx, t, cms, fmt.Sprintf("before-%d", i%20), fmt.Sprint(i))
+					time.Sleep(20 * time.Millisecond)
 				}
 			}()
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond)
 			etcd.Stop()
-			time.Sleep(time.Second)
+			time.Sleep(500 * time.Millisecond)
 			etcd.Restart()
 			wg.Wait()
 

@@ -1,0 +1,229 @@
+package cacher_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/miniapiserver/miniapiserver/pkg/cacher"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/etcdtest"
+)
+
+// configMapConfig is the storage config of ConfigMaps under a fresh prefix.
+func configMapConfig(prefix string) storage.Config {
+	cfg := storage.Config{
+		Resource:       "configmaps",
+		ResourcePrefix: prefix,
+		NewFunc:        func() k8sruntime.Object { return &corev1.ConfigMap{} },
+		AttrFunc:       generic.DefaultAttrFunc(true),
+	}
+	return cfg
+}
+
+// fillConfigMaps writes n ConfigMaps of size bytes of data with a label
+// bucket=i%100 (the load tool's shape), returning their mean encoded size.
+func fillConfigMaps(b testing.TB, s storage.Interface, prefix string, n, size int) int {
+	b.Helper()
+	ctx := context.Background()
+	data := strings.Repeat("x", size)
+	total := 0
+	for i := range n {
+		cm := &corev1.ConfigMap{
+			TypeMeta: metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name: fmt.Sprintf("bench-%d", i), Namespace: "bench", UID: types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i)),
+				Labels: map[string]string{"bucket": fmt.Sprint(i % 100)}, CreationTimestamp: metav1.Now(),
+			},
+			Data: map[string]string{"data": data},
+		}
+		encoded, _ := storage.Encode(cm.DeepCopy())
+		total += len(encoded)
+		if err := s.Create(ctx, fmt.Sprintf("%s/bench/bench-%d", prefix, i), cm, &corev1.ConfigMap{}, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return total / n
+}
+
+func waitCached(b testing.TB, c *cacher.Cacher, prefix string, n int) {
+	b.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		res, err := c.GetList(context.Background(), prefix, storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything})
+		if err == nil && len(res.Items) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("cache has not got the %d objects", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// BenchmarkCacheMemoryPerObject measures the heap the cache holds per
+// object (bytes/object) against the object's encoded JSON size
+// (encoded-bytes/object): the design bound is 1.5x.
+func BenchmarkCacheMemoryPerObject(b *testing.B) {
+	const n = 10000
+	etcd := etcdtest.Start(b)
+	prefix := "/registry/configmaps"
+	cfg := configMapConfig(prefix)
+	raw := etcd3.New(etcd.Client, cfg)
+	encoded := fillConfigMaps(b, raw, prefix, n, 1024)
+	for b.Loop() {
+		before := heapInUse()
+		c, err := cacher.New(cacher.Config{Storage: raw, Resource: cfg})
+		if err != nil {
+			b.Fatal(err)
+		}
+		waitCached(b, c, prefix, n)
+		after := heapInUse()
+		b.ReportMetric(float64(after-before)/n, "bytes/object")
+		b.ReportMetric(float64(encoded), "encoded-bytes/object")
+		b.ReportMetric(float64(after-before)/n/float64(encoded), "ratio")
+		c.Stop()
+	}
+}
+
+func heapInUse() int64 {
+	for range 3 {
+		runtime.GC()
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// BenchmarkListFromCache: a LIST of 10,000 1 KiB ConfigMaps at
+// resourceVersion 0 from the cache, written out as the JSON response.
+func BenchmarkListFromCache(b *testing.B) {
+	const n = 10000
+	etcd := etcdtest.Start(b)
+	prefix := "/registry/configmaps"
+	cfg := configMapConfig(prefix)
+	raw := etcd3.New(etcd.Client, cfg)
+	fillConfigMaps(b, raw, prefix, n, 1024)
+	c, err := cacher.New(cacher.Config{Storage: raw, Resource: cfg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Stop()
+	waitCached(b, c, prefix, n)
+	for _, tc := range []struct {
+		name string
+		opts storage.ListOptions
+	}{
+		{"rv=0", storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything}},
+		{"consistent", storage.ListOptions{Recursive: true, Predicate: storage.Everything}},
+		{"selector-1%", storage.ListOptions{ResourceVersion: "0", Recursive: true,
+			Predicate: storage.SelectionPredicate{Label: labels.SelectorFromSet(labels.Set{"bucket": "7"}), Field: fields.Everything()}}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := c.GetList(context.Background(), prefix+"/bench", tc.opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf := make([]byte, 0, 64*1024)
+				for _, item := range res.Items {
+					buf = item.AppendJSON(buf, false)
+					if len(buf) > 32*1024 {
+						io.Discard.Write(buf)
+						buf = buf[:0]
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDispatch: one event dispatched to 1,000 watchers and received by
+// each (the watchers' goroutines read as clients would).
+func BenchmarkDispatch(b *testing.B) {
+	for _, watchers := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("watchers=%d", watchers), func(b *testing.B) {
+			etcd := etcdtest.Start(b)
+			prefix := "/registry/configmaps"
+			cfg := configMapConfig(prefix)
+			raw := etcd3.New(etcd.Client, cfg)
+			fillConfigMaps(b, raw, prefix, 1, 1024)
+			c, err := cacher.New(cacher.Config{Storage: raw, Resource: cfg})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Stop()
+			waitCached(b, c, prefix, 1)
+			received := make(chan struct{}, watchers*4)
+			for range watchers {
+				w, err := c.Watch(context.Background(), prefix, storage.ListOptions{
+					ResourceVersion: "0", Recursive: true, Predicate: storage.Everything, SendInitialEvents: ptrFalse(),
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer w.Stop()
+				go func() {
+					for range w.ResultChan() {
+						received <- struct{}{}
+					}
+				}()
+			}
+			ctx := context.Background()
+			cm := &corev1.ConfigMap{}
+			key := prefix + "/bench/bench-0"
+			if err := raw.Get(ctx, key, storage.GetOptions{}, cm); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				cm.Data["data"] = fmt.Sprint(i)
+				cm.ResourceVersion = ""
+				out := &corev1.ConfigMap{}
+				if err := raw.GuaranteedUpdate(ctx, key, out, false, nil, func(k8sruntime.Object, storage.ResponseMeta) (k8sruntime.Object, *uint64, error) {
+					return cm.DeepCopy(), nil, nil
+				}, nil); err != nil {
+					b.Fatal(err)
+				}
+				for range watchers {
+					<-received
+				}
+			}
+		})
+	}
+}
+
+func ptrFalse() *bool { f := false; return &f }
+
+// BenchmarkSelectorMatch: matching one cached object's attributes against
+// a label and a field selector.
+func BenchmarkSelectorMatch(b *testing.B) {
+	pred := storage.SelectionPredicate{
+		Label: labels.SelectorFromSet(labels.Set{"bucket": "7"}),
+		Field: fields.OneTermEqualSelector("metadata.namespace", "bench"),
+	}
+	l := labels.Set{"bucket": "7", "app": "web"}
+	f := fields.Set{"metadata.name": "bench-7", "metadata.namespace": "bench"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if !pred.MatchesAttrs(l, f) {
+			b.Fatal("no match")
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package watchcache
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
+)
+
+// TestWatchCacheMetrics: /metrics has the watch cache's metrics under
+// kube's names, labelled by resource, once a watch has seen an event.
+func TestWatchCacheMetrics(t *testing.T) {
+	srv := testserver.Start(t)
+	h := &httpClient{t: t, srv: srv, c: srv.HTTPClient(t)}
+	cms := kubernetes.NewForConfigOrDie(srv.ClientConfig).CoreV1().ConfigMaps("default")
+	w := h.watch("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=1")
+	defer w.close()
+	if _, err := cms.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "m"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.expect("ADDED m")
+	body := string(h.get("/metrics").body)
+	for _, want := range []string{
+		`apiserver_watch_cache_events_received_total{group="",resource="configmaps"}`,
+		`apiserver_watch_cache_capacity{group="",resource="configmaps"}`,
+		`apiserver_watch_cache_resource_version{group="",resource="configmaps"}`,
+		`apiserver_registered_watchers{group="",resource="configmaps"} 1`,
+		`apiserver_terminated_watchers_total`,
+		`apiserver_watch_events_total{group="",resource="configmaps",version="v1"}`,
+		`apiserver_watch_events_sizes_bucket{group="",resource="configmaps",version="v1",le="1024"}`,
+		`apiserver_storage_objects{resource="configmaps"}`,
+		`apiserver_watch_cache_read_wait_seconds_bucket`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics has no %s", want)
+		}
+	}
+}
