@@ -18,7 +18,13 @@ func TestWatchCacheMetrics(t *testing.T) {
 	srv := testserver.Start(t)
 	h := &httpClient{t: t, srv: srv, c: srv.HTTPClient(t)}
 	cms := kubernetes.NewForConfigOrDie(srv.ClientConfig).CoreV1().ConfigMaps("default")
-	w := h.watch("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=1")
+	// From the current revision: the namespace already holds
+	// kube-root-ca.crt, as every namespace does.
+	list, err := cms.List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := h.watch("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=" + list.ResourceVersion)
 	defer w.close()
 	if _, err := cms.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "m"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
