@@ -172,8 +172,8 @@ func (e *Store) CompleteWithOptions(options *StoreOptions) error {
 		if err != nil {
 			return fmt.Errorf("building the store of %s: %w", e.DefaultQualifiedResource, err)
 		}
+		e.Storage = s // before the counter reads it
 		stopCounting := e.startObservingCount(prefix, opts.CountMetricPollPeriod)
-		e.Storage = s
 		e.DestroyFunc = func() {
 			stopCounting()
 			destroy()
