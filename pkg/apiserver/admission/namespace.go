@@ -57,7 +57,14 @@ func (l *NamespaceLifecycle) Validate(ctx context.Context, a handlers.Attributes
 	if a.Operation != handlers.Create || a.Namespace == "" || isNamespace {
 		return nil
 	}
-	obj, err := l.Namespaces.Get(request.WithNamespace(ctx, ""), a.Namespace, &metav1.GetOptions{})
+	// The cache answers almost every check; a namespace it has not seen
+	// yet (created a moment ago) is looked up in etcd, as kube's plugin
+	// falls back to a live lookup.
+	nsCtx := request.WithNamespace(ctx, "")
+	obj, err := l.Namespaces.Get(nsCtx, a.Namespace, &metav1.GetOptions{ResourceVersion: "0"})
+	if apierrors.IsNotFound(err) {
+		obj, err = l.Namespaces.Get(nsCtx, a.Namespace, &metav1.GetOptions{})
+	}
 	if err != nil {
 		return err // NotFound names the namespace, as kube's does
 	}

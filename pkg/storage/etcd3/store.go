@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -64,7 +65,7 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	if !resp.Succeeded {
 		return storage.NewKeyExistsError(key, 0)
 	}
-	return decodeInto(key, data, resp.Header.Revision, out)
+	return storedInto(obj, resp.Header.Revision, out)
 }
 
 // Get implements storage.Interface. It always reads the latest state; a
@@ -235,7 +236,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 			fresh = true
 			continue
 		}
-		return decodeInto(key, data, resp.Header.Revision, dest)
+		return storedInto(out, resp.Header.Revision, dest)
 	}
 }
 
@@ -326,6 +327,19 @@ func decodeInto(key string, data []byte, rev int64, out runtime.Object) error {
 		return err
 	}
 	return obj.Decode(out)
+}
+
+// storedInto gives out the state just written: obj (the object encoded,
+// which the caller no longer uses) with the write's revision. It saves
+// decoding what was just encoded; the wire encodings of both are the same
+// (times have second precision in JSON and protobuf alike).
+func storedInto(obj runtime.Object, rev int64, out runtime.Object) error {
+	src, dst := reflect.ValueOf(obj), reflect.ValueOf(out)
+	if src.Type() != dst.Type() || src.IsNil() || dst.IsNil() {
+		return storage.NewInternalError("", fmt.Errorf("etcd3: cannot store a %T into a %T", obj, out))
+	}
+	dst.Elem().Set(src.Elem())
+	return storage.SetResourceVersion(out, rev)
 }
 
 func wrapClientError(key string, err error) error {
