@@ -77,7 +77,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.notFound = notFound(served)
 	r.NotFound(s.notFound)
-	s.discovery = discovery.New(gvs)
+	if s.discovery, err = discovery.New(gvs); err != nil {
+		return nil, err
+	}
 	s.installDiscovery(r)
 
 	healthz.Install(r, "/healthz", append([]healthz.Check{healthz.PingCheck}, cfg.LivezChecks...)...)
@@ -123,9 +125,15 @@ func (s *Server) InsecureHandler() http.Handler {
 func (s *Server) installDiscovery(r chi.Router) {
 	// /api and the group versions are routes of kube's router, which
 	// checks Accept before the handler; /apis and /apis/GROUP are not.
-	r.Get("/api", func(w http.ResponseWriter, r *http.Request) { s.writeDiscovery(w, r, true, s.discovery.APIVersions(r)) })
+	r.Get("/api", func(w http.ResponseWriter, r *http.Request) {
+		if !discovery.ServeAggregated(w, r, s.discovery.AggregatedLegacy()) {
+			s.writeDiscovery(w, r, true, s.discovery.APIVersions(r))
+		}
+	})
 	r.Get("/apis", func(w http.ResponseWriter, r *http.Request) {
-		s.writeDiscovery(w, r, false, s.discovery.APIGroupList())
+		if !discovery.ServeAggregated(w, r, s.discovery.AggregatedGroups()) {
+			s.writeDiscovery(w, r, false, s.discovery.APIGroupList())
+		}
 	})
 	r.Get("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
 		s.writeDiscovery(w, r, true, s.discovery.APIResourceList("", chi.URLParam(r, "version")))

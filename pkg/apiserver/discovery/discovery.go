@@ -1,6 +1,8 @@
 // Package discovery serves the discovery documents (/api, /api/v1, /apis,
-// /apis/GROUP, /apis/GROUP/VERSION) built from the same endpoints the
-// routes are installed from, never written by hand.
+// /apis/GROUP, /apis/GROUP/VERSION), and the aggregated documents of /api
+// and /apis (apidiscovery.k8s.io/v2, which kubectl and client-go ask for
+// first), all built from the same endpoints the routes are installed
+// from, never written by hand.
 package discovery
 
 import (
@@ -26,11 +28,15 @@ type Documents struct {
 	core     *GroupVersion
 	groups   []string // names in installation order
 	versions map[string][]*GroupVersion
+
+	// The aggregated documents of /api and /apis.
+	aggregatedLegacy, aggregatedGroups *Aggregated
 }
 
 // New builds the documents of the given group versions; within a group,
-// the first version given is the preferred one.
-func New(gvs []*GroupVersion) *Documents {
+// the first version given is the preferred one. It fails when a
+// subresource has no resource of the same scope.
+func New(gvs []*GroupVersion) (*Documents, error) {
 	d := &Documents{versions: map[string][]*GroupVersion{}}
 	for _, gv := range gvs {
 		sort.Slice(gv.Resources, func(i, j int) bool { return gv.Resources[i].Name < gv.Resources[j].Name })
@@ -43,7 +49,10 @@ func New(gvs []*GroupVersion) *Documents {
 		}
 		d.versions[gv.Group] = append(d.versions[gv.Group], gv)
 	}
-	return d
+	if err := d.buildAggregated(); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // StorageVersionHash is kube's hash of the stored group version kind,

@@ -50,7 +50,11 @@ func (s *Scope) List(lister rest.Lister) http.HandlerFunc {
 			return
 		}
 		if out.Target == negotiation.TargetObject && out.MediaType == negotiation.MediaTypeJSON && !out.Pretty {
-			s.streamJSONList(w, res)
+			s.streamJSONList(w, r, res)
+			return
+		}
+		if out.Target == negotiation.TargetObject && out.Protobuf() {
+			s.streamProtobufList(w, r, res)
 			return
 		}
 		list, err := s.decodeList(lister, res)
@@ -80,12 +84,11 @@ func parseListOptions(r *http.Request) (*metainternalversion.ListOptions, error)
 
 // streamJSONList writes a list from storage's encoded items, without
 // decoding them and without buffering the response: each item's stored
-// bytes are copied to the client as they are.
-func (s *Scope) streamJSONList(w http.ResponseWriter, res *storage.ListResult) {
-	h := w.Header()
-	h.Set("Content-Type", negotiation.MediaTypeJSON)
-	h.Set("Cache-Control", "no-cache, private")
-	w.WriteHeader(http.StatusOK)
+// bytes are copied to the client as they are (compressed when the list is
+// large and the client accepts gzip).
+func (s *Scope) streamJSONList(w http.ResponseWriter, r *http.Request, res *storage.ListResult) {
+	bw := newBodyWriter(w, r, negotiation.MediaTypeJSON, http.StatusOK)
+	defer bw.Close()
 	// Items are appended to one buffer, written out whenever it fills:
 	// no allocation per item, and never the whole response in memory.
 	const flushAt = 32 * 1024
@@ -98,14 +101,14 @@ func (s *Scope) streamJSONList(w http.ResponseWriter, res *storage.ListResult) {
 		}
 		buf = item.AppendJSON(buf, false)
 		if len(buf) >= flushAt {
-			if _, err := w.Write(buf); err != nil {
+			if _, err := bw.Write(buf); err != nil {
 				return // the client went away
 			}
 			buf = buf[:0]
 		}
 	}
 	buf = append(buf, "]}\n"...)
-	w.Write(buf)
+	bw.Write(buf)
 }
 
 // listHeader is `{"kind":...,"apiVersion":...,"metadata":{...},"items":[`.

@@ -1,10 +1,13 @@
 package handlers
 
 import (
+	"fmt"
+	"log/slog"
 	"net/http"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
@@ -30,28 +33,42 @@ func (s *Scope) writeResult(w http.ResponseWriter, r *http.Request, out negotiat
 func (s *Scope) transform(r *http.Request, out negotiation.Output, obj runtime.Object) (runtime.Object, error) {
 	switch out.Target {
 	case negotiation.TargetTable:
-		return s.toTable(r, out, obj, true)
+		include, err := tableIncludeObject(r)
+		if err != nil {
+			return nil, err
+		}
+		return s.toTable(r, out, obj, include, true)
 	case negotiation.TargetPartialObjectMetadata, negotiation.TargetPartialObjectMetadataList:
-		return toPartialObjectMetadata(out, obj)
+		return toPartialObjectMetadata(s, out, obj)
 	}
 	return obj, nil
 }
 
+// tableIncludeObject reads and checks ?includeObject, as kube's
+// TableOptions: None, Metadata (the default) or Object.
+func tableIncludeObject(r *http.Request) (metav1.IncludeObjectPolicy, error) {
+	opts := &metav1.TableOptions{IncludeObject: metav1.IncludeObjectPolicy(r.URL.Query().Get("includeObject"))}
+	switch errs := metav1validation.ValidateTableOptions(opts); len(errs) {
+	case 0:
+	case 1:
+		return "", badRequest("Unable to convert to Table as requested: %v", errs[0].Error())
+	default:
+		return "", badRequest("Unable to convert to Table as requested: %v", errs)
+	}
+	if opts.IncludeObject == "" {
+		return metav1.IncludeMetadata, nil
+	}
+	return opts.IncludeObject, nil
+}
+
 // toTable converts obj (one object or a list) with the storage's
-// TableConvertor and fills each row's object as ?includeObject asks:
-// None, Metadata (the default) or Object.
-func (s *Scope) toTable(r *http.Request, out negotiation.Output, obj runtime.Object, headers bool) (*metav1.Table, error) {
+// TableConvertor and fills each row's object as include says. As kube's,
+// the row of a bookmark ending the initial events of a watch keeps its
+// metadata whatever include says (but Object).
+func (s *Scope) toTable(r *http.Request, out negotiation.Output, obj runtime.Object, include metav1.IncludeObjectPolicy, headers bool) (*metav1.Table, error) {
 	convertor, ok := s.Storage.(rest.TableConvertor)
 	if !ok {
 		return nil, notAcceptableAs("Table")
-	}
-	include := metav1.IncludeObjectPolicy(r.URL.Query().Get("includeObject"))
-	switch include {
-	case "":
-		include = metav1.IncludeMetadata
-	case metav1.IncludeNone, metav1.IncludeMetadata, metav1.IncludeObject:
-	default:
-		return nil, badRequest("includeObject must be one of None, Metadata, or Object")
 	}
 	table, err := convertor.ConvertToTable(r.Context(), obj, &metav1.TableOptions{NoHeaders: !headers, IncludeObject: include})
 	if err != nil {
@@ -59,19 +76,21 @@ func (s *Scope) toTable(r *http.Request, out negotiation.Output, obj runtime.Obj
 	}
 	for i := range table.Rows {
 		row := &table.Rows[i]
-		switch include {
-		case metav1.IncludeNone:
-			row.Object = runtime.RawExtension{}
-		case metav1.IncludeMetadata:
-			m, err := meta.Accessor(row.Object.Object)
-			if err != nil {
-				return nil, err
-			}
+		o := row.Object.Object
+		if o == nil {
+			continue
+		}
+		m, err := meta.Accessor(o)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case include == metav1.IncludeObject:
+			o.GetObjectKind().SetGroupVersionKind(s.Kind)
+		case include == metav1.IncludeMetadata, m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true":
 			row.Object = runtime.RawExtension{Object: partialMetadata(out, m)}
-		case metav1.IncludeObject:
-			if o := row.Object.Object; o != nil {
-				o.GetObjectKind().SetGroupVersionKind(s.Kind)
-			}
+		default: // None
+			row.Object = runtime.RawExtension{}
 		}
 	}
 	table.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("Table"))
@@ -107,10 +126,19 @@ func versionOr(v string) string {
 	return v
 }
 
-// toPartialObjectMetadata keeps only the metadata of obj or of each item of
-// a list.
-func toPartialObjectMetadata(out negotiation.Output, obj runtime.Object) (runtime.Object, error) {
-	if !meta.IsListType(obj) {
+// toPartialObjectMetadata keeps only the metadata of obj
+// (PartialObjectMetadata) or of each item of a list
+// (PartialObjectMetadataList). Asking for the one that does not fit is
+// 406, in kube's words (which name kube's internal Go type).
+func toPartialObjectMetadata(s *Scope, out negotiation.Output, obj runtime.Object) (runtime.Object, error) {
+	isList := meta.IsListType(obj)
+	switch {
+	case out.Target == negotiation.TargetPartialObjectMetadata && isList:
+		return nil, negotiation.NotAcceptable(fmt.Sprintf("you requested PartialObjectMetadata, but the requested object is a list (*%sList)", internalTypeName(s.Kind)))
+	case out.Target == negotiation.TargetPartialObjectMetadataList && !isList:
+		return nil, negotiation.NotAcceptable(fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (*%s)", internalTypeName(s.Kind)))
+	}
+	if !isList {
 		m, err := meta.Accessor(obj)
 		if err != nil {
 			return nil, err
@@ -132,6 +160,12 @@ func toPartialObjectMetadata(out negotiation.Output, obj runtime.Object) (runtim
 		return nil
 	})
 	return list, err
+}
+
+// logTransformError reports a representation a watch event could not be
+// converted to; the event goes out as the object itself, as in kube.
+func logTransformError(obj runtime.Object, err error) {
+	slog.Error("apiserver: converting a watch event", "type", typeName(obj), "error", err)
 }
 
 func notAcceptableAs(what string) error {

@@ -77,30 +77,57 @@ const (
 
 // Output is how to write a response.
 type Output struct {
+	// MediaType is the Content-Type of the response.
 	MediaType string
 	Info      runtime.SerializerInfo
-	// Pretty asks for indented JSON (?pretty=true, or curl and browsers).
+	// Pretty asks for indented JSON (?pretty=true, ;pretty=1 in Accept,
+	// or curl and browsers).
 	Pretty bool
 	// Target is the representation; TargetVersion its meta.k8s.io version.
 	Target        Target
 	TargetVersion string
 }
 
+// Protobuf reports whether the response is protobuf.
+func (o Output) Protobuf() bool { return o.Info.MediaType == MediaTypeProtobuf }
+
 // NegotiateOutput negotiates the response of r from its Accept header. allowed lists
 // the targets the endpoint can produce besides the object itself; a client
 // that accepts nothing the server can write gets 406 NotAcceptable.
+//
+// As kube's, an endpoint that allows either PartialObjectMetadata or
+// PartialObjectMetadataList allows both: asking for the one that does not
+// fit the response is the handler's 406 (see the handlers' transform).
 func NegotiateOutput(r *http.Request, allowed ...Target) (Output, error) {
-	return negotiate(r, serverMediaTypes, allowed)
+	out, ok := negotiate(r, allowed)
+	if !ok {
+		return Output{}, notAcceptable(serverMediaTypes)
+	}
+	return out, nil
 }
 
-// NegotiateWatchOutput negotiates the response of a watch: watch events
-// are written as JSON only (not yet as protobuf frames), so a client that
-// prefers protobuf but accepts JSON, as client-go does, gets JSON.
+// NegotiateWatchOutput negotiates the response of a watch: JSON lines or
+// length-delimited protobuf frames (MediaType says which, as kube's
+// Content-Type: application/json or
+// application/vnd.kubernetes.protobuf;stream=watch). As in kube, the first
+// acceptable clause decides: a client that prefers YAML, which has no
+// stream form, gets 406 even if it also accepts JSON.
 func NegotiateWatchOutput(r *http.Request, allowed ...Target) (Output, error) {
-	return negotiate(r, []string{MediaTypeJSON}, allowed)
+	out, ok := negotiate(r, allowed)
+	if !ok || out.Info.StreamSerializer == nil {
+		return Output{}, notAcceptable(watchMediaTypes)
+	}
+	if out.Protobuf() {
+		out.MediaType = MediaTypeProtobuf + ";stream=watch"
+	}
+	out.Pretty = false // kube never indents watch events
+	return out, nil
 }
 
-func negotiate(r *http.Request, mediaTypes []string, allowed []Target) (Output, error) {
+// watchMediaTypes are the stream forms, named in a watch's 406.
+var watchMediaTypes = []string{MediaTypeJSON + ";stream=watch", MediaTypeProtobuf + ";stream=watch"}
+
+func negotiate(r *http.Request, allowed []Target) (Output, bool) {
 	header := r.Header.Get("Accept")
 	if header == "" {
 		header = "*/*"
@@ -109,61 +136,125 @@ func negotiate(r *http.Request, mediaTypes []string, allowed []Target) (Output, 
 		if clause.Q <= 0 {
 			continue
 		}
-		out, ok := match(clause, mediaTypes, allowed)
-		if ok {
-			out.Pretty = out.MediaType == MediaTypeJSON && isPretty(r)
-			return out, nil
+		mediaType, ok := clauseMediaType(clause)
+		if !ok {
+			continue
 		}
-	}
-	return Output{}, notAcceptable()
-}
-
-func match(clause goautoneg.Accept, mediaTypes []string, allowed []Target) (Output, bool) {
-	var mediaType string
-	switch {
-	case clause.Type == "*" && clause.SubType == "*", clause.Type == "application" && clause.SubType == "*":
-		mediaType = MediaTypeJSON
-	default:
-		mediaType = clause.Type + "/" + clause.SubType
-	}
-	if !contains(mediaTypes, mediaType) {
-		return Output{}, false
-	}
-	info, ok := Serializer(mediaType)
-	if !ok {
-		return Output{}, false
-	}
-	out := Output{MediaType: mediaType, Info: info}
-	as := clause.Params["as"]
-	if as == "" {
-		return out, true
-	}
-	// kube serves its alternative representations from meta.k8s.io only,
-	// and Tables only as JSON or YAML.
-	if clause.Params["g"] != "meta.k8s.io" || (as == string(TargetTable) && mediaType == MediaTypeProtobuf) {
-		return Output{}, false
-	}
-	v := clause.Params["v"]
-	if v != "v1" && v != "v1beta1" {
-		return Output{}, false
-	}
-	for _, t := range allowed {
-		if string(t) == as {
-			out.Target, out.TargetVersion = t, v
+		out, ok := match(clause, mediaType, allowed)
+		if ok {
+			out.Pretty = out.Info.PrettySerializer != nil && (clause.Params["pretty"] == "1" || isPretty(r))
 			return out, true
 		}
 	}
 	return Output{}, false
 }
 
-// notAcceptable is the handlers' answer when no clause of Accept names a
-// representation the endpoint can write (kube's errNotAcceptable: no
-// details).
-func notAcceptable() error {
+// clauseMediaType is the media type a clause of Accept names among those
+// the server writes (JSON for a wildcard).
+func clauseMediaType(clause goautoneg.Accept) (string, bool) {
+	switch {
+	case clause.Type == "*" && clause.SubType == "*", clause.Type == "application" && clause.SubType == "*":
+		return MediaTypeJSON, true
+	}
+	mediaType := clause.Type + "/" + clause.SubType
+	return mediaType, contains(serverMediaTypes, mediaType)
+}
+
+func match(clause goautoneg.Accept, mediaType string, allowed []Target) (Output, bool) {
+	info, ok := Serializer(mediaType)
+	if !ok {
+		return Output{}, false
+	}
+	out := Output{MediaType: mediaType, Info: info}
+	if v := clause.Params["stream"]; v != "" && (v != "watch" || info.StreamSerializer == nil) {
+		return Output{}, false
+	}
+	as, g, v := clause.Params["as"], clause.Params["g"], clause.Params["v"]
+	if as == "" && g == "" && v == "" {
+		return out, true
+	}
+	// kube serves its alternative representations from meta.k8s.io only,
+	// and Tables only as JSON or YAML.
+	if g != "meta.k8s.io" || (v != "v1" && v != "v1beta1") {
+		return Output{}, false
+	}
+	target := Target(as)
+	switch target {
+	case TargetTable:
+		if mediaType == MediaTypeProtobuf || !containsTarget(allowed, TargetTable) {
+			return Output{}, false
+		}
+	case TargetPartialObjectMetadata, TargetPartialObjectMetadataList:
+		if !containsTarget(allowed, TargetPartialObjectMetadata) && !containsTarget(allowed, TargetPartialObjectMetadataList) {
+			return Output{}, false
+		}
+	default:
+		return Output{}, false
+	}
+	out.Target, out.TargetVersion = target, v
+	return out, true
+}
+
+// The aggregated discovery document kube 1.37 serves (apidiscovery.k8s.io
+// v2beta1 is gone: such a request gets the unaggregated document, or 406).
+const (
+	AggregatedDiscoveryGroup   = "apidiscovery.k8s.io"
+	AggregatedDiscoveryVersion = "v2"
+	AggregatedDiscoveryKind    = "APIGroupDiscoveryList"
+)
+
+// NegotiateAggregatedDiscovery reports whether a request for /api or
+// /apis asks for the aggregated document, and in which media type. As in
+// kube, any acceptable clause naming it wins over the clauses without
+// parameters, wherever it stands. The Content-Type carries the parameters
+// (application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList).
+func NegotiateAggregatedDiscovery(r *http.Request) (Output, bool) {
+	for _, clause := range goautoneg.ParseAccept(r.Header.Get("Accept")) {
+		if clause.Q <= 0 || clause.Params["as"] != AggregatedDiscoveryKind ||
+			clause.Params["g"] != AggregatedDiscoveryGroup || clause.Params["v"] != AggregatedDiscoveryVersion {
+			continue
+		}
+		mediaType, ok := clauseMediaType(clause)
+		if !ok {
+			continue
+		}
+		info, ok := Serializer(mediaType)
+		if !ok {
+			continue
+		}
+		if v := clause.Params["stream"]; v != "" && (v != "watch" || info.StreamSerializer == nil) {
+			continue
+		}
+		return Output{
+			MediaType: mediaType + ";g=" + AggregatedDiscoveryGroup + ";v=" + AggregatedDiscoveryVersion + ";as=" + AggregatedDiscoveryKind,
+			Info:      info,
+			Pretty:    info.PrettySerializer != nil && (clause.Params["pretty"] == "1" || isPretty(r)),
+		}, true
+	}
+	return Output{}, false
+}
+
+func containsTarget(list []Target, t Target) bool {
+	for _, x := range list {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// NotAcceptable is kube's answer when no clause of Accept names a
+// representation the endpoint can write (its errNotAcceptable: no
+// details), naming the media types it could.
+func NotAcceptable(message string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
-		Message: "only the following media types are accepted: " + strings.Join(serverMediaTypes, ", "),
+		Message: message,
 	}}
+}
+
+func notAcceptable(mediaTypes []string) error {
+	return NotAcceptable("only the following media types are accepted: " + strings.Join(mediaTypes, ", "))
 }
 
 // What routes produce, as kube declares them to its router: every
