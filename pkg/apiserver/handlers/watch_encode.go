@@ -257,8 +257,16 @@ func (s *watchStream) Write(p []byte) (int, error) {
 	return s.gw.Write(p)
 }
 
-// Flush sends what was written to the client.
+// Flush sends what was written to the client. A compressed member is
+// sync-flushed before it is closed, as kube's: a gzip reader hands out the
+// data before the member's end, so a client is not left waiting on the
+// next member's header to see the last event.
 func (s *watchStream) Flush() error {
+	if s.gw != nil {
+		if err := s.gw.Flush(); err != nil {
+			return err
+		}
+	}
 	if err := s.Close(); err != nil {
 		return err
 	}

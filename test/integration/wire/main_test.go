@@ -1,0 +1,149 @@
+// Package wire tests what goes over the wire between miniapiserver and its
+// clients, as kube-apiserver 1.37 writes it for kubectl 1.32 and client-go
+// 0.37: aggregated discovery, protobuf objects, lists and watch frames,
+// gzip, CBOR refusals, Tables, and the watch options informers use. One
+// server is shared by the package; the expected bytes and headers were
+// checked against a kube-apiserver v1.37.
+package wire
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// srv is the server every test of the package shares.
+var srv *testserver.TestServer
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "wire-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	srv, err = testserver.New(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	srv.Server.Stop()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// clientset is a typed client of the shared server: protobuf, as
+// client-go's generated clients ask by default.
+func clientset(t testing.TB) *kubernetes.Clientset {
+	t.Helper()
+	return kubernetes.NewForConfigOrDie(srv.ClientConfig)
+}
+
+var nsCounter atomic.Int64
+
+// namespace creates a namespace of its own for a test. It holds the
+// ConfigMap kube-root-ca.crt and the ServiceAccount default, as in kube.
+func namespace(t testing.TB) string {
+	t.Helper()
+	name := fmt.Sprintf("w%d-%s", nsCounter.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
+	if len(name) > 63 {
+		name = strings.TrimRight(name[:63], "-")
+	}
+	_, err := clientset(t).CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+	return name
+}
+
+// response is what a raw request got back.
+type response struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
+// req is a raw request: method, path (with query), body and headers as
+// "Name: value" strings. Bodies are not decompressed: a test that sends
+// Accept-Encoding sees what the server wrote.
+type req struct {
+	method  string
+	path    string
+	body    []byte
+	headers []string
+}
+
+var httpClient *http.Client
+
+// do sends r to the shared server as its administrator.
+func do(t testing.TB, r req) response {
+	t.Helper()
+	method := r.method
+	if method == "" {
+		method = http.MethodGet
+	}
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	hr, err := http.NewRequest(method, srv.URL+r.path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An explicit Accept-Encoding keeps Go's transport from asking for
+	// gzip and decompressing on its own.
+	hr.Header.Set("Accept-Encoding", "identity")
+	hr.Header.Set("User-Agent", "wire-test")
+	for _, h := range r.headers {
+		name, value, _ := strings.Cut(h, ":")
+		hr.Header.Set(name, strings.TrimSpace(value))
+	}
+	if httpClient == nil {
+		httpClient = srv.HTTPClient(t)
+	}
+	resp, err := httpClient.Do(hr)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, r.path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", method, r.path, err)
+	}
+	return response{code: resp.StatusCode, header: resp.Header, body: data}
+}
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	file := "testdata/" + name
+	if *update {
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from %s (run with -update if the change is meant):\n%s", name, file, got)
+	}
+}
