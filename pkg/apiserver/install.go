@@ -174,6 +174,8 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, e *endpoint) {
 		collection = prefix + "/" + resource
 	}
 	item = collection + "/{name}"
+	// As kube: a deprecated kind warns on every request to its endpoint.
+	warning := handlers.DeprecationWarning(sc.Storage.New(), sc.Kind, s.apiMajor, s.apiMinor)
 	handle := func(method, path, verb string, h http.Handler) {
 		produces := negotiation.ResourceMediaTypes
 		if verb == "list" || verb == "watch" {
@@ -183,7 +185,7 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, e *endpoint) {
 		if verb == "patch" {
 			consumes = handlers.PatchRouteMediaTypes
 		}
-		r.Method(method, path, routeChecks(consumes, produces, s.instrument(sc, verb, h)))
+		r.Method(method, path, routeChecks(consumes, produces, s.instrument(sc, verb, handlers.WithWarning(h, warning))))
 	}
 	if sc.Subresource != "" {
 		path := item + "/" + sc.Subresource

@@ -10,6 +10,7 @@ package apiserver
 import (
 	"net/http"
 	"net/http/pprof"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,12 +59,17 @@ type Server struct {
 	authenticator     filters.TokenAuthenticator
 	discovery         *discovery.Documents
 	notFound          http.HandlerFunc
+	// apiMajor and apiMinor are the served Kubernetes version, against
+	// which kinds are deprecated.
+	apiMajor, apiMinor int
 }
 
 // New installs the routes of cfg's groups.
 func New(cfg Config) (*Server, error) {
 	s := &Server{admission: cfg.Admission, minRequestTimeout: cfg.MinRequestTimeout, requestTimeout: cfg.RequestTimeout,
 		authenticator: cfg.Authenticator}
+	s.apiMajor, _ = strconv.Atoi(cfg.Version.Major)
+	s.apiMinor, _ = strconv.Atoi(strings.TrimRight(cfg.Version.Minor, "+"))
 	r := chi.NewRouter()
 	r.MethodNotAllowed(handlers.MethodNotAllowed)
 

@@ -7,6 +7,7 @@
 package wire
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"flag"
@@ -17,10 +18,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
 )
@@ -32,6 +35,9 @@ var srv *testserver.TestServer
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// The fixtures include v1 Endpoints, whose deprecation warning
+	// client-go would log at every request.
+	rest.SetDefaultWarningHandler(rest.NoWarnings{})
 	dir, err := os.MkdirTemp("", "wire-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -128,6 +134,49 @@ func do(t testing.TB, r req) response {
 		t.Fatalf("%s %s: reading the body: %v", method, r.path, err)
 	}
 	return response{code: resp.StatusCode, header: resp.Header, body: data}
+}
+
+// watchLines opens a watch with r and returns its response (without a
+// body) and its lines up to and including the first for which last says
+// true; the watch is then closed. It fails after 10s.
+func watchLines(t testing.TB, r req, last func(line []byte) bool) (response, [][]byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+r.path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Header.Set("Accept-Encoding", "identity")
+	for _, h := range r.headers {
+		name, value, _ := strings.Cut(h, ":")
+		hr.Header.Set(name, strings.TrimSpace(value))
+	}
+	if httpClient == nil {
+		httpClient = srv.HTTPClient(t)
+	}
+	resp, err := httpClient.Do(hr)
+	if err != nil {
+		t.Fatalf("watch %s: %v", r.path, err)
+	}
+	defer resp.Body.Close()
+	out := response{code: resp.StatusCode, header: resp.Header}
+	if resp.StatusCode != http.StatusOK {
+		out.body, _ = io.ReadAll(resp.Body)
+		return out, nil
+	}
+	var lines [][]byte
+	scanner := bufio.NewScanner(resp.Body)
+	scanner.Buffer(nil, 1<<20)
+	for scanner.Scan() {
+		line := bytes.Clone(scanner.Bytes())
+		lines = append(lines, line)
+		if last(line) {
+			return out, lines
+		}
+	}
+	t.Fatalf("watch %s ended after %d lines: %v", r.path, len(lines), scanner.Err())
+	return out, nil
 }
 
 // golden compares got with testdata/name, or rewrites it with -update.
