@@ -1,0 +1,196 @@
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestEveryResourceHasAFixture keeps the per-resource tests (Tables,
+// kubectl, watch options) complete: every listed resource needs
+// testdata/objects/<resource>.json and kube's kubectl header.
+func TestEveryResourceHasAFixture(t *testing.T) {
+	fixtures := map[string]bool{}
+	for _, r := range fixtureResources(t) {
+		fixtures[r] = true
+	}
+	for name := range servedResources(t) {
+		if !fixtures[name] {
+			t.Errorf("%s has no fixture in testdata/objects", name)
+		}
+		if _, ok := kubectlHeaders[name]; !ok {
+			t.Errorf("%s has no kubectl header in kubectl_test.go", name)
+		}
+	}
+}
+
+// watchEvent is one decoded event of a raw watch, whatever its encoding.
+type watchEvent struct {
+	typ         string
+	name, rv    string
+	annotations map[string]string
+}
+
+// decodeWatch decodes a watch body of JSON lines or protobuf frames.
+func decodeWatch(t *testing.T, contentType string, body []byte) []watchEvent {
+	t.Helper()
+	var out []watchEvent
+	add := func(typ string, obj metav1.Object) {
+		out = append(out, watchEvent{typ: typ, name: obj.GetName(), rv: obj.GetResourceVersion(), annotations: obj.GetAnnotations()})
+	}
+	if contentType == "application/json" {
+		scanner := bufio.NewScanner(bytes.NewReader(body))
+		scanner.Buffer(nil, 1<<20)
+		for scanner.Scan() {
+			var ev struct {
+				Type   string
+				Object metav1.PartialObjectMetadata
+			}
+			if err := json.Unmarshal(scanner.Bytes(), &ev); err != nil {
+				t.Fatalf("%v: %s", err, scanner.Bytes())
+			}
+			add(ev.Type, &ev.Object)
+		}
+		return out
+	}
+	if contentType != mediaTypeProtobuf+";stream=watch" {
+		t.Fatalf("content type %q", contentType)
+	}
+	for len(body) > 0 {
+		if len(body) < 4 || int(binary.BigEndian.Uint32(body)) > len(body)-4 {
+			t.Fatalf("truncated frame: %x", body)
+		}
+		n := int(binary.BigEndian.Uint32(body))
+		var ev metav1.WatchEvent
+		if err := ev.Unmarshal(body[4 : 4+n]); err != nil {
+			t.Fatal(err)
+		}
+		body = body[4+n:]
+		obj := decodeProtobuf(t, ev.Object.Raw)
+		if ev.Type == "ERROR" {
+			t.Fatalf("error event: %#v", obj)
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(ev.Type, m)
+	}
+	return out
+}
+
+// TestWatchOptionsEveryResource checks, for every resource, in JSON and
+// in protobuf, the options informers use: a WatchList (sendInitialEvents,
+// resourceVersionMatch=NotOlderThan, allowWatchBookmarks) sends every
+// object then the initial-events-end bookmark; timeoutSeconds ends the
+// stream; and bookmarks come only to watches that allow them.
+func TestWatchOptionsEveryResource(t *testing.T) {
+	ns, _ := tableFixtures(t)
+	type result struct {
+		name string
+		err  error
+	}
+	var wg sync.WaitGroup
+	results := make(chan result, 4*len(fixtureResources(t)))
+	for _, res := range fixtureResources(t) {
+		for _, accept := range []string{"application/json", mediaTypeProtobuf} {
+			for _, allowBookmarks := range []bool{true, false} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					name := fmt.Sprintf("%s %s allowWatchBookmarks=%v", res, accept, allowBookmarks)
+					results <- result{name, checkWatchOptions(t, collectionPath(t, res, ns), accept, allowBookmarks)}
+				}()
+			}
+		}
+	}
+	wg.Wait()
+	close(results)
+	var failures []string
+	for r := range results {
+		if r.err != nil {
+			failures = append(failures, fmt.Sprintf("%s: %v", r.name, r.err))
+		}
+	}
+	sort.Strings(failures)
+	for _, f := range failures {
+		t.Error(f)
+	}
+}
+
+// checkWatchOptions runs the watches of TestWatchOptionsEveryResource on
+// one collection (it may run on any goroutine: it reports, not fails).
+func checkWatchOptions(t *testing.T, path, accept string, allow bool) error {
+	list := do(t, req{path: path})
+	var objects struct {
+		Metadata metav1.ListMeta
+		Items    []metav1.PartialObjectMetadata
+	}
+	if err := json.Unmarshal(list.body, &objects); err != nil || list.code != 200 {
+		return fmt.Errorf("list: %d %v", list.code, err)
+	}
+	listRV, _ := strconv.ParseInt(objects.Metadata.ResourceVersion, 10, 64)
+	want := map[string]bool{}
+	for _, item := range objects.Items {
+		want[item.Name] = true
+	}
+
+	if !allow {
+		return checkWatchTimeout(t, path, accept, listRV, allow)
+	}
+	// The WatchList, ended by timeoutSeconds after its bookmark.
+	start := time.Now()
+	r := do(t, req{path: path + "?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1",
+		headers: []string{"Accept: " + accept}})
+	if elapsed := time.Since(start); r.code != 200 || elapsed > 5*time.Second {
+		return fmt.Errorf("watchlist: %d after %v: %.300s", r.code, elapsed, r.body)
+	}
+	events := decodeWatch(t, r.header.Get("Content-Type"), r.body)
+	got := map[string]bool{}
+	i := 0
+	for ; i < len(events) && events[i].typ == "ADDED"; i++ {
+		got[events[i].name] = true
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		return fmt.Errorf("initial events %v, want %v", got, want)
+	}
+	if i == len(events) || events[i].typ != "BOOKMARK" || events[i].annotations[metav1.InitialEventsAnnotationKey] != "true" {
+		return fmt.Errorf("no initial-events-end bookmark after the initial events: %+v", events)
+	}
+	if rv, _ := strconv.ParseInt(events[i].rv, 10, 64); rv < listRV {
+		return fmt.Errorf("bookmark at %d, before the list's %d", rv, listRV)
+	}
+
+	return checkWatchTimeout(t, path, accept, listRV, allow)
+}
+
+// checkWatchTimeout watches from the list's revision, with or without
+// bookmarks: nothing changes, so only bookmarks may come (when allowed),
+// none older than the list, and timeoutSeconds ends the stream. (When a
+// bookmark comes is the watch cache's: it may send one at the same
+// revision, which kube's skips.)
+func checkWatchTimeout(t *testing.T, path, accept string, listRV int64, allow bool) error {
+	start := time.Now()
+	r := do(t, req{path: fmt.Sprintf("%s?watch=true&resourceVersion=%d&allowWatchBookmarks=%v&timeoutSeconds=3", path, listRV, allow),
+		headers: []string{"Accept: " + accept}})
+	if elapsed := time.Since(start); r.code != 200 || elapsed < 2*time.Second || elapsed > 6*time.Second {
+		return fmt.Errorf("watch: %d after %v: %.300s", r.code, elapsed, r.body)
+	}
+	for _, ev := range decodeWatch(t, r.header.Get("Content-Type"), r.body) {
+		rv, _ := strconv.ParseInt(ev.rv, 10, 64)
+		if ev.typ != "BOOKMARK" || !allow || rv < listRV {
+			return fmt.Errorf("unexpected event %+v", ev)
+		}
+	}
+	return nil
+}
