@@ -57,7 +57,7 @@ func (s *Scope) List(lister rest.Lister) http.HandlerFunc {
 			s.streamProtobufList(w, r, res)
 			return
 		}
-		list, err := s.decodeList(lister, res)
+		list, err := s.decodeList(lister.NewList(), res)
 		if err != nil {
 			WriteError(w, r, err)
 			return
@@ -128,10 +128,10 @@ func listHeader(kind schema.GroupVersionKind, res *storage.ListResult) ([]byte, 
 	return b.Bytes(), nil
 }
 
-// decodeList decodes a storage list into the resource's typed list, for
-// the representations that need objects (YAML, protobuf, Table, ...).
-func (s *Scope) decodeList(lister rest.Lister, res *storage.ListResult) (runtime.Object, error) {
-	list := lister.NewList()
+// decodeList decodes a storage list into list (empty, of the resource's
+// list type), for the representations that need objects (YAML, Table,
+// ...).
+func (s *Scope) decodeList(list runtime.Object, res *storage.ListResult) (runtime.Object, error) {
 	items := make([]runtime.Object, 0, len(res.Items))
 	for _, item := range res.Items {
 		obj := s.Storage.New()
