@@ -163,21 +163,28 @@ func quietLogger(level string) *zap.Logger {
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(os.Stderr), lvl)
-	return zap.New(shutdownNoiseFilter{core})
+	return zap.New(noiseFilter{core})
 }
 
-// shutdownNoiseFilter drops the errors etcd logs about its own listeners
-// when it is closed on purpose ("setting up serving from embedded etcd
-// failed ... server closed"): they are the shutdown, not a failure.
-type shutdownNoiseFilter struct{ zapcore.Core }
+// noiseFilter drops two errors etcd logs that are not failures: about its
+// own listeners when it is closed on purpose ("setting up serving from
+// embedded etcd failed ... server closed"), and, on a brand new member,
+// the storage version check that runs before the first term is written
+// (it is retried and succeeds).
+type noiseFilter struct{ zapcore.Core }
 
-func (f shutdownNoiseFilter) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	if e.Message == "setting up serving from embedded etcd failed." {
+var noise = map[string]bool{
+	"setting up serving from embedded etcd failed.": true,
+	"failed to update storage version":              true,
+}
+
+func (f noiseFilter) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if noise[e.Message] {
 		return ce
 	}
 	return f.Core.Check(e, ce)
 }
 
-func (f shutdownNoiseFilter) With(fields []zapcore.Field) zapcore.Core {
-	return shutdownNoiseFilter{f.Core.With(fields)}
+func (f noiseFilter) With(fields []zapcore.Field) zapcore.Core {
+	return noiseFilter{f.Core.With(fields)}
 }

@@ -150,6 +150,14 @@ func Start(o *Options) (*Server, error) {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
 	}()
+	if o.NamespaceController {
+		nc := namespaceController(groups)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			nc.Run(ctx)
+		}()
+	}
 	ok = true
 	return s, nil
 }
