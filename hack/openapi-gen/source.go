@@ -35,8 +35,9 @@ type sourcePackage struct {
 }
 
 // constant is a constant declaration. typ names its declared type as
-// "pkgpath.Name" ("" when untyped); value is its Go value, when it could
-// be found without type checking (a literal, or another constant).
+// "pkgpath.Name" ("" when untyped); expr is its value expression, which
+// eval reduces to a literal when it is one, a conversion of one, or
+// another constant.
 type constant struct {
 	name     string
 	typ      string
