@@ -1,171 +1,82 @@
 package apiserver
 
 import (
-	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/discovery"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// endpoint is one resource or subresource of one group version, with the
-// verbs its storage offers.
-type endpoint struct {
-	scope *handlers.Scope
-	path  string // "pods" or "pods/status"
-	verbs []string
-}
-
 // installAPIGroups mounts every resource of every group on r and returns
 // what discovery lists.
 func (s *Server) installAPIGroups(r chi.Router, groups []rest.APIGroupInfo) ([]*discovery.GroupVersion, error) {
-	var gvs []*discovery.GroupVersion
-	for i := range groups {
-		g := &groups[i]
-		for _, version := range g.PrioritizedVersions {
-			gv := schema.GroupVersion{Group: g.GroupName, Version: version}
-			endpoints, err := s.endpoints(gv, g.VersionedResourcesStorageMap[version])
-			if err != nil {
-				return nil, err
-			}
-			prefix := "/apis/" + gv.String()
-			if gv.Group == "" {
-				prefix = "/api/" + version
-			}
-			dgv := &discovery.GroupVersion{Group: gv.Group, Version: version}
-			for _, e := range endpoints {
-				s.installEndpoint(r, prefix, e)
-				dgv.Resources = append(dgv.Resources, e.apiResource())
-			}
-			gvs = append(gvs, dgv)
+	all, err := Endpoints(groups)
+	if err != nil {
+		return nil, err
+	}
+	gvs := make([]*discovery.GroupVersion, 0, len(all))
+	for _, g := range all {
+		gv := g.GroupVersion
+		prefix := "/apis/" + gv.String()
+		if gv.Group == "" {
+			prefix = "/api/" + gv.Version
 		}
+		dgv := &discovery.GroupVersion{Group: gv.Group, Version: gv.Version}
+		for i := range g.Endpoints {
+			e := &g.Endpoints[i]
+			s.installEndpoint(r, prefix, s.scope(e))
+			dgv.Resources = append(dgv.Resources, apiResource(e))
+		}
+		gvs = append(gvs, dgv)
 	}
 	return gvs, nil
 }
 
-// endpoints builds the scope of each path of a group version, sorted so
-// that resources come before their subresources.
-func (s *Server) endpoints(gv schema.GroupVersion, storages map[string]rest.Storage) ([]*endpoint, error) {
-	paths := make([]string, 0, len(storages))
-	for p := range storages {
-		paths = append(paths, p)
+// scope is what the handlers of e need.
+func (s *Server) scope(e *Endpoint) *handlers.Scope {
+	return &handlers.Scope{
+		Resource:          e.Resource,
+		Subresource:       e.Subresource,
+		Kind:              e.Kind,
+		Namespaced:        e.Namespaced,
+		Storage:           e.Storage,
+		Admission:         s.admission,
+		MinRequestTimeout: s.minRequestTimeout,
 	}
-	sort.Strings(paths)
-	var out []*endpoint
-	for _, p := range paths {
-		st := storages[p]
-		resource, sub, _ := strings.Cut(p, "/")
-		main, ok := storages[resource]
-		if !ok {
-			return nil, fmt.Errorf("apiserver: %s/%s has no main resource %q", gv, p, resource)
-		}
-		scoper, ok := main.(rest.Scoper)
-		if !ok {
-			return nil, fmt.Errorf("apiserver: %s/%s does not say its scope", gv, resource)
-		}
-		kind, err := kindOf(gv, st)
-		if err != nil {
-			return nil, fmt.Errorf("apiserver: %s/%s: %w", gv, p, err)
-		}
-		e := &endpoint{
-			path: p,
-			scope: &handlers.Scope{
-				Resource:          gv.WithResource(resource),
-				Subresource:       sub,
-				Kind:              kind,
-				Namespaced:        scoper.NamespaceScoped(),
-				Storage:           st,
-				Admission:         s.admission,
-				MinRequestTimeout: s.minRequestTimeout,
-			},
-			verbs: verbsOf(st, sub != ""),
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-// kindOf is the kind a storage serves: its own say, or the registered kind
-// of the Go type it makes.
-func kindOf(gv schema.GroupVersion, st rest.Storage) (schema.GroupVersionKind, error) {
-	if p, ok := st.(rest.GroupVersionKindProvider); ok {
-		return p.GroupVersionKind(gv), nil
-	}
-	kinds, _, err := api.Scheme.ObjectKinds(st.New())
-	if err != nil {
-		return schema.GroupVersionKind{}, err
-	}
-	for _, k := range kinds {
-		if k.GroupVersion() == gv {
-			return k, nil
-		}
-	}
-	return kinds[0], nil
-}
-
-// verbsOf lists the verbs a storage implements, in discovery's order.
-func verbsOf(st rest.Storage, subresource bool) []string {
-	var verbs []string
-	add := func(ok bool, verb string) {
-		if ok {
-			verbs = append(verbs, verb)
-		}
-	}
-	_, creater := st.(rest.Creater)
-	_, deleter := st.(rest.GracefulDeleter)
-	_, collectionDeleter := st.(rest.CollectionDeleter)
-	_, getter := st.(rest.Getter)
-	_, lister := st.(rest.Lister)
-	_, updater := st.(rest.Updater)
-	_, watcher := st.(rest.Watcher)
-	add(creater, "create")
-	add(deleter, "delete")
-	add(collectionDeleter && !subresource, "deletecollection")
-	add(getter, "get")
-	add(lister && !subresource, "list")
-	add(updater && getter, "patch") // kube's rest.Patcher is a Getter and an Updater
-	add(updater, "update")
-	add(watcher && !subresource, "watch")
-	return verbs
 }
 
 // apiResource is the discovery entry of the endpoint.
-func (e *endpoint) apiResource() metav1.APIResource {
-	sc := e.scope
-	res := metav1.APIResource{Name: e.path, Namespaced: sc.Namespaced, Kind: sc.Kind.Kind, Verbs: e.verbs}
-	if sc.Kind.GroupVersion() != sc.Resource.GroupVersion() {
-		res.Group, res.Version = sc.Kind.Group, sc.Kind.Version
+func apiResource(e *Endpoint) metav1.APIResource {
+	res := metav1.APIResource{Name: e.Path, Namespaced: e.Namespaced, Kind: e.Kind.Kind, Verbs: e.Verbs}
+	if e.Kind.GroupVersion() != e.Resource.GroupVersion() {
+		res.Group, res.Version = e.Kind.Group, e.Kind.Version
 	}
-	if sc.Subresource != "" {
+	if e.Subresource != "" {
 		return res
 	}
-	if p, ok := sc.Storage.(rest.SingularNameProvider); ok {
+	if p, ok := e.Storage.(rest.SingularNameProvider); ok {
 		res.SingularName = p.GetSingularName()
 	}
-	if p, ok := sc.Storage.(rest.ShortNamesProvider); ok {
+	if p, ok := e.Storage.(rest.ShortNamesProvider); ok {
 		res.ShortNames = p.ShortNames()
 	}
-	if p, ok := sc.Storage.(rest.CategoriesProvider); ok {
+	if p, ok := e.Storage.(rest.CategoriesProvider); ok {
 		res.Categories = p.Categories()
 	}
-	if _, ok := sc.Storage.(rest.Lister); ok {
-		res.StorageVersionHash = discovery.StorageVersionHash(sc.Kind.Group, sc.Kind.Version, sc.Kind.Kind)
+	if _, ok := e.Storage.(rest.Lister); ok {
+		res.StorageVersionHash = discovery.StorageVersionHash(e.Kind.Group, e.Kind.Version, e.Kind.Kind)
 	}
 	return res
 }
 
 // installEndpoint mounts the routes of one endpoint under prefix.
-func (s *Server) installEndpoint(r chi.Router, prefix string, e *endpoint) {
-	sc := e.scope
+func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope) {
 	resource := sc.Resource.Resource
 	var collection, item string
 	if sc.Namespaced {

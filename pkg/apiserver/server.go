@@ -1,6 +1,6 @@
 // Package apiserver is the HTTP side of miniapiserver: it mounts the chi
 // routes of every API group from the registry's APIGroupInfos, serves
-// discovery, health, version and metrics, and wraps it all in the filters
+// discovery, the OpenAPI documents, health, version and metrics, and wraps it all in the filters
 // (authentication, panic recovery, warnings).
 //
 // Layers: cmd -> apiserver -> registry -> storage. It uses storage's types
@@ -19,11 +19,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/version"
 
+	apiopenapi "github.com/miniapiserver/miniapiserver/api/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/discovery"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/filters"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/metrics"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -87,6 +89,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.installDiscovery(r)
+	docs, err := openapi.New(apiopenapi.FS())
+	if err != nil {
+		return nil, err
+	}
+	docs.Install(r)
 
 	healthz.Install(r, "/healthz", append([]healthz.Check{healthz.PingCheck}, cfg.LivezChecks...)...)
 	healthz.Install(r, "/livez", append([]healthz.Check{healthz.PingCheck}, cfg.LivezChecks...)...)

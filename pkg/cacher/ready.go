@@ -94,22 +94,28 @@ func (p *progressRequester) run(ctx context.Context) {
 	if p.requester == nil {
 		return
 	}
-	ticker := time.NewTicker(progressRequestInterval)
-	defer ticker.Stop()
 	for {
+		// Idle until a read waits: no timer runs on a quiet cache.
 		select {
 		case <-ctx.Done():
 			return
 		case <-p.wake:
-		case <-ticker.C:
 		}
-		p.mu.Lock()
-		waiting := p.waiting
-		p.mu.Unlock()
-		if waiting > 0 {
+		for p.waitingCount() > 0 {
 			reqCtx, cancel := context.WithTimeout(ctx, time.Second)
 			_ = p.requester.RequestWatchProgress(reqCtx) // best effort: the wait times out otherwise
 			cancel()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(progressRequestInterval):
+			}
 		}
 	}
+}
+
+func (p *progressRequester) waitingCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.waiting
 }

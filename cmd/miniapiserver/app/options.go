@@ -46,6 +46,7 @@ type Options struct {
 	// ServiceClusterIPRange is the CIDR of services' cluster IPs.
 	ServiceClusterIPRange string
 	Profiling             bool
+	NamespaceController   bool
 	LogLevel              string
 }
 
@@ -65,6 +66,7 @@ func NewOptions() *Options {
 		EventTTL:               time.Hour,
 		ServiceClusterIPRange:  core.DefaultServiceClusterIPRange.String(),
 		LogLevel:               "info",
+		NamespaceController:    true,
 	}
 }
 
@@ -105,6 +107,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange,
 		"CIDR of the cluster IPs services get (one IPv4 CIDR of at most 2^20 addresses, or one IPv6 CIDR of /64 or longer).")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve /debug/pprof on the API ports.")
+	fs.BoolVar(&o.NamespaceController, "namespace-controller", o.NamespaceController,
+		"Finish namespace deletions (delete their contents, then the namespace), as kube-controller-manager's namespace controller does. Turn off when a kube-controller-manager runs against this server.")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log level: debug, info, warn or error.")
 }
 

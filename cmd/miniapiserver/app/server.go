@@ -150,6 +150,14 @@ func Start(o *Options) (*Server, error) {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
 	}()
+	if o.NamespaceController {
+		nc := namespaceController(groups)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			nc.Run(ctx)
+		}()
+	}
 	ok = true
 	return s, nil
 }
@@ -183,13 +191,28 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 	return client, nil
 }
 
+// RESTStorageProviders are the providers of every served API group, in
+// the order discovery lists them, configured from o. rootCA is the PEM
+// published in every namespace (nil: none). The OpenAPI generator
+// (hack/openapi-gen) builds its groups from the same list.
+func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvider, error) {
+	serviceRange, err := o.serviceClusterIPRange()
+	if err != nil {
+		return nil, err
+	}
+	return []generic.RESTStorageProvider{
+		core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA},
+		apps.RESTStorageProvider{},
+		coordination.RESTStorageProvider{},
+	}, nil
+}
+
 // buildGroups builds the storage of every API group.
 func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, *restOptionsGetter, error) {
-	serviceRange, err := o.serviceClusterIPRange()
+	providers, err := RESTStorageProviders(o, rootCA)
 	if err != nil {
 		return nil, nil, err
 	}
-	coreProvider := core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA}
 	getter := &restOptionsGetter{
 		factory:   factory,
 		prefix:    o.EtcdPrefix,
@@ -197,7 +220,7 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 		decorator: decoratorFor(o),
 	}
 	var groups []rest.APIGroupInfo
-	for _, p := range []generic.RESTStorageProvider{coreProvider, apps.RESTStorageProvider{}, coordination.RESTStorageProvider{}} {
+	for _, p := range providers {
 		info, err := p.NewRESTStorage(getter)
 		if err != nil {
 			for i := range groups {

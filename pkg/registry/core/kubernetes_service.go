@@ -24,6 +24,14 @@ const KubernetesServiceName = "kubernetes"
 // would reset its ports); no Endpoints are written (as kube with
 // --endpoint-reconciler-type=none).
 func EnsureKubernetesService(ctx context.Context, services rest.Creater, serviceRange netip.Prefix, securePort int) error {
+	ctx = request.WithNamespace(ctx, metav1.NamespaceDefault)
+	if getter, ok := services.(rest.Getter); ok {
+		// Kept from an earlier start: creating it again would first try to
+		// take its address, which it holds.
+		if _, err := getter.Get(ctx, KubernetesServiceName, &metav1.GetOptions{}); err == nil {
+			return nil
+		}
+	}
 	if !serviceRange.IsValid() {
 		serviceRange = DefaultServiceClusterIPRange
 	}
@@ -42,7 +50,6 @@ func EnsureKubernetesService(ctx context.Context, services rest.Creater, service
 			Type:            corev1.ServiceTypeClusterIP,
 		},
 	}
-	ctx = request.WithNamespace(ctx, metav1.NamespaceDefault)
 	if _, err := services.Create(ctx, svc, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}

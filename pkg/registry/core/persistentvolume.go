@@ -27,6 +27,8 @@ var persistentVolumes = generic.Resource{
 	Strategy:       persistentVolumeStrategy{},
 	StatusStrategy: persistentVolumeStatusStrategy{},
 	Table:          persistentVolumeTable,
+	// kube returns the deleted volume, not a Status.
+	ReturnDeletedObject: true,
 }
 
 // pvProtectionFinalizer is what kube's StorageObjectInUseProtection

@@ -25,6 +25,8 @@ var persistentVolumeClaims = generic.Resource{
 	Strategy:       persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}},
 	StatusStrategy: persistentVolumeClaimStatusStrategy{persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}}},
 	Table:          persistentVolumeClaimTable,
+	// kube returns the deleted claim, not a Status.
+	ReturnDeletedObject: true,
 }
 
 // pvcProtectionFinalizer is what kube's StorageObjectInUseProtection

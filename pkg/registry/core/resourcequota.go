@@ -24,6 +24,8 @@ var resourceQuotas = generic.Resource{
 	Strategy:       resourceQuotaStrategy{generic.BaseStrategy{Namespaced: true}},
 	StatusStrategy: resourceQuotaStatusStrategy{resourceQuotaStrategy{generic.BaseStrategy{Namespaced: true}}},
 	Table:          resourceQuotaTable,
+	// kube returns the deleted quota, not a Status.
+	ReturnDeletedObject: true,
 }
 
 type resourceQuotaStrategy struct{ generic.BaseStrategy }

@@ -26,6 +26,8 @@ var serviceAccounts = generic.Resource{
 			return []interface{}{sa.Name, generic.TranslateTimestampSince(sa.CreationTimestamp)}, nil
 		},
 	},
+	// kube returns the deleted service account, not a Status.
+	ReturnDeletedObject: true,
 }
 
 // enforceMountableSecretsAnnotation is deprecated; kube warns about it.

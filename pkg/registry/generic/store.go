@@ -266,6 +266,9 @@ func (e *Store) Destroy() {
 	}
 }
 
+// DeleteReturnsDeletedObject implements rest.MayReturnFullObjectDeleter.
+func (e *Store) DeleteReturnsDeletedObject() bool { return e.ReturnDeletedObject }
+
 // NamespaceScoped implements rest.Scoper.
 func (e *Store) NamespaceScoped() bool { return e.CreateStrategy.NamespaceScoped() }
 

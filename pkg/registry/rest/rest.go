@@ -93,6 +93,12 @@ type GracefulDeleter interface {
 	Delete(ctx context.Context, name string, deleteValidation ValidateObjectFunc, options *metav1.DeleteOptions) (obj runtime.Object, deletedImmediately bool, err error)
 }
 
+// MayReturnFullObjectDeleter is implemented by deleters that say whether
+// a delete returns the deleted object (pods, services) or a Status.
+type MayReturnFullObjectDeleter interface {
+	DeleteReturnsDeletedObject() bool
+}
+
 // CollectionDeleter deletes every object a list selects.
 type CollectionDeleter interface {
 	DeleteCollection(ctx context.Context, deleteValidation ValidateObjectFunc, options *metav1.DeleteOptions,

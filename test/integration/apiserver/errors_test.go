@@ -141,6 +141,20 @@ func TestTerminatingNamespace(t *testing.T) {
 	ns := namespace(t)
 	old := createConfigMap(t, ns, "before", nil)
 	client := clientset(t)
+	// A finalizer of its own keeps "before" (and so the namespace) while
+	// the namespace controller empties the namespace.
+	old.Finalizers = []string{"example.com/hold"}
+	old, err := client.CoreV1().ConfigMaps(ns).Update(context.Background(), old, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cur, err := client.CoreV1().ConfigMaps(ns).Get(context.Background(), "before", metav1.GetOptions{})
+		if err == nil {
+			cur.Finalizers = nil
+			client.CoreV1().ConfigMaps(ns).Update(context.Background(), cur, metav1.UpdateOptions{})
+		}
+	})
 	if err := client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +166,9 @@ func TestTerminatingNamespace(t *testing.T) {
 	r.wantStatus(t, 403, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"after\" is forbidden: unable to create new content in namespace `+ns+` because it is being terminated","reason":"Forbidden","details":{"name":"after","kind":"configmaps","causes":[{"reason":"NamespaceTerminating","message":"namespace `+ns+` is being terminated","field":"metadata.namespace"}]},"code":403}`)
 	wantNotStored(t, ns, "after")
 	// Updates of what is there still work.
+	if old, err = client.CoreV1().ConfigMaps(ns).Get(context.Background(), "before", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	old.Data = map[string]string{"k": "changed"}
 	if _, err := client.CoreV1().ConfigMaps(ns).Update(context.Background(), old, metav1.UpdateOptions{}); err != nil {
 		t.Errorf("update in a terminating namespace: %v", err)

@@ -1,0 +1,107 @@
+// Package openapi holds the OpenAPI documents miniapiserver serves, as
+// kube-apiserver 1.37 would describe the same groups: v2.json is
+// /openapi/v2, and v3/<path>.json is /openapi/v3/<path> ("api/v1",
+// "apis/apps/v1", ...).
+//
+// The documents are generated; after changing what is served (a resource,
+// a verb, a group) or the k8s.io/api version, regenerate them from the
+// repository root with
+//
+//	go run ./hack/openapi-gen
+//
+// (a test of hack/openapi-gen fails while they are out of date).
+package openapi
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"sort"
+	"sync"
+
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+//go:embed v2.json v3
+var documents embed.FS
+
+// FS returns the documents: "v2.json" and "v3/<path>.json" for each
+// /openapi/v3/<path>. The files are indented JSON.
+func FS() fs.FS { return documents }
+
+var schemas = sync.OnceValues(loadSchemas)
+
+// Schemas returns the schema of every definition of the /openapi/v3
+// documents, by name ("io.k8s.api.apps.v1.Deployment"), as
+// k8s.io/apimachinery's managedfields.NewTypeConverter takes them for
+// server-side apply:
+//
+//	schemas, err := openapi.Schemas()
+//	...
+//	tc, err := managedfields.NewTypeConverter(schemas, false)
+//
+// A definition found in several documents is the same in each but for
+// its x-kubernetes-group-version-kind, which lists here every kind of all
+// of them. The map is built once and shared: do not modify it.
+func Schemas() (map[string]*spec.Schema, error) {
+	return schemas()
+}
+
+func loadSchemas() (map[string]*spec.Schema, error) {
+	var paths []string
+	err := fs.WalkDir(documents, "v3", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	out := map[string]*spec.Schema{}
+	for _, p := range paths {
+		data, err := documents.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var doc struct {
+			Components struct {
+				Schemas map[string]*spec.Schema `json:"schemas"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return nil, fmt.Errorf("openapi: %s: %w", p, err)
+		}
+		for name, s := range doc.Components.Schemas {
+			if prev, ok := out[name]; ok {
+				mergeGVKs(prev, s)
+				continue
+			}
+			out[name] = s
+		}
+	}
+	return out, nil
+}
+
+const gvkExtension = "x-kubernetes-group-version-kind"
+
+// mergeGVKs adds to dst the group-version-kinds of src it lacks.
+func mergeGVKs(dst, src *spec.Schema) {
+	more, _ := src.Extensions[gvkExtension].([]interface{})
+	have, _ := dst.Extensions[gvkExtension].([]interface{})
+	seen := map[string]bool{}
+	for _, g := range have {
+		seen[fmt.Sprint(g)] = true
+	}
+	for _, g := range more {
+		if !seen[fmt.Sprint(g)] {
+			seen[fmt.Sprint(g)] = true
+			have = append(have, g)
+		}
+	}
+	if len(have) > 0 {
+		dst.AddExtension(gvkExtension, have)
+	}
+}

@@ -1,0 +1,44 @@
+package app
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/namespace"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// namespaceController builds the namespace controller over the served
+// groups: it deletes every namespaced resource that can be listed and
+// deleted as a collection.
+func namespaceController(groups []rest.APIGroupInfo) *namespace.Controller {
+	var resources []namespace.Resource
+	var namespaces namespace.Namespaces
+	var finalizer rest.Updater
+	for _, g := range groups {
+		for _, version := range g.PrioritizedVersions[:1] {
+			storages := g.VersionedResourcesStorageMap[version]
+			for name, st := range storages {
+				if g.GroupName == "" && name == "namespaces" {
+					namespaces, _ = st.(namespace.Namespaces)
+				}
+				if g.GroupName == "" && name == "namespaces/finalize" {
+					finalizer, _ = st.(rest.Updater)
+				}
+				scoper, scoped := st.(rest.Scoper)
+				deleter, deletes := st.(rest.CollectionDeleter)
+				lister, lists := st.(rest.Lister)
+				if strings.Contains(name, "/") || !scoped || !scoper.NamespaceScoped() || !deletes || !lists {
+					continue
+				}
+				qualified := name
+				if g.GroupName != "" {
+					qualified += "." + g.GroupName
+				}
+				resources = append(resources, namespace.Resource{Name: qualified, Deleter: deleter, Lister: lister})
+			}
+		}
+	}
+	sort.Slice(resources, func(i, j int) bool { return resources[i].Name < resources[j].Name })
+	return namespace.New(namespaces, finalizer, resources)
+}

@@ -1,0 +1,222 @@
+// Package namespace finishes the deletion of namespaces, as kube's
+// namespace controller does: once a namespace is Terminating, it deletes
+// everything in it, then removes the "kubernetes" finalizer and the
+// namespace itself. Objects that linger (a pod's grace period, finalizers
+// of their own) keep the namespace Terminating until they are gone.
+package namespace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// Namespaces is what the controller needs of the namespaces storage.
+type Namespaces interface {
+	rest.Getter
+	rest.Lister
+	rest.Watcher
+	rest.GracefulDeleter
+}
+
+// Resource is a namespaced resource whose objects the controller deletes.
+type Resource struct {
+	Name    string // "pods", "deployments.apps"
+	Deleter rest.CollectionDeleter
+	Lister  rest.Lister
+}
+
+// Controller finishes namespace deletions.
+type Controller struct {
+	namespaces Namespaces
+	finalizer  rest.Updater // namespaces/finalize
+	resources  []Resource
+
+	// retry is how long a namespace with content left waits before the
+	// next attempt.
+	retry time.Duration
+
+	mu      sync.Mutex
+	pending map[string]bool
+	wake    chan struct{}
+}
+
+// New returns a controller over the given storages.
+func New(namespaces Namespaces, finalizer rest.Updater, resources []Resource) *Controller {
+	return &Controller{
+		namespaces: namespaces, finalizer: finalizer, resources: resources,
+		retry: time.Second, pending: map[string]bool{}, wake: make(chan struct{}, 1),
+	}
+}
+
+// Run works until ctx ends: it follows the namespaces and finishes each
+// deletion it sees.
+func (c *Controller) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.work(ctx)
+	}()
+	for ctx.Err() == nil {
+		if err := c.watchNamespaces(ctx); err != nil && ctx.Err() == nil {
+			slog.Warn("namespace controller: watching namespaces", "error", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(c.retry):
+			}
+		}
+	}
+	wg.Wait()
+}
+
+// watchNamespaces queues every terminating namespace, from a list and
+// then a watch, until the watch ends.
+func (c *Controller) watchNamespaces(ctx context.Context) error {
+	ctx = request.WithNamespace(ctx, "")
+	// Unset resourceVersion: the current namespaces first (ADDED), then
+	// their changes.
+	w, err := c.namespaces.Watch(ctx, &metainternalversion.ListOptions{Watch: true})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		switch ev.Type {
+		case watch.Error:
+			return ev.Err
+		case watch.Added, watch.Modified:
+			ns := &corev1.Namespace{}
+			if err := ev.Object.Decode(ns); err != nil {
+				return err
+			}
+			if ns.DeletionTimestamp != nil && slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
+				c.enqueue(ns.Name)
+			}
+		}
+	}
+	return errors.New("watch ended")
+}
+
+func (c *Controller) enqueue(name string) {
+	c.mu.Lock()
+	c.pending[name] = true
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// work processes queued namespaces; those not done are tried again after
+// the retry period.
+func (c *Controller) work(ctx context.Context) {
+	ticker := time.NewTicker(c.retry)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake:
+		case <-ticker.C:
+		}
+		c.mu.Lock()
+		names := make([]string, 0, len(c.pending))
+		for n := range c.pending {
+			names = append(names, n)
+		}
+		c.mu.Unlock()
+		for _, name := range names {
+			done, err := c.sync(ctx, name)
+			if err != nil && ctx.Err() == nil {
+				slog.Warn("namespace controller: deleting a namespace", "namespace", name, "error", err)
+			}
+			if done {
+				c.mu.Lock()
+				delete(c.pending, name)
+				c.mu.Unlock()
+			}
+		}
+	}
+}
+
+// sync moves the deletion of one namespace on, and reports when nothing
+// is left to do for it.
+func (c *Controller) sync(ctx context.Context, name string) (bool, error) {
+	clusterCtx := request.WithNamespace(ctx, "")
+	obj, err := c.namespaces.Get(clusterCtx, name, &metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	ns := obj.(*corev1.Namespace)
+	if ns.DeletionTimestamp == nil {
+		return true, nil // not being deleted (any more)
+	}
+	if slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
+		remaining, err := c.deleteContent(ctx, name)
+		if err != nil || remaining > 0 {
+			return false, err
+		}
+		if err := c.finalize(clusterCtx, ns); err != nil {
+			return false, err
+		}
+	}
+	_, _, err = c.namespaces.Delete(clusterCtx, name, nil, &metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	return true, nil
+}
+
+// deleteContent deletes every object in the namespace and returns how
+// many are still there (deleting gracefully, or waiting for finalizers).
+func (c *Controller) deleteContent(ctx context.Context, namespace string) (int, error) {
+	nsCtx := request.WithNamespace(ctx, namespace)
+	policy := metav1.DeletePropagationBackground
+	remaining := 0
+	var errs []error
+	for _, r := range c.resources {
+		if _, err := r.Deleter.DeleteCollection(nsCtx, nil, &metav1.DeleteOptions{PropagationPolicy: &policy},
+			&metainternalversion.ListOptions{}); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.Name, err))
+			continue
+		}
+		left, err := r.Lister.List(nsCtx, &metainternalversion.ListOptions{})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.Name, err))
+			continue
+		}
+		remaining += len(left.Items)
+	}
+	return remaining, errors.Join(errs...)
+}
+
+// finalize removes the "kubernetes" finalizer through namespaces/finalize.
+func (c *Controller) finalize(ctx context.Context, ns *corev1.Namespace) error {
+	info := &rest.DefaultUpdatedObjectInfo{Obj: ns, Transformers: []rest.TransformFunc{
+		func(_ context.Context, _, current runtime.Object) (runtime.Object, error) {
+			cur := current.DeepCopyObject().(*corev1.Namespace)
+			cur.Spec.Finalizers = slices.DeleteFunc(cur.Spec.Finalizers, func(f corev1.FinalizerName) bool { return f == corev1.FinalizerKubernetes })
+			return cur, nil
+		},
+	}}
+	_, _, err := c.finalizer.Update(ctx, ns.Name, info, nil, nil, false, &metav1.UpdateOptions{})
+	return err
+}

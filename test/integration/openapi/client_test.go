@@ -1,0 +1,145 @@
+package openapi
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/openapi3"
+	"k8s.io/kube-openapi/pkg/util/proto"
+	"k8s.io/kube-openapi/pkg/util/proto/validation"
+)
+
+func discoveryClient(t *testing.T) *discovery.DiscoveryClient {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(srv.ClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dc
+}
+
+// TestClientGoOpenAPIV3 reads the documents as kubectl explain does.
+func TestClientGoOpenAPIV3(t *testing.T) {
+	dc := discoveryClient(t)
+	paths, err := dc.OpenAPIV3().Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for p := range paths {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	if got := strings.Join(names, " "); got != "api api/v1 apis apis/apps apis/apps/v1 apis/coordination.k8s.io apis/coordination.k8s.io/v1 version" {
+		t.Errorf("paths: %s", got)
+	}
+	root := openapi3.NewRoot(dc.OpenAPIV3())
+	for _, tc := range []struct {
+		gv     schema.GroupVersion
+		schema string
+	}{
+		{schema.GroupVersion{Version: "v1"}, "io.k8s.api.core.v1.Pod"},
+		{schema.GroupVersion{Group: "apps", Version: "v1"}, "io.k8s.api.apps.v1.Deployment"},
+		{schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}, "io.k8s.api.coordination.v1.Lease"},
+	} {
+		doc, err := root.GVSpec(tc.gv)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.gv, err)
+		}
+		s := doc.Components.Schemas[tc.schema]
+		if s == nil || s.Extensions["x-kubernetes-group-version-kind"] == nil || s.Description == "" {
+			t.Errorf("%s: schema %s: %+v", tc.gv, tc.schema, s)
+		}
+	}
+	gvs, err := root.GroupVersions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gvs) != 3 {
+		t.Errorf("group versions: %v", gvs)
+	}
+}
+
+// TestClientSideValidation validates manifests against /openapi/v2 as
+// kubectl does when a server does not validate fields itself.
+func TestClientSideValidation(t *testing.T) {
+	doc, err := discoveryClient(t).OpenAPISchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	models, err := proto.NewOpenAPIData(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployment := lookup(t, models, schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"})
+	cases := []struct {
+		name     string
+		manifest string
+		want     []string
+	}{
+		{name: "valid", manifest: validDeployment},
+		{name: "unknown field", manifest: strings.Replace(validDeployment, "ports:", "prots:", 1),
+			want: []string{`ValidationError(Deployment.spec.template.spec.containers[0]): unknown field "prots" in io.k8s.api.core.v1.Container`}},
+		{name: "wrong type", manifest: strings.Replace(validDeployment, "replicas: 1", "replicas: one", 1),
+			want: []string{`ValidationError(Deployment.spec.replicas): invalid type for io.k8s.api.apps.v1.DeploymentSpec.replicas: got "string", expected "integer"`}},
+		{name: "missing required field", manifest: strings.Replace(validDeployment, "- name: c\n        image", "- image", 1),
+			want: []string{`ValidationError(Deployment.spec.template.spec.containers[0]): missing required field "name" in io.k8s.api.core.v1.Container`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var obj interface{}
+			if err := yaml.Unmarshal([]byte(tc.manifest), &obj); err != nil {
+				t.Fatal(err)
+			}
+			errs := validation.ValidateModel(obj, deployment, "Deployment")
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("errors:\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// lookup finds the model of a kind by its x-kubernetes-group-version-kind,
+// as kubectl's resource index does.
+func lookup(t *testing.T, models proto.Models, gvk schema.GroupVersionKind) proto.Schema {
+	t.Helper()
+	for _, name := range models.ListModels() {
+		m := models.LookupModel(name)
+		list, _ := m.GetExtensions()["x-kubernetes-group-version-kind"].([]interface{})
+		for _, item := range list {
+			g, _ := item.(map[interface{}]interface{})
+			if g["group"] == gvk.Group && g["version"] == gvk.Version && g["kind"] == gvk.Kind {
+				return m
+			}
+		}
+	}
+	t.Fatalf("no model for %s", gvk)
+	return nil
+}
+
+const validDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: d
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: d}
+  template:
+    metadata:
+      labels: {app: d}
+    spec:
+      containers:
+      - name: c
+        image: nginx
+        ports:
+        - containerPort: 80
+`

@@ -1,0 +1,75 @@
+// Package openapi tests /openapi/v2 and /openapi/v3 of a running
+// miniapiserver: the HTTP exchange (media types, ETag, caching, redirects)
+// as kube-apiserver 1.37 answers it, client-go's discovery of the
+// documents, and what they unlock in the real kubectl (explain, validation
+// of manifests). One server serves every test of the package.
+package openapi
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
+)
+
+var srv *testserver.TestServer
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "openapi-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	srv, err = testserver.New(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	srv.Server.Stop()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// response is what a request got back.
+type response struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
+// get sends GET path with headers ("Name: value") as the administrator;
+// it does not follow redirects, nor decompress.
+func get(t *testing.T, path string, headers ...string) response {
+	t.Helper()
+	return request(t, http.MethodGet, path, headers...)
+}
+
+func request(t *testing.T, method, path string, headers ...string) response {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range headers {
+		name, value, _ := strings.Cut(h, ":")
+		req.Header.Set(name, strings.TrimSpace(value))
+	}
+	client := srv.HTTPClient(t)
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", method, path, err)
+	}
+	return response{code: resp.StatusCode, header: resp.Header, body: body}
+}
