@@ -2,6 +2,7 @@ package cacher
 
 import (
 	"sort"
+	"sync"
 
 	"github.com/google/btree"
 
@@ -27,6 +28,10 @@ func lessEntry(a, b *entry) bool { return a.obj.Key < b.obj.Key }
 type store struct {
 	tree    *btree.BTreeG[*entry]
 	indexes map[string]map[string]map[string]*entry
+	// cloneMu serializes snapshots: btree's Clone replaces the tree's
+	// copy-on-write context, a write, while its callers hold only the
+	// watch cache's read lock (two LISTs at once raced on it).
+	cloneMu sync.Mutex
 }
 
 const btreeDegree = 32
@@ -89,7 +94,12 @@ func (s *store) unindex(e *entry) {
 }
 
 // snapshot returns a read-only copy of the tree in O(1) (copy on write).
-func (s *store) snapshot() *btree.BTreeG[*entry] { return s.tree.Clone() }
+// Callers hold the watch cache's lock, for reading at least.
+func (s *store) snapshot() *btree.BTreeG[*entry] {
+	s.cloneMu.Lock()
+	defer s.cloneMu.Unlock()
+	return s.tree.Clone()
+}
 
 // indexed returns the entries under prefix whose indexed field has value,
 // sorted by key, and whether field is indexed at all.

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -96,7 +97,16 @@ type req struct {
 	headers []string
 }
 
-var httpClient *http.Client
+var (
+	httpClientOnce sync.Once
+	httpClient     *http.Client
+)
+
+// rawClient is the shared plain HTTP client (tests use it concurrently).
+func rawClient(t testing.TB) *http.Client {
+	httpClientOnce.Do(func() { httpClient = srv.HTTPClient(t) })
+	return httpClient
+}
 
 // do sends r to the shared server as its administrator.
 func do(t testing.TB, r req) response {
@@ -121,10 +131,7 @@ func do(t testing.TB, r req) response {
 		name, value, _ := strings.Cut(h, ":")
 		hr.Header.Set(name, strings.TrimSpace(value))
 	}
-	if httpClient == nil {
-		httpClient = srv.HTTPClient(t)
-	}
-	resp, err := httpClient.Do(hr)
+	resp, err := rawClient(t).Do(hr)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, r.path, err)
 	}
@@ -152,10 +159,7 @@ func watchLines(t testing.TB, r req, last func(line []byte) bool) (response, [][
 		name, value, _ := strings.Cut(h, ":")
 		hr.Header.Set(name, strings.TrimSpace(value))
 	}
-	if httpClient == nil {
-		httpClient = srv.HTTPClient(t)
-	}
-	resp, err := httpClient.Do(hr)
+	resp, err := rawClient(t).Do(hr)
 	if err != nil {
 		t.Fatalf("watch %s: %v", r.path, err)
 	}
