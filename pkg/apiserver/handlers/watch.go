@@ -59,9 +59,14 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 	isWatchList := opts.SendInitialEvents != nil && *opts.SendInitialEvents && opts.AllowWatchBookmarks
 	stream := newWatchStream(w, out.MediaType, isWatchList && acceptsGzip(r))
 	defer stream.Close()
-	bw := bufio.NewWriterSize(stream, 8*1024)
+	bw := bufio.NewWriterSize(stream, 32*1024)
 	enc.bw = bw
 	events := wch.ResultChan()
+	// The initial events of a WatchList are of no use to the client before
+	// the bookmark that ends them: they go out in full buffers, not one
+	// flush (and one gzip member) per event when the encoder keeps up
+	// with the watch cache.
+	initial := isWatchList
 	for {
 		select {
 		case <-ctx.Done():
@@ -73,9 +78,12 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 			if err := enc.write(ev); err != nil {
 				return
 			}
+			if ev.Type == watch.Bookmark && ev.InitialEventsEnd {
+				initial = false
+			}
 			// Flush once the burst is written: one write per event
 			// when events trickle, few when they pour.
-			if len(events) == 0 || ev.Type == watch.Error {
+			if (len(events) == 0 && !initial) || ev.Type == watch.Error {
 				if bw.Flush() != nil || stream.Flush() != nil {
 					return
 				}
