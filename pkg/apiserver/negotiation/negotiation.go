@@ -132,10 +132,9 @@ func negotiate(r *http.Request, allowed []Target) (Output, bool) {
 	if header == "" {
 		header = "*/*"
 	}
+	// As kube's, the weights order the clauses but do not exclude any:
+	// even q=0 is served.
 	for _, clause := range goautoneg.ParseAccept(header) {
-		if clause.Q <= 0 {
-			continue
-		}
 		mediaType, ok := clauseMediaType(clause)
 		if !ok {
 			continue
@@ -210,7 +209,7 @@ const (
 // (application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList).
 func NegotiateAggregatedDiscovery(r *http.Request) (Output, bool) {
 	for _, clause := range goautoneg.ParseAccept(r.Header.Get("Accept")) {
-		if clause.Q <= 0 || clause.Params["as"] != AggregatedDiscoveryKind ||
+		if clause.Params["as"] != AggregatedDiscoveryKind ||
 			clause.Params["g"] != AggregatedDiscoveryGroup || clause.Params["v"] != AggregatedDiscoveryVersion {
 			continue
 		}
