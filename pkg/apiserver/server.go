@@ -125,14 +125,14 @@ func (s *Server) SecureHandler() http.Handler {
 	if s.authenticator != nil {
 		h = filters.WithAuthentication(h, s.authenticator)
 	}
-	return filters.WithPanicRecovery(filters.WithAuditID(h))
+	return filters.WithPanicRecovery(filters.WithAuditID(filters.WithCacheControl(h)))
 }
 
 // InsecureHandler serves every request as an administrator: for the
 // loopback-only --insecure-port.
 func (s *Server) InsecureHandler() http.Handler {
 	admin := &request.User{Name: "system:unsecured", Groups: []string{"system:masters", "system:authenticated"}}
-	return filters.WithPanicRecovery(filters.WithAuditID(filters.WithUser(s.routes, admin)))
+	return filters.WithPanicRecovery(filters.WithAuditID(filters.WithCacheControl(filters.WithUser(s.routes, admin))))
 }
 
 func (s *Server) installDiscovery(r chi.Router) {
