@@ -37,6 +37,7 @@ type eventEncoder struct {
 	format  string
 	scratch []byte // reused for each event
 	obj     bytes.Buffer
+	size    int // bytes written of the current event
 	metrics *watchMetrics
 }
 
@@ -57,7 +58,7 @@ func (s *Scope) newEventEncoder(r *http.Request, out negotiation.Output) (*event
 }
 
 func (e *eventEncoder) write(ev storage.Event) error {
-	before := e.bw.Buffered()
+	e.size = 0
 	var err error
 	if e.out.Protobuf() {
 		err = e.writeFrame(ev)
@@ -67,18 +68,31 @@ func (e *eventEncoder) write(ev storage.Event) error {
 	if err != nil {
 		return err
 	}
-	if after := e.bw.Buffered(); after > before && e.metrics != nil {
+	if e.metrics != nil {
 		e.metrics.events.Inc()
-		e.metrics.sizes.Observe(float64(after - before))
+		e.metrics.sizes.Observe(float64(e.size))
 	}
 	return nil
 }
 
+// put writes p to the response and counts it in the event's size.
+func (e *eventEncoder) put(p []byte) error {
+	n, err := e.bw.Write(p)
+	e.size += n
+	return err
+}
+
+func (e *eventEncoder) putString(p string) error {
+	n, err := e.bw.WriteString(p)
+	e.size += n
+	return err
+}
+
 // writeLine writes {"type":...,"object":...} and a newline.
 func (e *eventEncoder) writeLine(ev storage.Event) error {
-	e.bw.WriteString(`{"type":"`)
-	e.bw.WriteString(string(ev.Type))
-	e.bw.WriteString(`","object":`)
+	e.putString(`{"type":"`)
+	e.putString(string(ev.Type))
+	e.putString(`","object":`)
 	var err error
 	switch {
 	case ev.Type == watch.Error:
@@ -87,7 +101,7 @@ func (e *eventEncoder) writeLine(ev storage.Event) error {
 		err = e.writeJSON(e.transform(e.bookmark(ev)))
 	case e.out.Target == negotiation.TargetObject:
 		e.scratch = ev.Object.AppendJSON(e.scratch[:0], true)
-		_, err = e.bw.Write(e.scratch)
+		err = e.put(e.scratch)
 	case e.out.Target == negotiation.TargetTable:
 		// Rows carry the time of writing (AGE) and the first carries
 		// the columns: nothing to share.
@@ -99,14 +113,13 @@ func (e *eventEncoder) writeLine(ev storage.Event) error {
 		var data []byte
 		data, err = ev.Object.Encoded(e.format, func() ([]byte, error) { return e.encodeObject(ev.Object, json.Marshal) })
 		if err == nil {
-			_, err = e.bw.Write(data)
+			err = e.put(data)
 		}
 	}
 	if err != nil {
 		return err
 	}
-	_, err = e.bw.WriteString("}\n")
-	return err
+	return e.putString("}\n")
 }
 
 // writeFrame writes one length-delimited protobuf WatchEvent.
@@ -134,7 +147,7 @@ func (e *eventEncoder) writeFrame(ev storage.Event) error {
 	if _, err := event.MarshalToSizedBuffer(frame[4:]); err != nil {
 		return err
 	}
-	_, err = e.bw.Write(frame)
+	err = e.put(frame)
 	return err
 }
 
@@ -199,8 +212,7 @@ func (e *eventEncoder) writeJSON(obj runtime.Object) error {
 	if err != nil {
 		return err
 	}
-	_, err = e.bw.Write(data)
-	return err
+	return e.put(data)
 }
 
 // bookmark is the object of a BOOKMARK event: an empty object of the
