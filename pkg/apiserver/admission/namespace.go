@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,7 +41,17 @@ func (c Chain) Validate(ctx context.Context, a handlers.Attributes, obj runtime.
 type NamespaceLifecycle struct {
 	// Namespaces reads namespaces (the namespaces storage).
 	Namespaces rest.Getter
+
+	// deleted remembers the namespaces this server was asked to delete in
+	// the last forceLiveLookupTTL: the cache may not show them Terminating
+	// yet, so creates in them look the namespace up in etcd (as kube's
+	// plugin does).
+	mu      sync.Mutex
+	deleted map[string]time.Time
 }
+
+// forceLiveLookupTTL is how long a deleted namespace is looked up live.
+const forceLiveLookupTTL = 30 * time.Second
 
 var namespacesResource = schema.GroupResource{Resource: "namespaces"}
 
@@ -52,6 +64,7 @@ func (l *NamespaceLifecycle) Validate(ctx context.Context, a handlers.Attributes
 				return apierrors.NewForbidden(namespacesResource, a.Name, fmt.Errorf("this namespace may not be deleted"))
 			}
 		}
+		l.forceLiveLookup(a.Name)
 		return nil
 	}
 	if a.Operation != handlers.Create || a.Namespace == "" || isNamespace {
@@ -61,8 +74,12 @@ func (l *NamespaceLifecycle) Validate(ctx context.Context, a handlers.Attributes
 	// yet (created a moment ago) is looked up in etcd, as kube's plugin
 	// falls back to a live lookup.
 	nsCtx := request.WithNamespace(ctx, "")
-	obj, err := l.Namespaces.Get(nsCtx, a.Namespace, &metav1.GetOptions{ResourceVersion: "0"})
-	if apierrors.IsNotFound(err) {
+	rv := "0"
+	if l.recentlyDeleted(a.Namespace) {
+		rv = ""
+	}
+	obj, err := l.Namespaces.Get(nsCtx, a.Namespace, &metav1.GetOptions{ResourceVersion: rv})
+	if apierrors.IsNotFound(err) && rv != "" {
 		obj, err = l.Namespaces.Get(nsCtx, a.Namespace, &metav1.GetOptions{})
 	}
 	if err != nil {
@@ -85,4 +102,26 @@ func (l *NamespaceLifecycle) Validate(ctx context.Context, a handlers.Attributes
 			}},
 		},
 	}}
+}
+
+func (l *NamespaceLifecycle) forceLiveLookup(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.deleted == nil {
+		l.deleted = map[string]time.Time{}
+	}
+	now := time.Now()
+	for n, at := range l.deleted { // keep the map small
+		if now.Sub(at) > forceLiveLookupTTL {
+			delete(l.deleted, n)
+		}
+	}
+	l.deleted[name] = now
+}
+
+func (l *NamespaceLifecycle) recentlyDeleted(name string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at, ok := l.deleted[name]
+	return ok && time.Since(at) <= forceLiveLookupTTL
 }

@@ -103,7 +103,11 @@ func (e *Store) markForDeletion(ctx context.Context, name, key string, options *
 			if err := deleteValidation(ctx, existing); err != nil {
 				return nil, nil, err
 			}
-			plan, err := e.beforeDelete(ctx, existing, options)
+			// beforeDelete settles the grace period into the options: each
+			// attempt starts from the client's, since a first attempt may
+			// see a stale cached state (a pod not yet bound, say).
+			attempt := options.DeepCopy()
+			plan, err := e.beforeDelete(ctx, existing, attempt)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -111,7 +115,7 @@ func (e *Store) markForDeletion(ctx context.Context, name, key string, options *
 				return nil, nil, errAlreadyDeleting
 			}
 			m := mustAccessor(existing)
-			if change, finalizers := e.gcFinalizers(ctx, m, options); change {
+			if change, finalizers := e.gcFinalizers(ctx, m, attempt); change {
 				m.SetFinalizers(finalizers)
 			}
 			pendingFinalizers = len(m.GetFinalizers()) > 0
@@ -122,7 +126,7 @@ func (e *Store) markForDeletion(ctx context.Context, name, key string, options *
 				markAsDeleting(m, time.Now())
 				return existing, nil, nil
 			}
-			lastGrace = *options.GracePeriodSeconds
+			lastGrace = *attempt.GracePeriodSeconds
 			lastExisting = existing
 			return existing, nil, nil
 		}, isDryRun(options.DryRun))

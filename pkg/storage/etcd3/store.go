@@ -151,24 +151,64 @@ func (s *Store) stateFromObject(key string, obj runtime.Object) (*state, error) 
 	return &state{obj: copied, data: data, rev: rev}, nil
 }
 
+// current is the state a read-modify-write works on: the caller's cached
+// guess first, then what etcd holds.
+type current struct {
+	*state
+	s              *Store
+	key            string
+	ignoreNotFound bool
+	// fresh says state was read from etcd just now: a failed check on a
+	// cached guess is retried on the real state before it counts.
+	fresh bool
+}
+
+func (s *Store) currentState(ctx context.Context, key string, ignoreNotFound bool, cachedExisting runtime.Object) (*current, error) {
+	c := &current{s: s, key: key, ignoreNotFound: ignoreNotFound}
+	var err error
+	if cachedExisting != nil {
+		c.state, err = s.stateFromObject(key, cachedExisting)
+	} else {
+		c.state, err = s.getState(ctx, key, ignoreNotFound)
+		c.fresh = true
+	}
+	return c, err
+}
+
+// onFailure judges a failed step: on a guess it reads the real state and
+// returns nil (try again); on the real state the failure stands.
+func (c *current) onFailure(ctx context.Context, failure error) error {
+	if c.fresh {
+		return failure
+	}
+	return c.reread(ctx)
+}
+
+func (c *current) reread(ctx context.Context) error {
+	st, err := c.s.getState(ctx, c.key, c.ignoreNotFound)
+	if err != nil {
+		return err
+	}
+	c.state, c.fresh = st, true
+	return nil
+}
+
+// lostRace takes the state etcd answered a failed compare with.
+func (c *current) lostRace(ctx context.Context, resp *clientv3.TxnResponse) error {
+	st, err := c.s.stateFromResponse(ctx, c.key, resp.Responses[0].GetResponseRange().Kvs, c.ignoreNotFound)
+	if err != nil {
+		return err
+	}
+	c.state, c.fresh = st, true
+	return nil
+}
+
 // GuaranteedUpdate implements storage.Interface. An update that does not
 // change the stored bytes writes nothing and keeps the resourceVersion, as
 // kube does.
 func (s *Store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
 	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExisting runtime.Object) error {
-	var (
-		st  *state
-		err error
-		// fresh says st was read from etcd just now: a failed check on a
-		// cached guess must be retried on the real state first.
-		fresh bool
-	)
-	if cachedExisting != nil {
-		st, err = s.stateFromObject(key, cachedExisting)
-	} else {
-		st, err = s.getState(ctx, key, ignoreNotFound)
-		fresh = true
-	}
+	cur, err := s.currentState(ctx, key, ignoreNotFound, cachedExisting)
 	if err != nil {
 		return err
 	}
@@ -176,40 +216,31 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 		if err := ctx.Err(); err != nil {
 			return wrapClientError(key, err)
 		}
-		if err := preconditions.Check(key, st.obj); err != nil {
-			if !fresh {
-				if st, err = s.getState(ctx, key, ignoreNotFound); err != nil {
-					return err
-				}
-				fresh = true
-				continue
+		if err := preconditions.Check(key, cur.obj); err != nil {
+			if err := cur.onFailure(ctx, err); err != nil {
+				return err
 			}
-			return err
+			continue
 		}
-		out, ttl, err := tryUpdate(st.obj.DeepCopyObject(), storage.ResponseMeta{TTL: st.ttl, ResourceVersion: st.rev})
+		out, ttl, err := tryUpdate(cur.obj.DeepCopyObject(), storage.ResponseMeta{TTL: cur.ttl, ResourceVersion: cur.rev})
 		if err != nil {
-			if !fresh {
-				if st, err = s.getState(ctx, key, ignoreNotFound); err != nil {
-					return err
-				}
-				fresh = true
-				continue
+			if err := cur.onFailure(ctx, err); err != nil {
+				return err
 			}
-			return err
+			continue
 		}
 		data, err := storage.Encode(out)
 		if err != nil {
 			return err
 		}
-		if st.rev != 0 && bytes.Equal(data, st.data) {
-			if !fresh { // the guess may be stale: confirm on the real state
-				if st, err = s.getState(ctx, key, ignoreNotFound); err != nil {
-					return err
-				}
-				fresh = true
-				continue
+		if cur.rev != 0 && bytes.Equal(data, cur.data) {
+			if cur.fresh {
+				return decodeInto(key, cur.data, cur.rev, dest) // nothing to write
 			}
-			return decodeInto(key, st.data, st.rev, dest)
+			if err := cur.reread(ctx); err != nil { // the guess may be stale
+				return err
+			}
+			continue
 		}
 		var opts []clientv3.OpOption
 		if ttl != nil && *ttl > 0 {
@@ -220,7 +251,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 			opts = append(opts, clientv3.WithLease(lease))
 		}
 		resp, err := s.client.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(key), "=", st.rev)).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", cur.rev)).
 			Then(clientv3.OpPut(key, string(data), opts...)).
 			Else(clientv3.OpGet(key)).
 			Commit()
@@ -229,11 +260,9 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 		}
 		if !resp.Succeeded {
 			// Someone else wrote in between: start again from what is there.
-			kvs := resp.Responses[0].GetResponseRange().Kvs
-			if st, err = s.stateFromResponse(ctx, key, kvs, ignoreNotFound); err != nil {
+			if err := cur.lostRace(ctx, resp); err != nil {
 				return err
 			}
-			fresh = true
 			continue
 		}
 		return storedInto(out, resp.Header.Revision, dest)
@@ -243,37 +272,23 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 // Delete implements storage.Interface.
 func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validateDeletion storage.ValidateObjectFunc, cachedExisting runtime.Object) error {
-	var (
-		st    *state
-		err   error
-		fresh bool
-	)
-	if cachedExisting != nil {
-		st, err = s.stateFromObject(key, cachedExisting)
-	} else {
-		st, err = s.getState(ctx, key, false)
-		fresh = true
-	}
+	cur, err := s.currentState(ctx, key, false, cachedExisting)
 	if err != nil {
 		return err
 	}
 	for {
-		checkErr := preconditions.Check(key, st.obj)
+		checkErr := preconditions.Check(key, cur.obj)
 		if checkErr == nil && validateDeletion != nil {
-			checkErr = validateDeletion(ctx, st.obj)
+			checkErr = validateDeletion(ctx, cur.obj)
 		}
 		if checkErr != nil {
-			if fresh {
-				return checkErr
-			}
-			if st, err = s.getState(ctx, key, false); err != nil {
+			if err := cur.onFailure(ctx, checkErr); err != nil {
 				return err
 			}
-			fresh = true
 			continue
 		}
 		resp, err := s.client.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(key), "=", st.rev)).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", cur.rev)).
 			Then(clientv3.OpDelete(key)).
 			Else(clientv3.OpGet(key)).
 			Commit()
@@ -281,14 +296,12 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, prec
 			return wrapClientError(key, err)
 		}
 		if !resp.Succeeded {
-			kvs := resp.Responses[0].GetResponseRange().Kvs
-			if st, err = s.stateFromResponse(ctx, key, kvs, false); err != nil {
+			if err := cur.lostRace(ctx, resp); err != nil {
 				return err
 			}
-			fresh = true
 			continue
 		}
-		return decodeInto(key, st.data, resp.Header.Revision, out)
+		return decodeInto(key, cur.data, resp.Header.Revision, out)
 	}
 }
 

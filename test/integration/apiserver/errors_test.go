@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"k8s.io/client-go/util/retry"
 	"net/http"
 	"strings"
 	"testing"
@@ -165,12 +166,18 @@ func TestTerminatingNamespace(t *testing.T) {
 	r := do(t, req{method: "POST", path: "/api/v1/namespaces/" + ns + "/configmaps", body: `{"metadata":{"name":"after"}}`})
 	r.wantStatus(t, 403, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"after\" is forbidden: unable to create new content in namespace `+ns+` because it is being terminated","reason":"Forbidden","details":{"name":"after","kind":"configmaps","causes":[{"reason":"NamespaceTerminating","message":"namespace `+ns+` is being terminated","field":"metadata.namespace"}]},"code":403}`)
 	wantNotStored(t, ns, "after")
-	// Updates of what is there still work.
-	if old, err = client.CoreV1().ConfigMaps(ns).Get(context.Background(), "before", metav1.GetOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	old.Data = map[string]string{"k": "changed"}
-	if _, err := client.CoreV1().ConfigMaps(ns).Update(context.Background(), old, metav1.UpdateOptions{}); err != nil {
+	// Updates of what is there still work (retried: the namespace
+	// controller marks "before" deleted meanwhile).
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := client.CoreV1().ConfigMaps(ns).Get(context.Background(), "before", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Data = map[string]string{"k": "changed"}
+		_, err = client.CoreV1().ConfigMaps(ns).Update(context.Background(), cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Errorf("update in a terminating namespace: %v", err)
 	}
 	if _, err := client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "typed"}}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) || !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
