@@ -209,19 +209,16 @@ func (w *cacheWatcher) process(ctx context.Context, init initial) {
 			return
 		case ev := <-w.input:
 			// Events already delivered from the history come again from
-			// the dispatcher: the revision tells them apart.
-			if ev.typ != watch.Bookmark && ev.rv <= last {
-				continue
-			}
-			if ev.typ == watch.Bookmark && ev.rv < last {
+			// the dispatcher: the revision tells them apart. A bookmark
+			// at a revision the client has tells it nothing: skipped, as
+			// kube skips it.
+			if ev.rv <= last {
 				continue
 			}
 			if out, ok := w.convert(ev); ok && !w.send(ctx, out) {
 				return
 			}
-			if ev.typ != watch.Bookmark {
-				last = ev.rv
-			}
+			last = ev.rv
 		}
 	}
 }

@@ -171,6 +171,22 @@ func (d *dispatcher) bookmarks(rv int64, now time.Time) {
 	visit(d.byTrigger)
 }
 
+// bookmarksDue reports whether some watcher is due a bookmark by then.
+func (d *dispatcher) bookmarksDue(by time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, set := range []map[string]map[int]*cacheWatcher{d.byScope, d.byTrigger} {
+		for _, ws := range set {
+			for _, w := range ws {
+				if w.bookmarks && !by.Before(w.nextBookmark) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // nextBookmarkTime: every bookmarkFrequency, and once shortly before the
 // watch's deadline so a client about to reconnect has a fresh revision.
 func (d *dispatcher) nextBookmarkTime(w *cacheWatcher, now time.Time) time.Time {

@@ -61,12 +61,13 @@ type progressRequester struct {
 	mu        sync.Mutex
 	waiting   int
 	wake      chan struct{}
+	once      chan struct{}
 }
 
 const progressRequestInterval = 100 * time.Millisecond
 
 func newProgressRequester(s storage.Interface) *progressRequester {
-	p := &progressRequester{wake: make(chan struct{}, 1)}
+	p := &progressRequester{wake: make(chan struct{}, 1), once: make(chan struct{}, 1)}
 	p.requester, _ = s.(storage.ProgressRequester)
 	return p
 }
@@ -99,12 +100,13 @@ func (p *progressRequester) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-p.once:
+			p.request(ctx)
+			continue
 		case <-p.wake:
 		}
 		for p.waitingCount() > 0 {
-			reqCtx, cancel := context.WithTimeout(ctx, time.Second)
-			_ = p.requester.RequestWatchProgress(reqCtx) // best effort: the wait times out otherwise
-			cancel()
+			p.request(ctx)
 			select {
 			case <-ctx.Done():
 				return
@@ -112,6 +114,20 @@ func (p *progressRequester) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// requestOnce asks for one progress notification, without waiting.
+func (p *progressRequester) requestOnce() {
+	select {
+	case p.once <- struct{}{}:
+	default:
+	}
+}
+
+func (p *progressRequester) request(ctx context.Context) {
+	reqCtx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_ = p.requester.RequestWatchProgress(reqCtx) // best effort: a wait times out otherwise
 }
 
 func (p *progressRequester) waitingCount() int {

@@ -172,6 +172,12 @@ func (c *Cacher) dispatchEvents() {
 		case ev := <-c.incoming:
 			c.dispatcher.dispatch(ev, c.relKey, c.triggerValue)
 		case now := <-ticker.C:
+			// Bookmarks due by the next tick get a fresh revision: etcd is
+			// asked for progress now, so that an idle resource's bookmarks
+			// still advance with the store's revision.
+			if c.dispatcher.bookmarksDue(now.Add(time.Second)) {
+				c.progress.requestOnce()
+			}
 			c.dispatcher.bookmarks(c.wc.resourceVersion(), now)
 		}
 	}

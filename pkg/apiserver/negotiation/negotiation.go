@@ -27,8 +27,10 @@ const (
 	MediaTypeProtobuf = "application/vnd.kubernetes.protobuf"
 )
 
-// Codecs serves the scheme's serializers by media type.
-var Codecs = serializer.NewCodecFactory(api.Scheme, serializer.EnableStrict)
+// Codecs serves the scheme's serializers by media type. Each media type
+// has a plain Serializer and a StrictSerializer; the plain one must stay
+// lenient, or fieldValidation=Ignore would still report unknown fields.
+var Codecs = serializer.NewCodecFactory(api.Scheme)
 
 // serverMediaTypes is the order the server prefers and names in errors.
 var serverMediaTypes = []string{MediaTypeJSON, MediaTypeYAML, MediaTypeProtobuf}

@@ -136,6 +136,22 @@ func TestUnknownFieldsWarn(t *testing.T) {
 	}
 }
 
+// TestUnknownFieldsIgnored: with fieldValidation=Ignore, unknown fields
+// are dropped silently (no Warning), for creates and patches alike.
+func TestUnknownFieldsIgnored(t *testing.T) {
+	ns := namespace(t)
+	r := do(t, req{method: "POST", path: "/api/v1/namespaces/" + ns + "/configmaps?fieldValidation=Ignore",
+		body: `{"metadata":{"name":"i1"},"data":{"k":"v"},"bogus":1}`})
+	if r.code != 201 || len(r.header.Values("Warning")) != 0 {
+		t.Fatalf("create: got %d, warnings %q", r.code, r.header.Values("Warning"))
+	}
+	r = do(t, req{method: "PATCH", path: "/api/v1/namespaces/" + ns + "/configmaps/i1?fieldValidation=Ignore",
+		headers: []string{"Content-Type: application/merge-patch+json"}, body: `{"bogus":2}`})
+	if r.code != 200 || len(r.header.Values("Warning")) != 0 {
+		t.Fatalf("patch: got %d, warnings %q", r.code, r.header.Values("Warning"))
+	}
+}
+
 // TestTerminatingNamespace checks that nothing can be created in a
 // namespace being deleted (403, as kube's NamespaceLifecycle).
 func TestTerminatingNamespace(t *testing.T) {
