@@ -77,6 +77,9 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 				finish = finishNothing
 				return nil, nil, err
 			}
+			// The field manager cannot tell an update that changes
+			// nothing (once normalised and defaulted) from one that does.
+			keepManagedFieldsTimes(obj, existing)
 			if updateValidation != nil {
 				if err := updateValidation(ctx, obj.DeepCopyObject(), existing.DeepCopyObject()); err != nil {
 					return nil, nil, err
