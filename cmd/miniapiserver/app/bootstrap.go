@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -20,7 +21,9 @@ import (
 var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
 
 func ensureSystemNamespaces(ctx context.Context, core rest.APIGroupInfo) error {
-	creater := core.VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Creater)
+	// Created as kube-apiserver creates them, by its own client.
+	creater := fieldmanager.TrackingCreater(core.VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Creater),
+		corev1.SchemeGroupVersion.WithKind("Namespace"), "kube-apiserver")
 	ctx = request.WithNamespace(ctx, "")
 	for _, name := range systemNamespaces {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}

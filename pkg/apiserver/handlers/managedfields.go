@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"unicode"
@@ -13,24 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/miniapiserver/miniapiserver/api"
-	"github.com/miniapiserver/miniapiserver/api/openapi"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
-
-// typeConverter knows the structure of every served kind, from the
-// OpenAPI schemas the server publishes. It is built on the first write
-// (about 60 ms and 2 MiB, mostly the parsed schemas), so that a server
-// that only reads never pays for it.
-var typeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) {
-	schemas, err := openapi.Schemas()
-	if err != nil {
-		return nil, err
-	}
-	return managedfields.NewTypeConverter(schemas, false)
-})
 
 // managedFields is the field manager of an endpoint, built on first use.
 type managedFields struct {
@@ -45,19 +30,7 @@ type managedFields struct {
 // apply configurations.
 func (s *Scope) fieldManager() (*managedfields.FieldManager, error) {
 	s.managed.once.Do(func() {
-		tc, err := typeConverter()
-		if err != nil {
-			s.managed.err = fmt.Errorf("handlers: building the type converter: %w", err)
-			return
-		}
-		// Fields the strategy resets are owned by no one on this endpoint.
-		var resetFields map[fieldpath.APIVersion]fieldpath.Filter
-		if r, ok := s.Storage.(rest.ResetFieldsStrategy); ok {
-			resetFields = fieldpath.NewExcludeFilterSetMap(r.GetResetFields())
-		}
-		// Each kind is served in one version, which is its own hub.
-		s.managed.manager, s.managed.err = managedfields.NewDefaultFieldManager(tc, runtime.UnsafeObjectConvertor(api.Scheme),
-			s.defaulter(), api.Scheme, s.Kind, s.Kind.GroupVersion(), s.Subresource, resetFields)
+		s.managed.manager, s.managed.err = fieldmanager.New(s.Kind, s.Subresource, s.Storage)
 	})
 	if s.managed.err != nil {
 		return nil, apierrors.NewInternalError(s.managed.err)
@@ -65,24 +38,12 @@ func (s *Scope) fieldManager() (*managedfields.FieldManager, error) {
 	return s.managed.manager, nil
 }
 
-// defaulter applies the kind's defaults (none for kinds without).
-func (s *Scope) defaulter() runtime.ObjectDefaulter {
-	if d, ok := s.Storage.(rest.Defaulter); ok {
-		return d
-	}
-	return noDefaults{}
-}
-
-type noDefaults struct{}
-
-func (noDefaults) Default(runtime.Object) {}
-
 // trackUpdate records in obj's managed fields that manager changed live
 // into obj (live is a new object on create). Defaults are applied first,
 // as kube's decoder applies them: the manager owns the fields they set.
 // A failure leaves live's managed fields in obj, as kube does.
 func (s *Scope) trackUpdate(live, obj runtime.Object, manager string) (runtime.Object, error) {
-	s.defaulter().Default(obj)
+	fieldmanager.Defaulter(s.Storage).Default(obj)
 	fm, err := s.fieldManager()
 	if err != nil {
 		return nil, err
