@@ -175,9 +175,15 @@ func (tg *target) deleteNamespace(t *testing.T, name string) {
 		}
 	}
 	tg.do(t, http.MethodDelete, "/api/v1/namespaces/"+name, "", "apply-test", "")
-	if *record {
-		finalize := fmt.Sprintf(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":%q},"spec":{"finalizers":[]}}`, name)
-		tg.do(t, http.MethodPut, "/api/v1/namespaces/"+name+"/finalize", "application/json", "apply-test", finalize)
+	if !*record {
+		return
+	}
+	// The transcript's cluster-scoped objects are named after the
+	// namespace; its volume keeps kube's pv-protection finalizer.
+	tg.do(t, http.MethodPatch, "/api/v1/persistentvolumes/"+name+"-pv", mergePatch, "apply-test", `{"metadata":{"finalizers":null}}`)
+	for _, ns := range []string{name, name + "-ns"} {
+		finalize := fmt.Sprintf(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":%q},"spec":{"finalizers":[]}}`, ns)
+		tg.do(t, http.MethodPut, "/api/v1/namespaces/"+ns+"/finalize", "application/json", "apply-test", finalize)
 	}
 }
 

@@ -178,6 +178,74 @@ var transcripts = map[string][]step{
 	},
 }
 
+// kinds has an apply create (and a status apply) of every served kind:
+// each has its schema, its scope, its defaults and reset fields.
+var kinds = []step{
+	apply("secret", "/api/v1/namespaces/NS/secrets", "/s?fieldManager=m", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  a: b\ndata:\n  c: ZA==\n"),
+	// (Endpoints are left out: kube warns on every request to them that
+	// v1 Endpoints are deprecated, which this server does not yet.)
+	apply("serviceaccount", "/api/v1/namespaces/NS/serviceaccounts", "/sa?fieldManager=m", "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa\nautomountServiceAccountToken: false\n"),
+	apply("limitrange", "/api/v1/namespaces/NS/limitranges", "/lr?fieldManager=m",
+		"apiVersion: v1\nkind: LimitRange\nmetadata:\n  name: lr\nspec:\n  limits:\n  - type: Container\n    default:\n      cpu: 100m\n"),
+	apply("resourcequota", "/api/v1/namespaces/NS/resourcequotas", "/rq?fieldManager=m",
+		"apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: rq\nspec:\n  hard:\n    pods: \"10\"\nstatus:\n  hard:\n    pods: \"5\"\n"),
+	apply("resourcequota-status", "/api/v1/namespaces/NS/resourcequotas", "/rq/status?fieldManager=q",
+		"apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: rq\nspec:\n  hard:\n    pods: \"1\"\nstatus:\n  hard:\n    pods: \"10\"\n  used:\n    pods: \"0\"\n"),
+	apply("podtemplate", "/api/v1/namespaces/NS/podtemplates", "/pt?fieldManager=m",
+		"apiVersion: v1\nkind: PodTemplate\nmetadata:\n  name: pt\ntemplate:\n  spec:\n    containers:\n    - name: c\n      image: i\n"),
+	apply("replicationcontroller", "/api/v1/namespaces/NS/replicationcontrollers", "/rc?fieldManager=m",
+		"apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: rc\nspec:\n  replicas: 1\n  selector: {a: b}\n  template:\n    metadata:\n      labels: {a: b}\n    spec:\n      containers:\n      - name: c\n        image: i\n"),
+	apply("replicationcontroller-scale", "/api/v1/namespaces/NS/replicationcontrollers", "/rc/scale?fieldManager=s&force=true",
+		"apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: rc\nspec:\n  replicas: 2\n"),
+	{name: "replicationcontroller-get", method: http.MethodGet, path: "/api/v1/namespaces/NS/replicationcontrollers/rc"},
+	apply("service", "/api/v1/namespaces/NS/services", "/svc?fieldManager=m",
+		"apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  clusterIP: None\n  selector: {a: b}\n  ports:\n  - port: 80\n"),
+	apply("service-status", "/api/v1/namespaces/NS/services", "/svc/status?fieldManager=lb",
+		"apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nstatus:\n  conditions:\n  - type: Ready\n    status: \"True\"\n    reason: R\n    message: m\n    lastTransitionTime: \"2026-01-01T00:00:00Z\"\n"),
+	apply("persistentvolumeclaim", "/api/v1/namespaces/NS/persistentvolumeclaims", "/pvc?fieldManager=m",
+		"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: pvc\nspec:\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n"),
+	apply("persistentvolumeclaim-status", "/api/v1/namespaces/NS/persistentvolumeclaims", "/pvc/status?fieldManager=ctl",
+		"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: pvc\nstatus:\n  phase: Bound\n"),
+	apply("event", "/api/v1/namespaces/NS/events", "/ev?fieldManager=m",
+		"apiVersion: v1\nkind: Event\nmetadata:\n  name: ev\ninvolvedObject:\n  kind: Pod\n  name: p\n  namespace: NS\nreason: R\nmessage: m\ntype: Normal\n"),
+	apply("daemonset", "/apis/apps/v1/namespaces/NS/daemonsets", "/ds?fieldManager=m",
+		"apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: ds\nspec:\n  selector:\n    matchLabels: {a: b}\n  template:\n    metadata:\n      labels: {a: b}\n    spec:\n      containers:\n      - name: c\n        image: i\n"),
+	apply("daemonset-status", "/apis/apps/v1/namespaces/NS/daemonsets", "/ds/status?fieldManager=ctl",
+		"apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: ds\nstatus:\n  currentNumberScheduled: 1\n  numberMisscheduled: 0\n  desiredNumberScheduled: 1\n  numberReady: 0\n"),
+	apply("replicaset", "/apis/apps/v1/namespaces/NS/replicasets", "/rs?fieldManager=m",
+		"apiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: rs\nspec:\n  selector:\n    matchLabels: {a: b}\n  template:\n    metadata:\n      labels: {a: b}\n    spec:\n      containers:\n      - name: c\n        image: i\n"),
+	apply("replicaset-scale", "/apis/apps/v1/namespaces/NS/replicasets", "/rs/scale?fieldManager=s",
+		"apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: rs\nspec:\n  replicas: 3\n"),
+	{name: "replicaset-get", method: http.MethodGet, path: "/apis/apps/v1/namespaces/NS/replicasets/rs"},
+	apply("statefulset", "/apis/apps/v1/namespaces/NS/statefulsets", "/sts?fieldManager=m",
+		"apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: sts\nspec:\n  serviceName: svc\n  selector:\n    matchLabels: {a: b}\n  template:\n    metadata:\n      labels: {a: b}\n    spec:\n      containers:\n      - name: c\n        image: i\n"),
+	apply("statefulset-scale", "/apis/apps/v1/namespaces/NS/statefulsets", "/sts/scale?fieldManager=s",
+		"apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: sts\nspec:\n  replicas: 2\n"),
+	apply("statefulset-status", "/apis/apps/v1/namespaces/NS/statefulsets", "/sts/status?fieldManager=ctl",
+		"apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: sts\nstatus:\n  replicas: 1\n  availableReplicas: 0\n"),
+	apply("controllerrevision", "/apis/apps/v1/namespaces/NS/controllerrevisions", "/cr?fieldManager=m",
+		"apiVersion: apps/v1\nkind: ControllerRevision\nmetadata:\n  name: cr\nrevision: 1\ndata:\n  a: b\n"),
+	apply("lease", "/apis/coordination.k8s.io/v1/namespaces/NS/leases", "/l?fieldManager=m",
+		"apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: l\nspec:\n  holderIdentity: me\n  leaseDurationSeconds: 10\n"),
+	// Cluster-scoped kinds, named after the namespace (unique), and
+	// deleted at the end.
+	apply("namespace", "/api/v1/namespaces", "/NS-ns?fieldManager=m", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: NS-ns\n  labels: {a: b}\n"),
+	apply("namespace-status", "/api/v1/namespaces", "/NS-ns/status?fieldManager=ctl",
+		"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: NS-ns\nspec:\n  finalizers: [x]\nstatus:\n  conditions:\n  - type: NamespaceDeletionDiscoveryFailure\n    status: \"False\"\n"),
+	apply("node", "/api/v1/nodes", "/NS-node?fieldManager=m", "apiVersion: v1\nkind: Node\nmetadata:\n  name: NS-node\nspec:\n  podCIDR: 10.0.0.0/24\nstatus:\n  capacity:\n    pods: \"10\"\n"),
+	apply("node-status", "/api/v1/nodes", "/NS-node/status?fieldManager=kubelet",
+		"apiVersion: v1\nkind: Node\nmetadata:\n  name: NS-node\nspec:\n  unschedulable: true\nstatus:\n  capacity:\n    pods: \"10\"\n"),
+	apply("persistentvolume", "/api/v1/persistentvolumes", "/NS-pv?fieldManager=m",
+		"apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: NS-pv\nspec:\n  capacity:\n    storage: 1Gi\n  accessModes: [ReadWriteOnce]\n  hostPath:\n    path: /tmp/x\n"),
+	apply("persistentvolume-status", "/api/v1/persistentvolumes", "/NS-pv/status?fieldManager=ctl",
+		"apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: NS-pv\nstatus:\n  phase: Available\n"),
+	{name: "delete-namespace", method: http.MethodDelete, path: "/api/v1/namespaces/NS-ns"},
+	{name: "delete-node", method: http.MethodDelete, path: "/api/v1/nodes/NS-node"},
+	{name: "delete-persistentvolume", method: http.MethodDelete, path: "/api/v1/persistentvolumes/NS-pv"},
+}
+
+func init() { transcripts["kinds"] = kinds }
+
 const transcriptFile = "testdata/transcript.json"
 
 // TestTranscript replays the transcripts against the server and compares
