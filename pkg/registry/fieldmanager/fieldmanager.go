@@ -13,6 +13,7 @@ package fieldmanager
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,7 +36,11 @@ var typeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) 
 	if err != nil {
 		return nil, err
 	}
-	return managedfields.NewTypeConverter(schemas, false)
+	tc, err := managedfields.NewTypeConverter(schemas, false)
+	// Reading the schemas allocates about 12 MiB, of which 2 stay: give
+	// the rest back to the system now rather than hold it as idle heap.
+	debug.FreeOSMemory()
+	return tc, err
 })
 
 // New returns the field manager of kind as storage serves it (subresource
