@@ -177,6 +177,7 @@ func (p *patcher) UpdatedObject(ctx context.Context, current runtime.Object) (ru
 	default:
 		return nil, badRequest("the name of the object (%s) does not match the name on the URL (%s)", patched.GetName(), p.name)
 	}
+	dedupOwnerReferences(ctx, obj, true)
 	return obj, nil
 }
 

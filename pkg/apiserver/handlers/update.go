@@ -53,6 +53,7 @@ func (s *Scope) Update(updater rest.Updater) http.HandlerFunc {
 			WriteError(w, r, badRequest("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name))
 			return
 		}
+		dedupOwnerReferences(ctx, obj, false)
 		info := &rest.DefaultUpdatedObjectInfo{Obj: obj, Transformers: []rest.TransformFunc{
 			s.updateTracker(managerOrUserAgent(opts.FieldManager, r.UserAgent())),
 		}}

@@ -244,7 +244,29 @@ var kinds = []step{
 	{name: "delete-persistentvolume", method: http.MethodDelete, path: "/api/v1/persistentvolumes/NS-pv"},
 }
 
-func init() { transcripts["kinds"] = kinds }
+// ownerRefs has duplicate owner references: kube drops the repeats and
+// warns (before recording managed fields on creates and updates, after on
+// patches).
+const (
+	ownerRef  = `{"apiVersion":"v1","kind":"X","name":"x","uid":"0d2d1a4c-0000-4000-8000-000000000001"}`
+	ownerRefs = `[` + ownerRef + `,` + ownerRef + `,{"apiVersion":"v1","kind":"Y","name":"x","uid":"0d2d1a4c-0000-4000-8000-000000000001"}]`
+)
+
+var ownerReferences = []step{
+	{name: "create", method: http.MethodPost, path: cms, contentType: jsonBody, userAgent: "curl/8",
+		body: `{"metadata":{"name":"o1","ownerReferences":` + ownerRefs + `},"data":{"a":"b"}}`},
+	{name: "update", method: http.MethodPut, path: cms + "/o1", contentType: jsonBody, userAgent: "curl/8",
+		body: `{"metadata":{"name":"o1","ownerReferences":` + ownerRefs + `},"data":{"a":"c"}}`},
+	{name: "merge-patch", method: http.MethodPatch, path: cms + "/o1", contentType: mergePatch, userAgent: "curl/8",
+		body: `{"metadata":{"ownerReferences":[` + ownerRef + `,` + ownerRef + `]}}`},
+	apply("apply", cms, "/o2?fieldManager=m", cmYAML("o2", "  ownerReferences:\n  - {apiVersion: v1, kind: X, name: x, uid: 0d2d1a4c-0000-4000-8000-000000000001}\n"+
+		"  - {apiVersion: v1, kind: X, name: x, uid: 0d2d1a4c-0000-4000-8000-000000000001}\n")),
+}
+
+func init() {
+	transcripts["kinds"] = kinds
+	transcripts["owner-references"] = ownerReferences
+}
 
 const transcriptFile = "testdata/transcript.json"
 
