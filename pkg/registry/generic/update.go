@@ -3,6 +3,7 @@ package generic
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -102,6 +103,13 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 	if err != nil {
 		if errors.Is(err, errEmptiedFinalizers) {
 			return e.deleteWithoutFinalizers(ctx, name, key, deleteObj, preconditions, options)
+		}
+		var failed *storage.PreconditionError
+		if errors.As(err, &failed) {
+			// kube's storage words a failed precondition as an invalid
+			// object of the key.
+			return nil, false, apierrors.NewConflict(e.DefaultQualifiedResource, name, fmt.Errorf(
+				"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: %s", key, failed.Msg))
 		}
 		if creating {
 			return nil, false, interpretCreateError(err, e.DefaultQualifiedResource, name)

@@ -134,6 +134,8 @@ var transcripts = map[string][]step{
 		{name: "create-with-empty-entry", method: http.MethodPost, path: cms, contentType: jsonBody, userAgent: "curl/8", body: `{"metadata":{"name":"c3","managedFields":[{}]},"data":{"a":"b"}}`},
 		{name: "create-with-invalid", method: http.MethodPost, path: cms, contentType: jsonBody, userAgent: "curl/8",
 			body: `{"metadata":{"name":"c4","managedFields":[{"manager":"x","operation":"Bad"}]},"data":{"a":"b"}}`},
+		{name: "put-with-another-uid", method: http.MethodPut, path: cms + "/c1", contentType: jsonBody, userAgent: "u7/1",
+			body: `{"metadata":{"name":"c1","uid":"0d2d1a4c-0000-4000-8000-000000000000"},"data":{"a":"b"}}`},
 		{name: "field-manager-too-long", method: http.MethodPost, path: cms + "?fieldManager=" + strings.Repeat("m", 129), contentType: jsonBody, userAgent: "curl/8",
 			body: `{"metadata":{"name":"c5"},"data":{"a":"b"}}`},
 	},
@@ -159,6 +161,10 @@ var transcripts = map[string][]step{
 		{name: "get-final", method: http.MethodGet, path: deploys + "/d1"},
 		{name: "create-with-status", method: http.MethodPost, path: deploys, contentType: jsonBody, userAgent: "kubectl/v1.32.4",
 			body: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d2"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}},"status":{"replicas":3}}`},
+		{name: "put-scale-with-another-uid", method: http.MethodPut, path: deploys + "/d1/scale", contentType: jsonBody, userAgent: "kubectl/v1.32",
+			body: `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"d1","uid":"0d2d1a4c-0000-4000-8000-000000000000"},"spec":{"replicas":4}}`},
+		{name: "patch-scale-uid", method: http.MethodPatch, path: deploys + "/d1/scale", contentType: mergePatch, userAgent: "kubectl/v1.32",
+			body: `{"metadata":{"uid":"0d2d1a4c-0000-4000-8000-000000000000"},"spec":{"replicas":4}}`},
 		{name: "put-status-with-spec", method: http.MethodPut, path: deploys + "/d2/status", contentType: jsonBody, userAgent: "ctl/1",
 			body: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d2"},"spec":{"replicas":7,"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}},"status":{"replicas":3}}`},
 	},
@@ -332,7 +338,12 @@ func newNormalizer(ns string) *normalizer { return &normalizer{ns: ns, rvs: map[
 var (
 	timestamp  = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
 	randomName = regexp.MustCompile(`kube-api-access-[a-z0-9]{5}`)
+	// generatedUID is a UID in a message; the transcripts' own UIDs start
+	// with fixedUIDPrefix.
+	generatedUID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 )
+
+const fixedUIDPrefix = "0d2d1a4c-0000-"
 
 func (n *normalizer) answer(r response) answer {
 	a := answer{Code: r.code}
@@ -369,11 +380,17 @@ func (n *normalizer) value(key string, v any) any {
 				n.rvs[v] = fmt.Sprintf("rv%d", len(n.rvs)+1)
 			}
 			return n.rvs[v]
-		case key == "uid" && v != "0d2d1a4c-0000-4000-8000-000000000001":
+		case key == "uid" && !strings.HasPrefix(v, fixedUIDPrefix):
 			return "<uid>"
 		case timestamp.MatchString(v):
 			return "<time>"
 		}
+		v = generatedUID.ReplaceAllStringFunc(v, func(uid string) string {
+			if strings.HasPrefix(uid, fixedUIDPrefix) {
+				return uid
+			}
+			return "<uid>"
+		})
 		return randomName.ReplaceAllString(v, "kube-api-access-<random>")
 	}
 	return v
