@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -37,7 +38,7 @@ var patchTypes = []string{string(types.JSONPatchType), string(types.MergePatchTy
 
 // PatchRouteMediaTypes are the media types kube's PATCH routes consume:
 // anything else is refused by the router (415) before the handler runs.
-var PatchRouteMediaTypes = patchTypes
+var PatchRouteMediaTypes = slices.Clone(patchTypes)
 
 // Patch serves PATCH on an object or subresource. The patch is applied to
 // the current state inside the update's retry loop, so a patch never loses
