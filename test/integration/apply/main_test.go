@@ -12,6 +12,7 @@ package apply
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -163,15 +164,23 @@ func (tg *target) namespace(t *testing.T, prefix string) string {
 }
 
 // recordedKinds are the collections the recorded tests write to.
-var recordedKinds = []string{"/api/v1/namespaces/%s/configmaps", "/api/v1/namespaces/%s/pods?gracePeriodSeconds=0",
-	"/apis/apps/v1/namespaces/%s/deployments", "/apis/apps/v1/namespaces/%s/replicasets"}
+var recordedKinds = []string{
+	"/api/v1/namespaces/%s/configmaps", "/api/v1/namespaces/%s/secrets", "/api/v1/namespaces/%s/serviceaccounts",
+	"/api/v1/namespaces/%s/services", "/api/v1/namespaces/%s/pods", "/api/v1/namespaces/%s/persistentvolumeclaims",
+	"/api/v1/namespaces/%s/replicationcontrollers", "/api/v1/namespaces/%s/resourcequotas", "/api/v1/namespaces/%s/limitranges",
+	"/api/v1/namespaces/%s/podtemplates", "/api/v1/namespaces/%s/events", "/api/v1/namespaces/%s/endpoints",
+	"/apis/apps/v1/namespaces/%s/deployments", "/apis/apps/v1/namespaces/%s/replicasets", "/apis/apps/v1/namespaces/%s/statefulsets",
+	"/apis/apps/v1/namespaces/%s/daemonsets", "/apis/apps/v1/namespaces/%s/controllerrevisions",
+	"/apis/coordination.k8s.io/v1/namespaces/%s/leases",
+}
 
 // deleteNamespace deletes a test namespace. On the reference, which runs
-// no namespace controller, it empties and finalizes it itself.
+// no namespace controller (nor garbage collector), it deletes what the
+// namespace holds (finalizers removed), then finalizes it.
 func (tg *target) deleteNamespace(t *testing.T, name string) {
 	if *record {
 		for _, collection := range recordedKinds {
-			tg.do(t, http.MethodDelete, fmt.Sprintf(collection, name), "", "apply-test", "")
+			tg.deleteAll(t, fmt.Sprintf(collection, name))
 		}
 	}
 	tg.do(t, http.MethodDelete, "/api/v1/namespaces/"+name, "", "apply-test", "")
@@ -184,6 +193,30 @@ func (tg *target) deleteNamespace(t *testing.T, name string) {
 	for _, ns := range []string{name, name + "-ns"} {
 		finalize := fmt.Sprintf(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":%q},"spec":{"finalizers":[]}}`, ns)
 		tg.do(t, http.MethodPut, "/api/v1/namespaces/"+ns+"/finalize", "application/json", "apply-test", finalize)
+	}
+}
+
+// deleteAll deletes every object of a collection at once, finalizers
+// (pvc-protection, orphan) removed first.
+func (tg *target) deleteAll(t *testing.T, collection string) {
+	var list struct {
+		Items []struct {
+			Metadata struct {
+				Name       string   `json:"name"`
+				Finalizers []string `json:"finalizers"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	r := tg.do(t, http.MethodGet, collection, "", "apply-test", "")
+	if err := json.Unmarshal(r.body, &list); err != nil {
+		return
+	}
+	for _, item := range list.Items {
+		path := collection + "/" + item.Metadata.Name
+		if len(item.Metadata.Finalizers) > 0 {
+			tg.do(t, http.MethodPatch, path, mergePatch, "apply-test", `{"metadata":{"finalizers":null}}`)
+		}
+		tg.do(t, http.MethodDelete, path+"?gracePeriodSeconds=0&propagationPolicy=Background", "", "apply-test", "")
 	}
 }
 
