@@ -63,16 +63,25 @@ func (p *Preconditions) Check(key string, obj runtime.Object) error {
 		return NewInternalError(key, err)
 	}
 	if p.UID != nil && *p.UID != accessor.GetUID() {
-		return NewConflictError(key, 0, fmt.Errorf(
-			"Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, accessor.GetUID()))
+		return NewConflictError(key, 0, &PreconditionError{Msg: fmt.Sprintf(
+			"Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, accessor.GetUID())})
 	}
 	if p.ResourceVersion != nil && *p.ResourceVersion != accessor.GetResourceVersion() {
-		return NewConflictError(key, 0, fmt.Errorf(
+		return NewConflictError(key, 0, &PreconditionError{Msg: fmt.Sprintf(
 			"Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v",
-			*p.ResourceVersion, accessor.GetResourceVersion()))
+			*p.ResourceVersion, accessor.GetResourceVersion())})
 	}
 	return nil
 }
+
+// PreconditionError is the cause of the conflict Check returns (found
+// with errors.As), for callers that word a failed precondition their own
+// way.
+type PreconditionError struct {
+	Msg string
+}
+
+func (e *PreconditionError) Error() string { return e.Msg }
 
 // ParseResourceVersion parses a resourceVersion: "" is 0, otherwise a
 // non-negative integer. Anything else is an InvalidObj error.

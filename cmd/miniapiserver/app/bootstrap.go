@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -20,9 +21,19 @@ import (
 var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
 
 func ensureSystemNamespaces(ctx context.Context, core rest.APIGroupInfo) error {
-	creater := core.VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Creater)
+	storage := core.VersionedResourcesStorageMap["v1"]["namespaces"]
+	// Created as kube-apiserver creates them, by its own client.
+	creater := fieldmanager.TrackingCreater(storage.(rest.Creater), corev1.SchemeGroupVersion.WithKind("Namespace"), "kube-apiserver")
+	getter, _ := storage.(rest.Getter)
 	ctx = request.WithNamespace(ctx, "")
 	for _, name := range systemNamespaces {
+		// Kept from an earlier start: a restart then builds no field
+		// manager before its first write.
+		if getter != nil {
+			if _, err := getter.Get(ctx, name, &metav1.GetOptions{}); err == nil {
+				continue
+			}
+		}
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		if _, err := creater.Create(ctx, ns, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating namespace %s: %w", name, err)

@@ -47,6 +47,12 @@ func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
 			WriteError(w, r, err)
 			return
 		}
+		dedupOwnerReferences(ctx, obj, false)
+		obj, err = s.trackUpdate(s.Storage.New(), obj, managerOrUserAgent(opts.FieldManager, r.UserAgent()))
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
 		result, err := creater.Create(ctx, obj, s.validation(Create, ns, name), opts)
 		if err != nil {
 			WriteError(w, r, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
@@ -28,19 +30,22 @@ import (
 // maxJSONPatchOperations bounds a JSON patch, as kube does.
 const maxJSONPatchOperations = 10000
 
-// patchTypes are the patch media types the handler applies.
-var patchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType)}
+// patchTypes are the patch media types the handler applies: kube's, but
+// application/apply-patch+cbor, which kube 1.37 serves only behind the
+// CBORServingAndStorage feature gate (off by default).
+var patchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType),
+	string(types.ApplyYAMLPatchType)}
 
 // PatchRouteMediaTypes are the media types kube's PATCH routes consume:
 // anything else is refused by the router (415) before the handler runs.
-// Server-side apply passes the router, and the handler refuses it (not
-// implemented).
-var PatchRouteMediaTypes = append(append([]string{}, patchTypes...), string(types.ApplyYAMLPatchType))
+var PatchRouteMediaTypes = slices.Clone(patchTypes)
 
 // Patch serves PATCH on an object or subresource. The patch is applied to
 // the current state inside the update's retry loop, so a patch never loses
 // a concurrent write; a resourceVersion inside the patch acts as a
-// precondition (the Store compares it with the stored one).
+// precondition (the Store compares it with the stored one). A server-side
+// apply (application/apply-patch+yaml) creates the object when it does
+// not exist.
 func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		mediaType, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
@@ -67,22 +72,43 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 			WriteError(w, r, err)
 			return
 		}
-		if !json.Valid(data) {
-			WriteError(w, r, apierrors.NewBadRequest("invalid JSON patch"))
+		if err := validatePatch(data, patchType); err != nil {
+			WriteError(w, r, err)
 			return
 		}
-		p := &patcher{scope: s, patchType: patchType, patch: data, fieldValidation: opts.FieldValidation, name: name, namespace: ns}
+		p := &patcher{scope: s, patchType: patchType, patch: data, fieldValidation: opts.FieldValidation, name: name, namespace: ns,
+			manager: managerOrUserAgent(opts.FieldManager, r.UserAgent()), force: opts.Force != nil && *opts.Force}
 		if p.fieldValidation == "" {
 			p.fieldValidation = fieldValidationWarn
 		}
+		apply := patchType == types.ApplyYAMLPatchType
 		updateOpts := &metav1.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
-		result, _, err := updater.Update(ctx, name, p, s.validation(Create, ns, name), s.updateValidation(ns, name), false, updateOpts)
+		result, created, err := updater.Update(ctx, name, p, s.validation(Create, ns, name), s.updateValidation(ns, name), apply, updateOpts)
 		if err != nil {
 			WriteError(w, r, err)
 			return
 		}
-		s.writeResult(w, r, out, http.StatusOK, result)
+		code := http.StatusOK
+		if created {
+			code = http.StatusCreated
+		}
+		s.writeResult(w, r, out, code, result)
 	}
+}
+
+// validatePatch refuses, with kube's messages, a body that is not JSON
+// (YAML for an apply).
+func validatePatch(data []byte, patchType types.PatchType) error {
+	if patchType == types.ApplyYAMLPatchType {
+		if _, err := yaml.ToJSON(data); err != nil {
+			return badRequest("error encoding patch: %v", err)
+		}
+		return nil
+	}
+	if !json.Valid(data) {
+		return apierrors.NewBadRequest("invalid JSON patch")
+	}
+	return nil
 }
 
 // unsupportedMediaType is kube's handler-level 415 (no details).
@@ -100,6 +126,10 @@ type patcher struct {
 	patch           []byte
 	fieldValidation string
 	name, namespace string
+	// manager is the field manager of the write; force takes the fields
+	// an apply sets from the managers that own them.
+	manager string
+	force   bool
 }
 
 // Preconditions implements rest.UpdatedObjectInfo: a patch's
@@ -107,21 +137,24 @@ type patcher struct {
 func (p *patcher) Preconditions() *metav1.Preconditions { return nil }
 
 // UpdatedObject implements rest.UpdatedObjectInfo: the patch applied to
-// current, which must exist (a patch never creates).
+// current, which must exist unless the patch is an apply.
 func (p *patcher) UpdatedObject(ctx context.Context, current runtime.Object) (runtime.Object, error) {
 	m, err := metaAccessor(current)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	if m.GetUID() == "" {
-		return nil, apierrors.NewNotFound(p.scope.Resource.GroupResource(), p.name)
-	}
-	current.GetObjectKind().SetGroupVersionKind(p.scope.Kind)
+	exists := m.GetUID() != ""
 	var obj runtime.Object
-	if p.patchType == types.StrategicMergePatchType {
-		obj, err = p.applyStrategic(ctx, current)
-	} else {
-		obj, err = p.applyJSON(ctx, current)
+	switch {
+	case p.patchType == types.ApplyYAMLPatchType:
+		if !exists {
+			current = p.scope.Storage.New()
+		}
+		obj, err = p.applyConfiguration(ctx, current)
+	case !exists:
+		return nil, apierrors.NewNotFound(p.scope.Resource.GroupResource(), p.name)
+	default:
+		obj, err = p.applyPatch(ctx, current)
 	}
 	if err != nil {
 		return nil, err
@@ -130,14 +163,60 @@ func (p *patcher) UpdatedObject(ctx context.Context, current runtime.Object) (ru
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	// The namespace first, then the name, as kube checks them.
-	if ns := patched.GetNamespace(); p.scope.Namespaced && ns != "" && ns != p.namespace {
-		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	if !exists && patched.GetUID() != "" {
+		return nil, apierrors.NewConflict(p.scope.Resource.GroupResource(), p.name,
+			fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", patched.GetUID()))
 	}
-	if patched.GetName() != p.name {
+	// The namespace first, then the name, as kube checks them.
+	if err := p.ensureNamespace(patched); err != nil {
+		return nil, err
+	}
+	switch patched.GetName() {
+	case p.name:
+	case "":
+		return nil, badRequest("the name of the object (%s based on URL) was undeterminable: name must be provided", p.name)
+	default:
 		return nil, badRequest("the name of the object (%s) does not match the name on the URL (%s)", patched.GetName(), p.name)
 	}
+	dedupOwnerReferences(ctx, obj, true)
 	return obj, nil
+}
+
+// ensureNamespace gives the patched object the namespace of the request
+// when it names none (and none when the resource is cluster-scoped), and
+// refuses another one.
+func (p *patcher) ensureNamespace(m metav1.Object) error {
+	want := p.namespace
+	if !p.scope.Namespaced {
+		want = ""
+	}
+	switch ns := m.GetNamespace(); {
+	case ns == want:
+	case ns == "":
+		m.SetNamespace(want)
+	case want == "":
+		m.SetNamespace("")
+	default:
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+// applyPatch applies a JSON, merge or strategic merge patch to current
+// and records the change in the managed fields.
+func (p *patcher) applyPatch(ctx context.Context, current runtime.Object) (runtime.Object, error) {
+	current.GetObjectKind().SetGroupVersionKind(p.scope.Kind)
+	var obj runtime.Object
+	var err error
+	if p.patchType == types.StrategicMergePatchType {
+		obj, err = p.applyStrategic(ctx, current)
+	} else {
+		obj, err = p.applyJSON(ctx, current)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p.scope.trackUpdate(current, obj, p.manager)
 }
 
 // applyJSON applies a JSON patch or a JSON merge patch to the JSON of

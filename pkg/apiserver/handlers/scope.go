@@ -33,6 +33,9 @@ type Scope struct {
 	// MinRequestTimeout is the base of a watch's random timeout when the
 	// client sets none (kube's --min-request-timeout).
 	MinRequestTimeout time.Duration
+
+	// managed is the endpoint's field manager, built on the first write.
+	managed managedFields
 }
 
 // Admission is the validating admission chain as the handlers see it: it

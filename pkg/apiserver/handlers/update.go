@@ -53,7 +53,11 @@ func (s *Scope) Update(updater rest.Updater) http.HandlerFunc {
 			WriteError(w, r, badRequest("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name))
 			return
 		}
-		result, created, err := updater.Update(ctx, name, &rest.DefaultUpdatedObjectInfo{Obj: obj},
+		dedupOwnerReferences(ctx, obj, false)
+		info := &rest.DefaultUpdatedObjectInfo{Obj: obj, Transformers: []rest.TransformFunc{
+			s.updateTracker(managerOrUserAgent(opts.FieldManager, r.UserAgent())),
+		}}
+		result, created, err := updater.Update(ctx, name, info,
 			s.validation(Create, ns, name), s.updateValidation(ns, name), false, opts)
 		if err != nil {
 			WriteError(w, r, err)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -72,6 +73,11 @@ func setTemplateGeneration(ds *appsv1.DaemonSet, g int64) {
 }
 
 type daemonSetStrategy struct{ generic.BaseStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
+func (daemonSetStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("apps/v1", "status")
+}
 
 var (
 	_ rest.Defaulter                       = daemonSetStrategy{}
@@ -207,6 +213,11 @@ func validateDaemonSetUpdateStrategy(s *appsv1.DaemonSetUpdateStrategy, fldPath 
 
 // daemonSetStatusStrategy serves daemonsets/status: the spec stays.
 type daemonSetStatusStrategy struct{ daemonSetStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
+func (daemonSetStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("apps/v1", "spec")
+}
 
 func (daemonSetStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	generic.KeepAllButStatus(obj, old)

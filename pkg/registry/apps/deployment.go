@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -34,7 +35,8 @@ var deployments = generic.Resource{
 			s, err := selectorString(d.Spec.Selector)
 			return ptr.Deref(d.Spec.Replicas, 0), d.Status.Replicas, s, err
 		},
-		SetReplicas: func(obj runtime.Object, n int32) { obj.(*appsv1.Deployment).Spec.Replicas = &n },
+		SetReplicas:   func(obj runtime.Object, n int32) { obj.(*appsv1.Deployment).Spec.Replicas = &n },
+		ReplicasPaths: replicasPaths("v1beta1", "v1beta2", "v1"),
 	},
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
@@ -64,6 +66,11 @@ var deployments = generic.Resource{
 }
 
 type deploymentStrategy struct{ generic.BaseStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
+func (deploymentStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("apps/v1", "status")
+}
 
 var (
 	_ rest.Defaulter                       = deploymentStrategy{}
@@ -193,6 +200,11 @@ func validateDeploymentStrategy(s *appsv1.DeploymentStrategy, fldPath *field.Pat
 
 // deploymentStatusStrategy serves deployments/status: spec and labels stay.
 type deploymentStatusStrategy struct{ deploymentStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: /status changes none of spec, metadata.labels.
+func (deploymentStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("apps/v1", "spec", "metadata.labels")
+}
 
 func (deploymentStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	generic.KeepAllButStatus(obj, old)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -31,7 +32,8 @@ var replicaSets = generic.Resource{
 			s, err := selectorString(rs.Spec.Selector)
 			return ptr.Deref(rs.Spec.Replicas, 0), rs.Status.Replicas, s, err
 		},
-		SetReplicas: func(obj runtime.Object, n int32) { obj.(*appsv1.ReplicaSet).Spec.Replicas = &n },
+		SetReplicas:   func(obj runtime.Object, n int32) { obj.(*appsv1.ReplicaSet).Spec.Replicas = &n },
+		ReplicasPaths: replicasPaths("v1beta2", "v1"),
 	},
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
@@ -56,6 +58,11 @@ var replicaSets = generic.Resource{
 }
 
 type rsStrategy struct{ generic.BaseStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
+func (rsStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("apps/v1", "status")
+}
 
 var (
 	_ rest.Defaulter                       = rsStrategy{}
@@ -119,6 +126,11 @@ func validateReplicaSetSpec(spec *appsv1.ReplicaSetSpec, fldPath *field.Path) fi
 
 // rsStatusStrategy serves replicasets/status: the spec stays.
 type rsStatusStrategy struct{ rsStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
+func (rsStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("apps/v1", "spec")
+}
 
 func (rsStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	generic.KeepAllButStatus(obj, old)

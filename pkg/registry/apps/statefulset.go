@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -35,7 +36,8 @@ var statefulSets = generic.Resource{
 			sel, err := selectorString(s.Spec.Selector)
 			return ptr.Deref(s.Spec.Replicas, 0), s.Status.Replicas, sel, err
 		},
-		SetReplicas: func(obj runtime.Object, n int32) { obj.(*appsv1.StatefulSet).Spec.Replicas = &n },
+		SetReplicas:   func(obj runtime.Object, n int32) { obj.(*appsv1.StatefulSet).Spec.Replicas = &n },
+		ReplicasPaths: replicasPaths("v1beta1", "v1beta2", "v1"),
 	},
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
@@ -57,6 +59,11 @@ var statefulSets = generic.Resource{
 }
 
 type statefulSetStrategy struct{ generic.BaseStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
+func (statefulSetStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("apps/v1", "status")
+}
 
 var (
 	_ rest.Defaulter                       = statefulSetStrategy{}
@@ -334,6 +341,11 @@ func validateClaimSpec(spec *corev1.PersistentVolumeClaimSpec, fldPath *field.Pa
 
 // statefulSetStatusStrategy serves statefulsets/status: the spec stays.
 type statefulSetStatusStrategy struct{ statefulSetStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
+func (statefulSetStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("apps/v1", "spec")
+}
 
 func (statefulSetStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	generic.KeepAllButStatus(obj, old)

@@ -10,9 +10,11 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 )
@@ -55,6 +57,16 @@ func selectorString(selector *metav1.LabelSelector) (string, error) {
 		return "", err
 	}
 	return s.String(), nil
+}
+
+// replicasPaths maps each apps version a kind was served in (the versions
+// kube's scale subresource knows) to spec.replicas.
+func replicasPaths(versions ...string) managedfields.ResourcePathMappings {
+	m := managedfields.ResourcePathMappings{}
+	for _, v := range versions {
+		m["apps/"+v] = fieldpath.MakePathOrDie("spec", "replicas")
+	}
+	return m
 }
 
 func validateNonnegative(v int64, fldPath *field.Path) field.ErrorList {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -50,7 +51,9 @@ func EnsureKubernetesService(ctx context.Context, services rest.Creater, service
 			Type:            corev1.ServiceTypeClusterIP,
 		},
 	}
-	if _, err := services.Create(ctx, svc, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	// Created as kube-apiserver creates it, by its own client.
+	creater := fieldmanager.TrackingCreater(services, SchemeGroupVersion.WithKind("Service"), "kube-apiserver")
+	if _, err := creater.Create(ctx, svc, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -57,6 +58,11 @@ func namespaceAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 
 type namespaceStrategy struct{ generic.BaseStrategy }
 
+// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
+func (namespaceStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "status")
+}
+
 // Default keeps the name label of a namespace in place, on create and on
 // every update.
 func (namespaceStrategy) Default(obj runtime.Object) {
@@ -94,6 +100,11 @@ func (namespaceStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Obje
 
 type namespaceStatusStrategy struct{ namespaceStrategy }
 
+// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
+func (namespaceStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "spec")
+}
+
 func (namespaceStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
 	ns.Spec = oldNS.Spec
@@ -101,6 +112,11 @@ func (namespaceStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runt
 
 // namespaceFinalizeStrategy serves /finalize: only spec.finalizers change.
 type namespaceFinalizeStrategy struct{ namespaceStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: /finalize does not change status.
+func (namespaceFinalizeStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "status")
+}
 
 func (namespaceFinalizeStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
@@ -148,6 +164,14 @@ func (r *NamespaceREST) New() runtime.Object { return r.store.New() }
 
 // Destroy implements rest.Storage.
 func (r *NamespaceREST) Destroy() { r.store.Destroy() }
+
+// Default implements rest.Defaulter.
+func (r *NamespaceREST) Default(obj runtime.Object) { r.store.Default(obj) }
+
+// GetResetFields implements rest.ResetFieldsStrategy.
+func (r *NamespaceREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return r.store.GetResetFields()
+}
 
 // NamespaceScoped implements rest.Scoper.
 func (r *NamespaceREST) NamespaceScoped() bool { return false }
@@ -214,6 +238,14 @@ func (r *namespaceFinalizeREST) New() runtime.Object { return &corev1.Namespace{
 
 // Destroy implements rest.Storage: the storage is the namespaces'.
 func (r *namespaceFinalizeREST) Destroy() {}
+
+// Default implements rest.Defaulter.
+func (r *namespaceFinalizeREST) Default(obj runtime.Object) { r.status.Default(obj) }
+
+// GetResetFields implements rest.ResetFieldsStrategy.
+func (r *namespaceFinalizeREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return r.status.GetResetFields()
+}
 
 // Update implements rest.Updater.
 func (r *namespaceFinalizeREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,

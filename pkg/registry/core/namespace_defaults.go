@@ -20,6 +20,10 @@ const (
 	// root-ca-cert-publisher creates it).
 	RootCAConfigMapName = "kube-root-ca.crt"
 
+	// kubeControllerManager is the field manager of what kube's
+	// controllers write (the start of their User-Agent).
+	kubeControllerManager = "kube-controller-manager"
+
 	rootCADescription = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. " +
 		"No other usage is guaranteed across distributions of Kubernetes clusters."
 )

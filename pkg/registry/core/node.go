@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
@@ -46,6 +47,11 @@ func nodeAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 // nodeStrategy: a node keeps the status it is created with (the kubelet
 // registers with one); updates of the main resource keep the status.
 type nodeStrategy struct{ generic.BaseStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
+func (nodeStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "status")
+}
 
 // Default is kube's node defaulting: allocatable defaults to capacity,
 // quantities round up to milli precision, and podCIDR and podCIDRs agree
@@ -127,6 +133,11 @@ func nodeWarnings(n *corev1.Node) []string {
 
 // nodeStatusStrategy serves nodes/status: only status changes.
 type nodeStatusStrategy struct{ nodeStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
+func (nodeStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "spec")
+}
 
 func (nodeStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	n, oldN := obj.(*corev1.Node), old.(*corev1.Node)

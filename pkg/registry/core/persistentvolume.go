@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
@@ -37,6 +38,11 @@ var persistentVolumes = generic.Resource{
 const pvProtectionFinalizer = "kubernetes.io/pv-protection"
 
 type persistentVolumeStrategy struct{ generic.BaseStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
+func (persistentVolumeStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "status")
+}
 
 // Default is kube's: reclaim policy Retain, volume mode Filesystem,
 // capacity rounded up to milli precision, and the defaults of the volume
@@ -139,6 +145,11 @@ func (persistentVolumeStrategy) ValidateUpdate(_ context.Context, obj, old runti
 // persistentVolumeStatusStrategy serves persistentvolumes/status; a phase
 // change records when it happened.
 type persistentVolumeStatusStrategy struct{ persistentVolumeStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
+func (persistentVolumeStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "spec")
+}
 
 func (persistentVolumeStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	pv, oldPV := obj.(*corev1.PersistentVolume), old.(*corev1.PersistentVolume)

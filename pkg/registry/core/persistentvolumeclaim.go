@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
@@ -35,6 +36,11 @@ var persistentVolumeClaims = generic.Resource{
 const pvcProtectionFinalizer = "kubernetes.io/pvc-protection"
 
 type persistentVolumeClaimStrategy struct{ generic.BaseStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
+func (persistentVolumeClaimStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "status")
+}
 
 // Default: volume mode Filesystem, quantities rounded to milli precision.
 func (persistentVolumeClaimStrategy) Default(obj runtime.Object) {
@@ -119,6 +125,11 @@ func (persistentVolumeClaimStrategy) ValidateUpdate(_ context.Context, obj, old 
 
 // persistentVolumeClaimStatusStrategy serves persistentvolumeclaims/status.
 type persistentVolumeClaimStatusStrategy struct{ persistentVolumeClaimStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
+func (persistentVolumeClaimStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "spec")
+}
 
 func (persistentVolumeClaimStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	obj.(*corev1.PersistentVolumeClaim).Spec = old.(*corev1.PersistentVolumeClaim).Spec

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -97,6 +98,11 @@ func podFieldLabelConversion(label, value string) (string, string, error) {
 type podStrategy struct {
 	generic.BaseStrategy
 	lookups *podLookups
+}
+
+// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
+func (podStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "status")
 }
 
 var (
@@ -189,6 +195,11 @@ func (podStrategy) CheckGracefulDelete(_ context.Context, obj runtime.Object, op
 // podStatusStrategy serves pods/status: the spec and owner references stay
 // (old kubelets corrupt the latter), the QoS class is immutable.
 type podStatusStrategy struct{ podStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: /status changes none of spec, metadata.deletionTimestamp, metadata.ownerReferences.
+func (podStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "spec", "metadata.deletionTimestamp", "metadata.ownerReferences")
+}
 
 func (podStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -72,6 +73,11 @@ func rcAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 }
 
 type rcStrategy struct{ generic.BaseStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
+func (rcStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "status")
+}
 
 var (
 	_ rest.Defaulter                       = rcStrategy{}
@@ -157,6 +163,11 @@ func validateRCSpec(spec *corev1.ReplicationControllerSpec, fldPath *field.Path)
 
 // rcStatusStrategy serves replicationcontrollers/status: the spec stays.
 type rcStatusStrategy struct{ rcStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
+func (rcStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "spec")
+}
 
 func (rcStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	generic.KeepAllButStatus(obj, old)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
@@ -29,6 +30,11 @@ var resourceQuotas = generic.Resource{
 }
 
 type resourceQuotaStrategy struct{ generic.BaseStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
+func (resourceQuotaStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "status")
+}
 
 // Default rounds quantities up to milli precision.
 func (resourceQuotaStrategy) Default(obj runtime.Object) {
@@ -85,6 +91,11 @@ func (resourceQuotaStrategy) WarningsOnCreate(_ context.Context, obj runtime.Obj
 
 // resourceQuotaStatusStrategy serves resourcequotas/status.
 type resourceQuotaStatusStrategy struct{ resourceQuotaStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
+func (resourceQuotaStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "spec")
+}
 
 func (resourceQuotaStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	generic.KeepAllButStatus(obj, old)

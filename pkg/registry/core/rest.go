@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -72,10 +73,13 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 	if err := installServices(getter, p.ServiceClusterIPRange, p.ServiceNodePortRange, resources); err != nil {
 		return fail(err)
 	}
+	// Created as kube's controller manager creates them.
 	defaults := namespaceDefaults{
-		serviceAccounts: resources["serviceaccounts"].(rest.Creater),
-		configMaps:      resources["configmaps"].(rest.Creater),
-		rootCA:          p.RootCA,
+		serviceAccounts: fieldmanager.TrackingCreater(resources["serviceaccounts"].(rest.Creater),
+			SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager),
+		configMaps: fieldmanager.TrackingCreater(resources["configmaps"].(rest.Creater),
+			SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
+		rootCA: p.RootCA,
 	}
 	if err := installNamespaces(getter, defaults, resources); err != nil {
 		return fail(err)

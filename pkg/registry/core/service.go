@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
@@ -49,6 +50,11 @@ func serviceAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 // serviceStrategy: services may be created by PUT; their status is
 // written through services/status only.
 type serviceStrategy struct{ generic.BaseStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
+func (serviceStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "status")
+}
 
 func (serviceStrategy) AllowCreateOnUpdate() bool { return true }
 
@@ -248,6 +254,11 @@ func serviceWarnings(svc *corev1.Service) []string {
 
 // serviceStatusStrategy serves services/status: only status changes.
 type serviceStatusStrategy struct{ serviceStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
+func (serviceStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("v1", "spec")
+}
 
 func (serviceStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	obj.(*corev1.Service).Spec = old.(*corev1.Service).Spec

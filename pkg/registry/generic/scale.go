@@ -10,7 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -22,6 +24,12 @@ type ScaleAccessor struct {
 	Replicas func(obj runtime.Object) (spec, status int32, selector string, err error)
 	// SetReplicas sets spec.replicas.
 	SetReplicas func(obj runtime.Object, replicas int32)
+	// ReplicasPaths is where each API version of the kind keeps the
+	// replicas, for the managed fields of a scale update (nil:
+	// spec.replicas in the served version). Managers of API versions not
+	// listed are dropped from the object's managed fields by a scale
+	// update, as kube drops them.
+	ReplicasPaths managedfields.ResourcePathMappings
 }
 
 // ScaleREST serves the "/scale" subresource (autoscaling/v1 Scale) of a
@@ -79,6 +87,24 @@ func (r *ScaleREST) Update(ctx context.Context, name string, objInfo rest.Update
 	return scale, false, err
 }
 
+// replicasPaths is where the kind keeps its replicas, by API version.
+func (r *ScaleREST) replicasPaths() managedfields.ResourcePathMappings {
+	if r.accessor.ReplicasPaths != nil {
+		return r.accessor.ReplicasPaths
+	}
+	return managedfields.ResourcePathMappings{
+		r.store.Kind.GroupVersion().String(): fieldpath.MakePathOrDie("spec", "replicas"),
+	}
+}
+
+// subresource names the scale subresource as kube's errors do
+// ("deployments/scale.apps").
+func (r *ScaleREST) subresource() schema.GroupResource {
+	gr := r.store.DefaultQualifiedResource
+	gr.Resource += "/scale"
+	return gr
+}
+
 func (r *ScaleREST) scaleOf(obj runtime.Object) (*autoscalingv1.Scale, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -121,6 +147,13 @@ func (i *scaleUpdatedObjectInfo) UpdatedObject(ctx context.Context, oldObj runti
 	if err != nil {
 		return nil, err
 	}
+	// The Scale shows the managers of the replicas, as owners of its
+	// spec.replicas; what the update makes of them goes back into the
+	// object's managed fields.
+	managed := managedfields.NewScaleHandler(m.GetManagedFields(), i.scale.store.Kind.GroupVersion(), i.scale.replicasPaths())
+	if oldScale.ManagedFields, err = managed.ToSubresource(); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
 	obj, err := i.inner.UpdatedObject(ctx, oldScale)
 	if err != nil {
 		return nil, err
@@ -134,10 +167,23 @@ func (i *scaleUpdatedObjectInfo) UpdatedObject(ctx context.Context, oldObj runti
 			field.Invalid(field.NewPath("spec", "replicas"), scale.Spec.Replicas, "must be greater than or equal to 0"),
 		})
 	}
+	if scale.UID != "" && scale.UID != m.GetUID() {
+		return nil, apierrors.NewConflict(i.scale.subresource(), i.name,
+			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", scale.UID, m.GetUID()))
+	}
 	if scale.ResourceVersion != "" && scale.ResourceVersion != m.GetResourceVersion() {
 		return nil, apierrors.NewConflict(i.scale.store.DefaultQualifiedResource, i.name, fmt.Errorf(OptimisticLockErrorMsg))
 	}
+	entries, err := managed.ToParent(scale.ManagedFields)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
 	updated := oldObj.DeepCopyObject()
 	i.scale.accessor.SetReplicas(updated, scale.Spec.Replicas)
+	updatedMeta, err := meta.Accessor(updated)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	updatedMeta.SetManagedFields(entries)
 	return updated, nil
 }

@@ -3,6 +3,7 @@ package generic
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -77,6 +78,9 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 				finish = finishNothing
 				return nil, nil, err
 			}
+			// The field manager cannot tell an update that changes
+			// nothing (once normalised and defaulted) from one that does.
+			keepManagedFieldsTimes(obj, existing)
 			if updateValidation != nil {
 				if err := updateValidation(ctx, obj.DeepCopyObject(), existing.DeepCopyObject()); err != nil {
 					return nil, nil, err
@@ -99,6 +103,13 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 	if err != nil {
 		if errors.Is(err, errEmptiedFinalizers) {
 			return e.deleteWithoutFinalizers(ctx, name, key, deleteObj, preconditions, options)
+		}
+		var failed *storage.PreconditionError
+		if errors.As(err, &failed) {
+			// kube's storage words a failed precondition as an invalid
+			// object of the key.
+			return nil, false, apierrors.NewConflict(e.DefaultQualifiedResource, name, fmt.Errorf(
+				"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: %s", key, failed.Msg))
 		}
 		if creating {
 			return nil, false, interpretCreateError(err, e.DefaultQualifiedResource, name)

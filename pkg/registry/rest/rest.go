@@ -7,6 +7,7 @@ package rest
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -137,9 +138,17 @@ type DefaultUpdatedObjectInfo struct {
 // TransformFunc changes an updated object given the old one.
 type TransformFunc func(ctx context.Context, newObj, oldObj runtime.Object) (runtime.Object, error)
 
-// Preconditions implements UpdatedObjectInfo: a PUT's body carries UID and
-// resourceVersion itself, checked by the Store.
-func (i *DefaultUpdatedObjectInfo) Preconditions() *metav1.Preconditions { return nil }
+// Preconditions implements UpdatedObjectInfo: the UID of a PUT's body,
+// when it has one, is a precondition, as in kube (its resourceVersion is
+// checked by the Store).
+func (i *DefaultUpdatedObjectInfo) Preconditions() *metav1.Preconditions {
+	m, err := meta.Accessor(i.Obj)
+	if err != nil || m.GetUID() == "" {
+		return nil
+	}
+	uid := m.GetUID()
+	return &metav1.Preconditions{UID: &uid}
+}
 
 // UpdatedObject implements UpdatedObjectInfo.
 func (i *DefaultUpdatedObjectInfo) UpdatedObject(ctx context.Context, oldObj runtime.Object) (runtime.Object, error) {

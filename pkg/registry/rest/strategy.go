@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // RESTCreateStrategy specialises Create for one resource.
@@ -50,8 +51,21 @@ type RESTGracefulDeleteStrategy interface {
 // Defaulter is implemented by strategies of kinds with defaults: the Store
 // applies them to every object a client sends (create, update, patch),
 // before PrepareForCreate or PrepareForUpdate, as kube's decoder does.
+// Storages implement it too: the HTTP layer defaults what it decodes
+// before it records managed fields, so that, as in kube, the manager of a
+// write owns the fields defaulted in it.
 type Defaulter interface {
 	Default(obj runtime.Object)
+}
+
+// ResetFieldsStrategy is implemented by strategies that reset fields a
+// client sends on their endpoint (the main resource keeps status, /status
+// keeps spec): server-side apply must not record a manager as owning
+// them. The map is by API version ("v1", "apps/v1"); the HTTP layer reads
+// it once per endpoint, from the storage (which delegates to its update
+// strategy).
+type ResetFieldsStrategy interface {
+	GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set
 }
 
 // GarbageCollectionPolicy says what propagationPolicy a delete gets when

@@ -1,0 +1,113 @@
+package generic
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/conversion"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+var (
+	_ rest.Defaulter           = (*Store)(nil)
+	_ rest.ResetFieldsStrategy = (*Store)(nil)
+	_ rest.Defaulter           = (*StatusREST)(nil)
+	_ rest.ResetFieldsStrategy = (*StatusREST)(nil)
+)
+
+// Default implements rest.Defaulter: the defaults of the kind, when its
+// strategy has any.
+func (e *Store) Default(obj runtime.Object) {
+	if d, ok := e.CreateStrategy.(rest.Defaulter); ok {
+		d.Default(obj)
+	}
+}
+
+// GetResetFields implements rest.ResetFieldsStrategy: what the update
+// strategy resets (nil when it resets nothing).
+func (e *Store) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	if r, ok := e.UpdateStrategy.(rest.ResetFieldsStrategy); ok {
+		return r.GetResetFields()
+	}
+	return nil
+}
+
+// Default implements rest.Defaulter.
+func (r *StatusREST) Default(obj runtime.Object) { r.store.Default(obj) }
+
+// GetResetFields implements rest.ResetFieldsStrategy: what the status
+// strategy resets.
+func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return r.store.GetResetFields()
+}
+
+// ResetFields is a GetResetFields result: the fields at paths ("status",
+// "metadata.labels": field names joined by dots) are reset in apiVersion.
+func ResetFields(apiVersion string, paths ...string) map[fieldpath.APIVersion]*fieldpath.Set {
+	set := fieldpath.NewSet()
+	for _, p := range paths {
+		var elems []interface{}
+		for _, name := range strings.Split(p, ".") {
+			elems = append(elems, name)
+		}
+		set.Insert(fieldpath.MakePathOrDie(elems...))
+	}
+	return map[fieldpath.APIVersion]*fieldpath.Set{fieldpath.APIVersion(apiVersion): set}
+}
+
+// timestampInsensitive is semantic equality where managed fields entries
+// are compared without their time.
+var timestampInsensitive = func() conversion.Equalities {
+	eqs := equality.Semantic.Copy()
+	if err := eqs.AddFunc(func(a, b metav1.ManagedFieldsEntry) bool {
+		a.Time, b.Time = nil, nil
+		return reflect.DeepEqual(a, b)
+	}); err != nil {
+		panic(fmt.Sprintf("generic: managed fields equality: %v", err))
+	}
+	return eqs
+}()
+
+// keepManagedFieldsTimes reverts the times of obj's managed fields to
+// old's when nothing else changed, as kube's store does: an update that
+// changes nothing (an apply of the same configuration, a PUT of the same
+// object) is then written as a no-op, without a new resourceVersion.
+func keepManagedFieldsTimes(obj, old runtime.Object) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	oldMeta, err := meta.Accessor(old)
+	if err != nil {
+		return
+	}
+	entries, oldEntries := m.GetManagedFields(), oldMeta.GetManagedFields()
+	// An entry added or removed is a change (a manager takes ownership of
+	// a field even when its value stays).
+	if len(entries) == 0 || len(entries) != len(oldEntries) {
+		return
+	}
+	changed := false
+	for i := range entries {
+		if !entries[i].Time.Equal(oldEntries[i].Time) {
+			changed = true
+			break
+		}
+	}
+	// The entries first (cheap, and they differ in most real updates),
+	// then the whole object.
+	if !changed || !timestampInsensitive.DeepEqual(entries, oldEntries) || !timestampInsensitive.DeepEqual(obj, old) {
+		return
+	}
+	for i := range entries {
+		entries[i].Time = oldEntries[i].Time
+	}
+	m.SetManagedFields(entries)
+}
