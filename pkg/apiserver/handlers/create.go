@@ -20,35 +20,15 @@ import (
 func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, ns, name := s.requestContext(r, "create")
-		out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
-		if err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		// As kube: the body's media type, then the body, then the options.
-		if _, err := negotiation.Input(r); err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		data, err := readBody(r)
-		if err != nil {
-			WriteError(w, r, err)
-			return
-		}
 		opts := &metav1.CreateOptions{}
-		if err := decodeOptions(r, opts, "CreateOptions", func() field.ErrorList {
-			return metav1validation.ValidateCreateOptions(opts)
-		}); err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		obj, err := s.decodeBody(r.WithContext(ctx), data, opts.FieldValidation)
-		if err != nil {
-			WriteError(w, r, err)
+		out, obj, ok := s.readWrite(w, r.WithContext(ctx), opts, "CreateOptions",
+			func() field.ErrorList { return metav1validation.ValidateCreateOptions(opts) },
+			func() string { return opts.FieldValidation })
+		if !ok {
 			return
 		}
 		dedupOwnerReferences(ctx, obj, false)
-		obj, err = s.trackUpdate(s.Storage.New(), obj, managerOrUserAgent(opts.FieldManager, r.UserAgent()))
+		obj, err := s.trackUpdate(s.Storage.New(), obj, managerOrUserAgent(opts.FieldManager, r.UserAgent()))
 		if err != nil {
 			WriteError(w, r, err)
 			return
@@ -64,6 +44,34 @@ func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
 		}
 		s.writeResult(w, r, out, code, result)
 	}
+}
+
+// readWrite reads what a create or an update sends, in kube's order: the
+// representation of the answer, the body's media type, the body, the
+// options (into opts, validated), then the body's object. When it fails it
+// has answered the client, and reports false.
+func (s *Scope) readWrite(w http.ResponseWriter, r *http.Request, opts runtime.Object, optionsKind string,
+	validate func() field.ErrorList, fieldValidation func() string) (negotiation.Output, runtime.Object, bool) {
+	out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+	if err == nil {
+		_, err = negotiation.Input(r)
+	}
+	var data []byte
+	if err == nil {
+		data, err = readBody(r)
+	}
+	if err == nil {
+		err = decodeOptions(r, opts, optionsKind, validate)
+	}
+	var obj runtime.Object
+	if err == nil {
+		obj, err = s.decodeBody(r, data, fieldValidation())
+	}
+	if err != nil {
+		WriteError(w, r, err)
+		return out, nil, false
+	}
+	return out, obj, true
 }
 
 // decodeOptions reads the query parameters of a write into opts (a

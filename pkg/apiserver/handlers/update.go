@@ -8,7 +8,6 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -17,31 +16,11 @@ import (
 func (s *Scope) Update(updater rest.Updater) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, ns, name := s.requestContext(r, "update")
-		out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
-		if err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		// As kube: the body's media type, then the body, then the options.
-		if _, err := negotiation.Input(r); err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		data, err := readBody(r)
-		if err != nil {
-			WriteError(w, r, err)
-			return
-		}
 		opts := &metav1.UpdateOptions{}
-		if err := decodeOptions(r, opts, "UpdateOptions", func() field.ErrorList {
-			return metav1validation.ValidateUpdateOptions(opts)
-		}); err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		obj, err := s.decodeBody(r.WithContext(ctx), data, opts.FieldValidation)
-		if err != nil {
-			WriteError(w, r, err)
+		out, obj, ok := s.readWrite(w, r.WithContext(ctx), opts, "UpdateOptions",
+			func() field.ErrorList { return metav1validation.ValidateUpdateOptions(opts) },
+			func() string { return opts.FieldValidation })
+		if !ok {
 			return
 		}
 		m, err := meta.Accessor(obj)
