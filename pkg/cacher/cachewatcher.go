@@ -41,10 +41,15 @@ type cacheWatcher struct {
 	deadline     time.Time // zero: none
 }
 
+// resultChanSize lets a watcher hand a burst of events to its client's
+// writer without a handoff per event; the writer flushes once it has
+// drained them.
+const resultChanSize = 16
+
 func newCacheWatcher(prefix string, single bool, pred storage.SelectionPredicate, bookmarks bool, chanSize int) *cacheWatcher {
 	return &cacheWatcher{
 		input:     make(chan *event, chanSize),
-		result:    make(chan storage.Event),
+		result:    make(chan storage.Event, resultChanSize),
 		done:      make(chan struct{}),
 		prefix:    prefix,
 		single:    single,

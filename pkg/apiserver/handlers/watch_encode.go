@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
@@ -96,7 +97,7 @@ func (e *eventEncoder) writeLine(ev storage.Event) error {
 	var err error
 	switch {
 	case ev.Type == watch.Error:
-		err = e.writeJSON(StatusOf(ev.Err))
+		err = e.writeJSON(e.status(ev.Err))
 	case ev.Type == watch.Bookmark:
 		err = e.writeJSON(e.transform(e.bookmark(ev)))
 	case e.out.Target == negotiation.TargetObject:
@@ -128,7 +129,7 @@ func (e *eventEncoder) writeFrame(ev storage.Event) error {
 	var err error
 	switch {
 	case ev.Type == watch.Error:
-		raw, err = e.protobuf(StatusOf(ev.Err))
+		raw, err = e.protobuf(e.status(ev.Err))
 	case ev.Type == watch.Bookmark:
 		raw, err = e.protobuf(e.transform(e.bookmark(ev)))
 	default:
@@ -298,4 +299,9 @@ func (s *watchStream) Close() error {
 	gzipPool.Put(s.gw)
 	s.gw = nil
 	return err
+}
+
+// status is the Status an ERROR event carries.
+func (e *eventEncoder) status(err error) *metav1.Status {
+	return StatusOf(generic.InterpretWatchError(err, e.scope.Resource.GroupResource()))
 }

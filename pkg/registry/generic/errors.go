@@ -69,7 +69,8 @@ func interpretDeleteError(err error, gr schema.GroupResource, name string) error
 	return interpretCommon(err, gr, "delete")
 }
 
-// InterpretWatchError converts the error of a watch's ERROR event.
+// InterpretWatchError converts the error of a watch's ERROR event (Status
+// errors pass through).
 func InterpretWatchError(err error, gr schema.GroupResource) error {
 	return interpretListError(err, gr, "watch")
 }

@@ -3,7 +3,6 @@ package generic
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -65,7 +64,10 @@ func (e *Store) Watch(ctx context.Context, options *metainternalversion.ListOpti
 	if err != nil {
 		return nil, interpretListError(err, e.DefaultQualifiedResource, "watch")
 	}
-	return newStatusWatcher(w, e), nil
+	// ERROR events carry storage errors: the HTTP layer converts them with
+	// InterpretWatchError as it writes them, so that events reach it
+	// without another goroutine in between.
+	return w, nil
 }
 
 // predicate builds the selection of a list or watch, rejecting field
@@ -109,41 +111,4 @@ func (e *Store) unknownFieldSelectorMessage(field string) string {
 		return fmt.Sprintf("%q is not a known field selector: only %q, %q", field, "metadata.name", "metadata.namespace")
 	}
 	return fmt.Sprintf("field label not supported: %s", field)
-}
-
-// statusWatcher converts the storage errors of ERROR events into Status
-// errors, once, as every verb does.
-type statusWatcher struct {
-	w        storage.Watcher
-	out      chan storage.Event
-	stop     chan struct{}
-	stopOnce sync.Once
-}
-
-func newStatusWatcher(w storage.Watcher, e *Store) *statusWatcher {
-	sw := &statusWatcher{w: w, out: make(chan storage.Event), stop: make(chan struct{})}
-	go func() {
-		defer close(sw.out)
-		defer w.Stop()
-		for ev := range w.ResultChan() {
-			if ev.Err != nil {
-				ev.Err = InterpretWatchError(ev.Err, e.DefaultQualifiedResource)
-			}
-			select {
-			case sw.out <- ev:
-			case <-sw.stop:
-				return
-			}
-		}
-	}()
-	return sw
-}
-
-func (w *statusWatcher) ResultChan() <-chan storage.Event { return w.out }
-
-func (w *statusWatcher) Stop() {
-	w.stopOnce.Do(func() {
-		close(w.stop)
-		w.w.Stop()
-	})
 }

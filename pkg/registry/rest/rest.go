@@ -69,7 +69,8 @@ type Lister interface {
 	List(ctx context.Context, options *metainternalversion.ListOptions) (*storage.ListResult, error)
 }
 
-// Watcher watches objects.
+// Watcher watches objects. Its ERROR events carry storage errors, which
+// the caller converts (generic.InterpretWatchError) when it reports them.
 type Watcher interface {
 	Watch(ctx context.Context, options *metainternalversion.ListOptions) (storage.Watcher, error)
 }
