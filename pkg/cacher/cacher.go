@@ -207,6 +207,50 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, o
 	return e.obj.Decode(out)
 }
 
+// GetObject implements storage.ObjectGetter with Get's semantics: etcd
+// without a resourceVersion (or before the cache is ready), the cache
+// otherwise. Stores that cannot return objects undecoded are not asked.
+func (c *Cacher) GetObject(ctx context.Context, key string, opts storage.GetOptions) (*storage.Object, error) {
+	rev, err := storage.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	if ok, _ := c.ready.check(); opts.ResourceVersion == "" || !ok {
+		if getter, ok := c.storage.(storage.ObjectGetter); ok {
+			return getter.GetObject(ctx, key, opts)
+		}
+		return c.getEncoded(ctx, key, opts)
+	}
+	if err := c.waitUntilFresh(ctx, rev); err != nil {
+		return nil, err
+	}
+	c.wc.mu.RLock()
+	e, found := c.wc.store.get(key)
+	c.wc.mu.RUnlock()
+	if !found {
+		return nil, storage.NewKeyNotFoundError(key, rev)
+	}
+	return e.obj, nil
+}
+
+// getEncoded reads key through Get and encodes it, for stores that cannot
+// return objects undecoded.
+func (c *Cacher) getEncoded(ctx context.Context, key string, opts storage.GetOptions) (*storage.Object, error) {
+	obj := c.resource.NewFunc()
+	if err := c.storage.Get(ctx, key, opts, obj); err != nil {
+		return nil, err
+	}
+	rev, err := storage.ObjectResourceVersion(obj)
+	if err != nil {
+		return nil, err
+	}
+	data, err := storage.Encode(obj)
+	if err != nil {
+		return nil, err
+	}
+	return storage.NewObject(key, rev, data)
+}
+
 // waitUntilFresh waits until the cache has seen rev, asking etcd for
 // progress meanwhile; after freshnessTimeout it gives up with
 // TooLargeResourceVersion.

@@ -152,3 +152,10 @@ type ProgressRequester interface {
 type CompactRevisioner interface {
 	CompactRevision(ctx context.Context) (int64, error)
 }
+
+// ObjectGetter is implemented by stores that can return one object as
+// stored (the encoded Object, with the same resourceVersion semantics as
+// Get), so that a reader that only writes it out skips decoding it.
+type ObjectGetter interface {
+	GetObject(ctx context.Context, key string, opts GetOptions) (*Object, error)
+}

@@ -27,6 +27,16 @@ func (s *Scope) Get(getter rest.Getter) http.HandlerFunc {
 			return
 		}
 		opts := metav1.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")}
+		if og, ok := getter.(rest.ObjectGetter); ok && isPlainJSON(out) {
+			// The stored bytes are the answer: no decoding, no encoding.
+			stored, err := og.GetObject(ctx, name, &opts)
+			if err != nil {
+				WriteError(w, r, err)
+				return
+			}
+			writeBytes(w, r, out.MediaType, http.StatusOK, append(stored.AppendJSON(nil, true), '\n'))
+			return
+		}
 		obj, err := getter.Get(ctx, name, &opts)
 		if err != nil {
 			WriteError(w, r, err)
@@ -37,3 +47,9 @@ func (s *Scope) Get(getter rest.Getter) http.HandlerFunc {
 }
 
 func isTrue(v string) bool { return v == "true" || v == "1" || v == "True" }
+
+// isPlainJSON reports an answer that is the object itself in compact JSON,
+// which a stored object's bytes are.
+func isPlainJSON(out negotiation.Output) bool {
+	return out.Target == negotiation.TargetObject && out.MediaType == negotiation.MediaTypeJSON && !out.Pretty
+}

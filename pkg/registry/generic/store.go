@@ -299,6 +299,24 @@ func (e *Store) Get(ctx context.Context, name string, options *metav1.GetOptions
 	return out, nil
 }
 
+// GetObject implements rest.ObjectGetter when the storage can return
+// stored objects (it always can: the etcd3 store and the cacher do).
+func (e *Store) GetObject(ctx context.Context, name string, options *metav1.GetOptions) (*storage.Object, error) {
+	getter, ok := e.Storage.(storage.ObjectGetter)
+	if !ok {
+		return nil, apierrors.NewInternalError(fmt.Errorf("the storage of %s cannot return stored objects", e.DefaultQualifiedResource))
+	}
+	key, err := e.KeyFunc(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := getter.GetObject(ctx, key, storage.GetOptions{ResourceVersion: options.ResourceVersion})
+	if err != nil {
+		return nil, interpretGetError(err, e.DefaultQualifiedResource, name)
+	}
+	return obj, nil
+}
+
 // setKind gives obj the store's kind, as it will be stored and served.
 func (e *Store) setKind(obj runtime.Object) {
 	if !e.Kind.Empty() {

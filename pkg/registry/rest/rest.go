@@ -62,6 +62,13 @@ type Getter interface {
 	Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error)
 }
 
+// ObjectGetter reads one object as stored (its encoded form), for callers
+// that only write it out: the HTTP layer answers a JSON GET with the bytes
+// as they are. Same semantics and errors as Getter.
+type ObjectGetter interface {
+	GetObject(ctx context.Context, name string, options *metav1.GetOptions) (*storage.Object, error)
+}
+
 // Lister lists objects. The items come encoded, as storage holds them: the
 // HTTP layer streams them without decoding.
 type Lister interface {

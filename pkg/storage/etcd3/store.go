@@ -93,6 +93,28 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions, ou
 	return decodeInto(key, kv.Value, kv.ModRevision, out)
 }
 
+var _ storage.ObjectGetter = (*Store)(nil)
+
+// GetObject implements storage.ObjectGetter: Get without decoding.
+func (s *Store) GetObject(ctx context.Context, key string, opts storage.GetOptions) (*storage.Object, error) {
+	minRev, err := storage.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return nil, wrapClientError(key, err)
+	}
+	if minRev > resp.Header.Revision {
+		return nil, storage.NewTooLargeResourceVersionError(minRev, resp.Header.Revision)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, storage.NewKeyNotFoundError(key, 0)
+	}
+	kv := resp.Kvs[0]
+	return storage.NewObject(key, kv.ModRevision, kv.Value)
+}
+
 // state is one read of a key.
 type state struct {
 	obj  runtime.Object
