@@ -105,11 +105,12 @@ func Start(o *Options) (*Server, error) {
 	}
 	s.AdminToken = token
 	namespaces := groups[0].VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Getter)
+	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
 	api, err := apiserver.New(apiserver.Config{
 		APIGroups:         groups,
 		Authenticator:     auth,
-		Admission:         admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}},
+		Admission:         admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges}},
 		ReadyzChecks:      s.readyChecks,
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,

@@ -62,6 +62,8 @@ type Attributes struct {
 	Subresource string
 	Namespace   string
 	Name        string
+	// Old is the object an update changes (nil on other operations).
+	Old runtime.Object
 }
 
 // requestContext returns r's context carrying the namespace of the URL and
@@ -81,11 +83,16 @@ func (s *Scope) requestContext(r *http.Request, verb string) (context.Context, s
 
 // validation returns the admission check of op as the registry takes it.
 func (s *Scope) validation(op Operation, ns, name string) rest.ValidateObjectFunc {
+	return s.validationOf(op, ns, name, nil)
+}
+
+// validationOf is validation with the old object of an update.
+func (s *Scope) validationOf(op Operation, ns, name string, old runtime.Object) rest.ValidateObjectFunc {
 	if s.Admission == nil {
 		return nil
 	}
 	return func(ctx context.Context, obj runtime.Object) error {
-		attrs := Attributes{Operation: op, Resource: s.Resource, Subresource: s.Subresource, Namespace: ns, Name: name}
+		attrs := Attributes{Operation: op, Resource: s.Resource, Subresource: s.Subresource, Namespace: ns, Name: name, Old: old}
 		if name == "" {
 			if m, err := meta.Accessor(obj); err == nil {
 				attrs.Name = m.GetName() // a generated name
@@ -97,11 +104,10 @@ func (s *Scope) validation(op Operation, ns, name string) rest.ValidateObjectFun
 
 // updateValidation is the admission check of an update.
 func (s *Scope) updateValidation(ns, name string) rest.ValidateObjectUpdateFunc {
-	v := s.validation(Update, ns, name)
-	if v == nil {
+	if s.Admission == nil {
 		return nil
 	}
-	return func(ctx context.Context, obj, _ runtime.Object) error { return v(ctx, obj) }
+	return func(ctx context.Context, obj, old runtime.Object) error { return s.validationOf(Update, ns, name, old)(ctx, obj) }
 }
 
 func metaAccessor(obj runtime.Object) (metav1.Object, error) { return meta.Accessor(obj) }

@@ -142,7 +142,7 @@ func (daemonSetStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Ob
 
 func (daemonSetStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	ds := obj.(*appsv1.DaemonSet)
-	allErrs := apivalidation.ValidateObjectMeta(&ds.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := core.ValidateObjectMeta(&ds.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateDaemonSetSpec(ds, field.NewPath("spec"))...)
 }
 
@@ -153,7 +153,7 @@ func (daemonSetStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object)
 
 func (daemonSetStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&ds.ObjectMeta, &oldDS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := core.ValidateObjectMetaUpdate(&ds.ObjectMeta, &oldDS.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, apivalidation.ValidateImmutableField(ds.Spec.Selector, oldDS.Spec.Selector, field.NewPath("spec", "selector"))...)
 	return append(allErrs, validateDaemonSetSpec(ds, field.NewPath("spec"))...)
 }
@@ -225,7 +225,7 @@ func (daemonSetStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runt
 
 func (daemonSetStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&ds.ObjectMeta, &oldDS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := core.ValidateObjectMetaUpdate(&ds.ObjectMeta, &oldDS.ObjectMeta, field.NewPath("metadata"))
 	p, s := field.NewPath("status"), ds.Status
 	allErrs = append(allErrs, validateCounters(p,
 		counter{"currentNumberScheduled", int64(s.CurrentNumberScheduled)}, counter{"numberMisscheduled", int64(s.NumberMisscheduled)},

@@ -132,7 +132,7 @@ func (deploymentStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.O
 
 func (deploymentStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	d := obj.(*appsv1.Deployment)
-	allErrs := apivalidation.ValidateObjectMeta(&d.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := core.ValidateObjectMeta(&d.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateDeploymentSpec(&d.Spec, field.NewPath("spec"))...)
 }
 
@@ -143,7 +143,7 @@ func (deploymentStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object
 
 func (deploymentStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
+	allErrs := core.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateDeploymentSpec(&d.Spec, field.NewPath("spec"))...)
 	return append(allErrs, apivalidation.ValidateImmutableField(d.Spec.Selector, oldD.Spec.Selector, field.NewPath("spec", "selector"))...)
 }
@@ -213,7 +213,7 @@ func (deploymentStatusStrategy) PrepareForUpdate(_ context.Context, obj, old run
 
 func (deploymentStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
+	allErrs := core.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
 	p, s := field.NewPath("status"), d.Status
 	allErrs = append(allErrs, validateCounters(p,
 		counter{"observedGeneration", s.ObservedGeneration}, counter{"replicas", int64(s.Replicas)},

@@ -100,7 +100,7 @@ func (rsStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 
 func (rsStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	rs := obj.(*appsv1.ReplicaSet)
-	allErrs := apivalidation.ValidateObjectMeta(&rs.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := core.ValidateObjectMeta(&rs.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateReplicaSetSpec(&rs.Spec, field.NewPath("spec"))...)
 }
 
@@ -111,7 +111,7 @@ func (rsStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []stri
 
 func (rsStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	rs, oldRS := obj.(*appsv1.ReplicaSet), old.(*appsv1.ReplicaSet)
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := core.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateReplicaSetSpec(&rs.Spec, field.NewPath("spec"))...)
 	return append(allErrs, apivalidation.ValidateImmutableField(rs.Spec.Selector, oldRS.Spec.Selector, field.NewPath("spec", "selector"))...)
 }
@@ -138,7 +138,7 @@ func (rsStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Obj
 
 func (rsStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	rs, oldRS := obj.(*appsv1.ReplicaSet), old.(*appsv1.ReplicaSet)
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := core.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
 	s, p := rs.Status, field.NewPath("status")
 	allErrs = append(allErrs, core.ValidateReplicaCounts(p, s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration)...)
 	if s.TerminatingReplicas != nil {

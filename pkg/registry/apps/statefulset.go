@@ -141,7 +141,7 @@ func (statefulSetStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.
 
 func (statefulSetStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	s := obj.(*appsv1.StatefulSet)
-	allErrs := apivalidation.ValidateObjectMeta(&s.ObjectMeta, true, apivalidation.NameIsDNSLabel, field.NewPath("metadata"))
+	allErrs := core.ValidateObjectMeta(&s.ObjectMeta, true, apivalidation.NameIsDNSLabel, field.NewPath("metadata"))
 	return append(allErrs, validateStatefulSetSpec(&s.Spec, field.NewPath("spec"), statefulSetOptions{})...)
 }
 
@@ -150,7 +150,7 @@ func (statefulSetStrategy) Validate(_ context.Context, obj runtime.Object) field
 // are not validated again when the old spec no longer is.
 func (statefulSetStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	s, oldS := obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet)
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := core.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))
 	opts := statefulSetOptions{allowInvalidServiceName: true, skipClaimTemplates: true}
 	if len(validateStatefulSetSpec(&oldS.Spec, field.NewPath("spec"), opts)) > 0 {
 		opts.skipTemplate = true
@@ -367,6 +367,6 @@ func (statefulSetStatusStrategy) ValidateUpdate(_ context.Context, obj, old runt
 	allErrs = append(allErrs, validateNotAbove(p, "updatedReplicas", st.UpdatedReplicas, st.Replicas, replicas)...)
 	allErrs = append(allErrs, validateNotAbove(p, "availableReplicas", st.AvailableReplicas, st.Replicas, replicas)...)
 	allErrs = append(allErrs, validateNotAbove(p, "availableReplicas", st.AvailableReplicas, st.ReadyReplicas, "status.readyReplicas")...)
-	allErrs = append(allErrs, apivalidation.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))...)
 	return append(allErrs, validateCollisionCount(p, st.CollisionCount, oldS.Status.CollisionCount)...)
 }

@@ -61,7 +61,7 @@ func (endpointsStrategy) Validate(_ context.Context, obj runtime.Object) field.E
 
 func (endpointsStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	ep, oldEP := obj.(*corev1.Endpoints), old.(*corev1.Endpoints)
-	allErrs := validateObjectMetaUpdate(&ep.ObjectMeta, &oldEP.ObjectMeta, field.NewPath("metadata"))
+	allErrs := ValidateObjectMetaUpdate(&ep.ObjectMeta, &oldEP.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, validateEndpoints(ep, oldEP)...)
 }
 
@@ -94,7 +94,7 @@ func endpointsWarnings(ep *corev1.Endpoints) []string {
 }
 
 func validateEndpoints(ep, old *corev1.Endpoints) field.ErrorList {
-	allErrs := validateObjectMeta(&ep.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := ValidateObjectMeta(&ep.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	subsetErrs := validateEndpointSubsets(ep.Subsets, field.NewPath("subsets"))
 	// Subsets stored by an older, laxer server stay acceptable unchanged.
 	if len(subsetErrs) != 0 && old != nil && apiequality.Semantic.DeepEqual(old.Subsets, ep.Subsets) {

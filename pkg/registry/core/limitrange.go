@@ -83,7 +83,7 @@ func (limitRangeStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Objec
 var standardLimitRangeTypes = sets.New(corev1.LimitTypePod, corev1.LimitTypeContainer, corev1.LimitTypePersistentVolumeClaim)
 
 func validateLimitRange(lr *corev1.LimitRange) field.ErrorList {
-	allErrs := validateObjectMeta(&lr.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := ValidateObjectMeta(&lr.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	seenTypes := map[corev1.LimitType]bool{}
 	fldPath := field.NewPath("spec", "limits")
 	for i := range lr.Spec.Limits {

@@ -90,12 +90,12 @@ func (namespaceStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Ob
 
 func (namespaceStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	ns := obj.(*corev1.Namespace)
-	return apivalidation.ValidateObjectMeta(&ns.ObjectMeta, false, apivalidation.ValidateNamespaceName, field.NewPath("metadata"))
+	return ValidateObjectMeta(&ns.ObjectMeta, false, apivalidation.ValidateNamespaceName, field.NewPath("metadata"))
 }
 
 func (namespaceStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
-	return apivalidation.ValidateObjectMetaUpdate(&ns.ObjectMeta, &oldNS.ObjectMeta, field.NewPath("metadata"))
+	return ValidateObjectMetaUpdate(&ns.ObjectMeta, &oldNS.ObjectMeta, field.NewPath("metadata"))
 }
 
 type namespaceStatusStrategy struct{ namespaceStrategy }

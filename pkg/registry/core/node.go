@@ -157,7 +157,7 @@ func (nodeStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runt
 
 func validateNode(n *corev1.Node) field.ErrorList {
 	metaPath := field.NewPath("metadata")
-	allErrs := validateObjectMeta(&n.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, metaPath)
+	allErrs := ValidateObjectMeta(&n.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, metaPath)
 	if len(n.Spec.Taints) > 0 {
 		allErrs = append(allErrs, validateNodeTaints(n.Spec.Taints, metaPath.Child("taints"))...)
 	}
@@ -190,7 +190,7 @@ func validateNodeResources(n *corev1.Node) field.ErrorList {
 
 func validateNodeUpdate(n, old *corev1.Node) field.ErrorList {
 	metaPath := field.NewPath("metadata")
-	allErrs := validateObjectMetaUpdate(&n.ObjectMeta, &old.ObjectMeta, metaPath)
+	allErrs := ValidateObjectMetaUpdate(&n.ObjectMeta, &old.ObjectMeta, metaPath)
 	allErrs = append(allErrs, validateNodeResources(n)...)
 	seen := map[corev1.NodeAddress]bool{}
 	for i, a := range n.Status.Addresses {

@@ -166,7 +166,7 @@ func (persistentVolumeStatusStrategy) PrepareForUpdate(_ context.Context, obj, o
 
 func (persistentVolumeStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	pv, oldPV := obj.(*corev1.PersistentVolume), old.(*corev1.PersistentVolume)
-	return validateObjectMetaUpdate(&pv.ObjectMeta, &oldPV.ObjectMeta, field.NewPath("metadata"))
+	return ValidateObjectMetaUpdate(&pv.ObjectMeta, &oldPV.ObjectMeta, field.NewPath("metadata"))
 }
 
 var (
@@ -179,7 +179,7 @@ var (
 )
 
 func validatePersistentVolume(pv *corev1.PersistentVolume) field.ErrorList {
-	allErrs := validateObjectMeta(&pv.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := ValidateObjectMeta(&pv.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	spec, fldPath := &pv.Spec, field.NewPath("spec")
 	if len(spec.AccessModes) == 0 {
 		allErrs = append(allErrs, field.Required(fldPath.Child("accessModes"), ""))

@@ -137,7 +137,7 @@ func (persistentVolumeClaimStatusStrategy) PrepareForUpdate(_ context.Context, o
 
 func (persistentVolumeClaimStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	pvc, oldPVC := obj.(*corev1.PersistentVolumeClaim), old.(*corev1.PersistentVolumeClaim)
-	allErrs := validateObjectMetaUpdate(&pvc.ObjectMeta, &oldPVC.ObjectMeta, field.NewPath("metadata"))
+	allErrs := ValidateObjectMetaUpdate(&pvc.ObjectMeta, &oldPVC.ObjectMeta, field.NewPath("metadata"))
 	if len(pvc.Spec.AccessModes) == 0 {
 		allErrs = append(allErrs, field.Required(field.NewPath("Spec", "accessModes"), ""))
 	}
@@ -150,7 +150,7 @@ func (persistentVolumeClaimStatusStrategy) ValidateUpdate(_ context.Context, obj
 }
 
 func validatePersistentVolumeClaim(pvc *corev1.PersistentVolumeClaim) field.ErrorList {
-	allErrs := validateObjectMeta(&pvc.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := ValidateObjectMeta(&pvc.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validatePersistentVolumeClaimSpec(&pvc.Spec, field.NewPath("spec"))...)
 }
 
@@ -199,7 +199,7 @@ func validatePersistentVolumeClaimSpec(spec *corev1.PersistentVolumeClaimSpec, f
 // except volumeName (set once, when bound), the storage request (which may
 // grow) and, for bound claims, volumeAttributesClassName.
 func validatePersistentVolumeClaimUpdate(pvc, old *corev1.PersistentVolumeClaim) field.ErrorList {
-	allErrs := validateObjectMetaUpdate(&pvc.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	allErrs := ValidateObjectMetaUpdate(&pvc.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validatePersistentVolumeClaim(pvc)...)
 	newSpec, oldSpec := pvc.Spec.DeepCopy(), old.Spec.DeepCopy()
 	if old.Spec.VolumeName == "" {

@@ -7,10 +7,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -26,6 +28,9 @@ type podLookups struct {
 	// not served: a new pod's service account gives its automount setting
 	// and image pull secrets.
 	serviceAccounts func() rest.Getter
+	// limitRanges returns the storage of LimitRanges, nil when not
+	// served: they give new pods their default resources.
+	limitRanges func() rest.Lister
 }
 
 // newPods declares the pods resource.
@@ -53,6 +58,19 @@ func installPods(getter generic.RESTOptionsGetter, resources map[string]rest.Sto
 	store, err := newPods(lookups).Install(SchemeGroupVersion, getter, resources)
 	if err != nil {
 		return err
+	}
+	// kube's LimitRanger admission gives new pods their namespace's
+	// default resources before the pod strategy sees them.
+	store.BeginCreate = func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (generic.FinishFunc, error) {
+		if lister := lookups.limitRanges(); lister != nil {
+			ranges, err := ListLimitRanges(ctx, lister)
+			if err != nil {
+				return nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, obj.(*corev1.Pod).Name,
+					fmt.Errorf("unable to create pods at this time because there was an error enforcing limit ranges"))
+			}
+			applyLimitRangeDefaults(obj.(*corev1.Pod), ranges)
+		}
+		return func(context.Context, bool) {}, nil
 	}
 	resources["pods/binding"] = &BindingREST{store: store}
 	resources["bindings"] = &LegacyBindingREST{binding: &BindingREST{store: store}}

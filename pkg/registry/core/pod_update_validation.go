@@ -29,7 +29,7 @@ var updatablePodSpecFields = []string{
 // added tolerations and removed scheduling gates (and, for pods still
 // gated, additions to their node selector).
 func ValidatePodUpdate(pod, old *corev1.Pod) field.ErrorList {
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&pod.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	allErrs := ValidateObjectMetaUpdate(&pod.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validatePodMetadataAndSpec(pod)...)
 	specPath := field.NewPath("spec")
 
@@ -134,7 +134,7 @@ func validateOnlyDeletedSchedulingGates(gates, old []corev1.PodSchedulingGate, f
 
 // ValidatePodStatusUpdate validates an update through pods/status.
 func ValidatePodStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&pod.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	allErrs := ValidateObjectMetaUpdate(&pod.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	statusPath := field.NewPath("status")
 	for i, c := range pod.Status.Conditions {
 		p := statusPath.Child("conditions").Index(i)

@@ -44,7 +44,7 @@ func ValidatePodCreate(pod *corev1.Pod) field.ErrorList {
 // validatePodMetadataAndSpec validates what a pod has beyond a template.
 func validatePodMetadataAndSpec(pod *corev1.Pod) field.ErrorList {
 	specPath := field.NewPath("spec")
-	allErrs := apivalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := ValidateObjectMeta(&pod.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	allErrs = append(allErrs, validatePodSpec(&pod.Spec, &pod.ObjectMeta, specPath, true)...)
 	if pod.Spec.ServiceAccountName == "" {
 		for vi, v := range pod.Spec.Volumes {

@@ -66,12 +66,12 @@ func (podTemplateStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.
 
 func (podTemplateStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	t := obj.(*corev1.PodTemplate)
-	allErrs := apivalidation.ValidateObjectMeta(&t.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := ValidateObjectMeta(&t.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, ValidatePodTemplateSpec(&t.Template, field.NewPath("template"))...)
 }
 
 func (podTemplateStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	t, oldT := obj.(*corev1.PodTemplate), old.(*corev1.PodTemplate)
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&t.ObjectMeta, &oldT.ObjectMeta, field.NewPath("metadata"))
+	allErrs := ValidateObjectMetaUpdate(&t.ObjectMeta, &oldT.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, ValidatePodTemplateSpec(&t.Template, field.NewPath("template"))...)
 }

@@ -127,13 +127,13 @@ func (rcStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 
 func (rcStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	rc := obj.(*corev1.ReplicationController)
-	allErrs := apivalidation.ValidateObjectMeta(&rc.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := ValidateObjectMeta(&rc.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateRCSpec(&rc.Spec, field.NewPath("spec"))...)
 }
 
 func (rcStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	rc, oldRC := obj.(*corev1.ReplicationController), old.(*corev1.ReplicationController)
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))
+	allErrs := ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, validateRCSpec(&rc.Spec, field.NewPath("spec"))...)
 }
 
@@ -175,7 +175,7 @@ func (rcStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Obj
 
 func (rcStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	rc, oldRC := obj.(*corev1.ReplicationController), old.(*corev1.ReplicationController)
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))
+	allErrs := ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))
 	s, p := rc.Status, field.NewPath("status")
 	return append(allErrs, ValidateReplicaCounts(p, s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration)...)
 }

@@ -54,13 +54,13 @@ func (resourceQuotaStrategy) PrepareForUpdate(_ context.Context, obj, old runtim
 
 func (resourceQuotaStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	q := obj.(*corev1.ResourceQuota)
-	allErrs := validateObjectMeta(&q.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := ValidateObjectMeta(&q.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateResourceQuotaSpec(&q.Spec, field.NewPath("spec"))...)
 }
 
 func (resourceQuotaStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	q, oldQ := obj.(*corev1.ResourceQuota), old.(*corev1.ResourceQuota)
-	allErrs := validateObjectMetaUpdate(&q.ObjectMeta, &oldQ.ObjectMeta, field.NewPath("metadata"))
+	allErrs := ValidateObjectMetaUpdate(&q.ObjectMeta, &oldQ.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateResourceQuotaSpec(&q.Spec, field.NewPath("spec"))...)
 	newScopes, oldScopes := sets.New(q.Spec.Scopes...), sets.New(oldQ.Spec.Scopes...)
 	if !newScopes.Equal(oldScopes) {
@@ -103,7 +103,7 @@ func (resourceQuotaStatusStrategy) PrepareForUpdate(_ context.Context, obj, old 
 
 func (resourceQuotaStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	q, oldQ := obj.(*corev1.ResourceQuota), old.(*corev1.ResourceQuota)
-	allErrs := validateObjectMetaUpdate(&q.ObjectMeta, &oldQ.ObjectMeta, field.NewPath("metadata"))
+	allErrs := ValidateObjectMetaUpdate(&q.ObjectMeta, &oldQ.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateQuotaList(q.Status.Hard, field.NewPath("status", "hard"))...)
 	return append(allErrs, validateQuotaList(q.Status.Used, field.NewPath("status", "used"))...)
 }

@@ -87,10 +87,16 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 	// Pods consult service accounts when the group serves them, whatever
 	// the order resources are installed in: resources is complete before
 	// the first request.
-	lookups := &podLookups{serviceAccounts: func() rest.Getter {
-		sa, _ := resources["serviceaccounts"].(rest.Getter)
-		return sa
-	}}
+	lookups := &podLookups{
+		serviceAccounts: func() rest.Getter {
+			sa, _ := resources["serviceaccounts"].(rest.Getter)
+			return sa
+		},
+		limitRanges: func() rest.Lister {
+			lr, _ := resources["limitranges"].(rest.Lister)
+			return lr
+		},
+	}
 	if err := installPods(getter, resources, lookups); err != nil {
 		return fail(err)
 	}

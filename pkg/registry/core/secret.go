@@ -77,7 +77,7 @@ func (secretStrategy) Validate(_ context.Context, obj runtime.Object) field.Erro
 
 func (secretStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	s, oldS := obj.(*corev1.Secret), old.(*corev1.Secret)
-	allErrs := validateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateImmutableField(s.Type, oldS.Type, field.NewPath("type"))...)
 	if oldS.Immutable != nil && *oldS.Immutable {
 		if s.Immutable == nil || !*s.Immutable {
@@ -112,7 +112,7 @@ func secretWarnings(s *corev1.Secret) []string {
 // validateSecret is kube's ValidateSecret: keys, total size, and the keys
 // each well-known type requires.
 func validateSecret(s *corev1.Secret) field.ErrorList {
-	allErrs := validateObjectMeta(&s.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := ValidateObjectMeta(&s.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	dataPath := field.NewPath("data")
 	total := 0
 	for key, value := range s.Data {

@@ -266,7 +266,7 @@ func (serviceStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtim
 
 func (serviceStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
-	allErrs := validateObjectMetaUpdate(&svc.ObjectMeta, &oldSvc.ObjectMeta, field.NewPath("metadata"))
+	allErrs := ValidateObjectMetaUpdate(&svc.ObjectMeta, &oldSvc.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, validateLoadBalancerStatus(&svc.Status.LoadBalancer, &svc.Spec, field.NewPath("status", "loadBalancer"))...)
 }
 

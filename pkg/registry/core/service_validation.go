@@ -37,12 +37,12 @@ const maxClientIPServiceAffinitySeconds int32 = 86400
 // validateServiceCreate: service names are DNS labels (kube 1.37 relaxed
 // them from DNS-1035: they may start with a digit).
 func validateServiceCreate(svc *corev1.Service) field.ErrorList {
-	allErrs := validateObjectMeta(&svc.ObjectMeta, true, apivalidation.NameIsDNSLabel, field.NewPath("metadata"))
+	allErrs := ValidateObjectMeta(&svc.ObjectMeta, true, apivalidation.NameIsDNSLabel, field.NewPath("metadata"))
 	return append(allErrs, validateService(svc, nil)...)
 }
 
 func validateServiceUpdate(svc, old *corev1.Service) field.ErrorList {
-	allErrs := validateObjectMetaUpdate(&svc.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	allErrs := ValidateObjectMetaUpdate(&svc.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateUpgradeDowngradeClusterIPs(old, svc)...)
 	allErrs = append(allErrs, validateUpgradeDowngradeIPFamilies(old, svc)...)
 	allErrs = append(allErrs, validateLoadBalancerClass(old, svc)...)

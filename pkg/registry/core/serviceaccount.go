@@ -52,13 +52,13 @@ func cleanSecretReferences(sa *corev1.ServiceAccount) {
 
 func (serviceAccountStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	sa := obj.(*corev1.ServiceAccount)
-	return validateObjectMeta(&sa.ObjectMeta, true, apivalidation.ValidateServiceAccountName, field.NewPath("metadata"))
+	return ValidateObjectMeta(&sa.ObjectMeta, true, apivalidation.ValidateServiceAccountName, field.NewPath("metadata"))
 }
 
 func (serviceAccountStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	sa, oldSA := obj.(*corev1.ServiceAccount), old.(*corev1.ServiceAccount)
-	allErrs := validateObjectMetaUpdate(&sa.ObjectMeta, &oldSA.ObjectMeta, field.NewPath("metadata"))
-	return append(allErrs, validateObjectMeta(&sa.ObjectMeta, true, apivalidation.ValidateServiceAccountName, field.NewPath("metadata"))...)
+	allErrs := ValidateObjectMetaUpdate(&sa.ObjectMeta, &oldSA.ObjectMeta, field.NewPath("metadata"))
+	return append(allErrs, ValidateObjectMeta(&sa.ObjectMeta, true, apivalidation.ValidateServiceAccountName, field.NewPath("metadata"))...)
 }
 
 func (serviceAccountStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {

@@ -28,9 +28,9 @@ const (
 	isInvalidQuotaResource = "must be a standard resource for quota"
 )
 
-// validateObjectMeta is kube's core ValidateObjectMeta: apimachinery's
+// ValidateObjectMeta is kube's core ValidateObjectMeta: apimachinery's
 // checks plus kube's rule that unqualified finalizer names are standard.
-func validateObjectMeta(m *metav1.ObjectMeta, requiresNamespace bool, nameFn apivalidation.ValidateNameFunc, fldPath *field.Path) field.ErrorList {
+func ValidateObjectMeta(m *metav1.ObjectMeta, requiresNamespace bool, nameFn apivalidation.ValidateNameFunc, fldPath *field.Path) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMeta(m, requiresNamespace, nameFn, fldPath)
 	for i := range m.Finalizers {
 		allErrs = append(allErrs, validateKubeFinalizerName(m.Finalizers[i], fldPath.Child("finalizers").Index(i))...)
@@ -38,8 +38,8 @@ func validateObjectMeta(m *metav1.ObjectMeta, requiresNamespace bool, nameFn api
 	return allErrs
 }
 
-// validateObjectMetaUpdate is kube's core ValidateObjectMetaUpdate.
-func validateObjectMetaUpdate(newMeta, oldMeta *metav1.ObjectMeta, fldPath *field.Path) field.ErrorList {
+// ValidateObjectMetaUpdate is kube's core ValidateObjectMetaUpdate.
+func ValidateObjectMetaUpdate(newMeta, oldMeta *metav1.ObjectMeta, fldPath *field.Path) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMetaUpdate(newMeta, oldMeta, fldPath)
 	for i := range newMeta.Finalizers {
 		allErrs = append(allErrs, validateKubeFinalizerName(newMeta.Finalizers[i], fldPath.Child("finalizers").Index(i))...)

@@ -119,7 +119,7 @@ func (e *Store) prepareAndValidateCreate(ctx context.Context, obj runtime.Object
 			path.ValidatePathSegmentName, field.NewPath("metadata"))
 	}
 	if len(errs) > 0 {
-		return apierrors.NewInvalid(e.groupKind(), m.GetName(), errs)
+		return apierrors.NewInvalid(e.groupKind(), m.GetName(), uniqueErrors(errs))
 	}
 	for _, w := range e.CreateStrategy.WarningsOnCreate(ctx, obj) {
 		request.AddWarning(ctx, w)
@@ -176,10 +176,14 @@ func (e *Store) prepareAndValidateUpdate(ctx context.Context, obj, old runtime.O
 		m.SetDeletionGracePeriodSeconds(oldMeta.GetDeletionGracePeriodSeconds())
 	}
 	m.SetSelfLink("")
-	errs := genericvalidation.ValidateObjectMetaAccessorUpdate(m, oldMeta, field.NewPath("metadata"))
+	// kube checks the new metadata as on a create, then as an update,
+	// then the strategy's rules (which check the metadata again).
+	metaPath := field.NewPath("metadata")
+	errs := genericvalidation.ValidateObjectMetaAccessor(m, e.UpdateStrategy.NamespaceScoped(), path.ValidatePathSegmentName, metaPath)
+	errs = append(errs, genericvalidation.ValidateObjectMetaAccessorUpdate(m, oldMeta, metaPath)...)
 	errs = append(errs, e.UpdateStrategy.ValidateUpdate(ctx, obj, old)...)
 	if len(errs) > 0 {
-		return apierrors.NewInvalid(e.groupKind(), m.GetName(), errs)
+		return apierrors.NewInvalid(e.groupKind(), m.GetName(), uniqueErrors(errs))
 	}
 	for _, w := range e.UpdateStrategy.WarningsOnUpdate(ctx, obj, old) {
 		request.AddWarning(ctx, w)
@@ -201,4 +205,20 @@ func objectName(obj runtime.Object) (string, error) {
 		return "", apierrors.NewInternalError(fmt.Errorf("object has no metadata: %w", err))
 	}
 	return m.GetName(), nil
+}
+
+// uniqueErrors drops the errors that repeat an earlier one (same field,
+// type and message), keeping the first: the same rule is often checked
+// twice (the generic metadata checks and the strategy's), and kube's
+// declarative validation pass answers each once (ErrorList.Filter).
+func uniqueErrors(errs field.ErrorList) field.ErrorList {
+	seen := make(map[string]bool, len(errs))
+	out := errs[:0:0]
+	for _, err := range errs {
+		if msg := err.Error(); !seen[msg] {
+			seen[msg] = true
+			out = append(out, err)
+		}
+	}
+	return out
 }

@@ -1,0 +1,67 @@
+// Package kubectl runs the real kubectl against one shared miniapiserver:
+// the commands a user types (create, get in every output, watch, label,
+// annotate, patch, apply, replace, scale, edit, diff, delete, wait,
+// rollout status, the generators, expose, set, describe, events), each
+// checked on what kubectl prints and on the objects it leaves.
+//
+// The expectations come from a reference kube-apiserver v1.37.2: the
+// scenarios are recorded against it with -record (see target) into
+// testdata/*.json, and replayed here, with ages, times, identities,
+// addresses and the test namespace normalised (see normalize).
+package kubectl
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
+)
+
+// record makes the scenarios run against the kube-apiserver named by
+// $PEER_URL (token $PEER_TOKEN) and write what kubectl printed into
+// testdata, instead of checking this server.
+var record = flag.Bool("record", false, "record testdata from the kube-apiserver at $PEER_URL (token $PEER_TOKEN)")
+
+// srv is the server every test of the package shares.
+var srv *testserver.TestServer
+
+// cacheDir holds kubectl's discovery and HTTP caches: one of the
+// package's own, so that no cache of an earlier server on the same port
+// is read.
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	// The tests list v1 Endpoints, whose deprecation warning client-go
+	// would log.
+	rest.SetDefaultWarningHandler(rest.NoWarnings{})
+	dir, err := os.MkdirTemp("", "kubectl-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cacheDir = dir + "/kubectl-cache"
+	srv, err = testserver.New(dir + "/server")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	srv.Server.Stop()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// needKubectl skips a test when kubectl is not installed.
+func needKubectl(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Skip("kubectl is not on PATH: install kubectl (v1.32 or later) to run the kubectl tests")
+	}
+}
