@@ -107,7 +107,9 @@ func (s *Scope) updateValidation(ns, name string) rest.ValidateObjectUpdateFunc 
 	if s.Admission == nil {
 		return nil
 	}
-	return func(ctx context.Context, obj, old runtime.Object) error { return s.validationOf(Update, ns, name, old)(ctx, obj) }
+	return func(ctx context.Context, obj, old runtime.Object) error {
+		return s.validationOf(Update, ns, name, old)(ctx, obj)
+	}
 }
 
 func metaAccessor(obj runtime.Object) (metav1.Object, error) { return meta.Accessor(obj) }
