@@ -75,12 +75,21 @@ func (w *watcher) run(ctx context.Context, c *Client, path string, q url.Values,
 	}
 	defer resp.Body.Close()
 	// The stream is one JSON object per line; a json.Decoder reads them
-	// one at a time as they arrive.
+	// one at a time as they arrive, in one pass: the tool shares the
+	// machine with the server, so it decodes only what it checks (the
+	// payload is skipped, not copied).
 	dec := json.NewDecoder(resp.Body)
 	for {
 		var ev struct {
-			Type   string          `json:"type"`
-			Object json.RawMessage `json:"object"`
+			Type   string `json:"type"`
+			Object struct {
+				Metadata objectMeta `json:"metadata"`
+				Data     struct {
+					Seq  string `json:"seq"`
+					Sent string `json:"sent_unix_nano"`
+				} `json:"data"`
+				Message string `json:"message"` // an ERROR event's Status
+			} `json:"object"`
 		}
 		if err := dec.Decode(&ev); err != nil {
 			if ctx.Err() == nil {
@@ -94,24 +103,17 @@ func (w *watcher) run(ctx context.Context, c *Client, path string, q url.Values,
 			w.bookmarks++
 			continue
 		case "ERROR":
-			w.err = fmt.Errorf("watch ERROR event: %s", ev.Object)
+			w.err = fmt.Errorf("watch ERROR event: %s", ev.Object.Message)
 			return
 		}
-		var obj struct {
-			Metadata objectMeta        `json:"metadata"`
-			Data     map[string]string `json:"data"`
-		}
-		if err := json.Unmarshal(ev.Object, &obj); err != nil {
-			w.err = fmt.Errorf("decoding %s event: %w", ev.Type, err)
-			return
-		}
+		obj := &ev.Object
 		k := watchIndex(obj.Metadata.Name)
 		if k < 0 {
 			continue // another ConfigMap of the namespace
 		}
 		e := watchEvent{obj: k, recv: recv}
-		e.seq, _ = strconv.Atoi(obj.Data["seq"])
-		e.sent, _ = strconv.ParseInt(obj.Data["sent_unix_nano"], 10, 64)
+		e.seq, _ = strconv.Atoi(obj.Data.Seq)
+		e.sent, _ = strconv.ParseInt(obj.Data.Sent, 10, 64)
 		rv, err := strconv.ParseUint(obj.Metadata.ResourceVersion, 10, 64)
 		e.rv, e.rvOK = rv, err == nil
 		w.events = append(w.events, e)

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -28,21 +27,7 @@ import (
 var srv *testserver.TestServer
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "apiserver-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	srv, err = testserver.New(dir, testserver.WithInsecurePort())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	srv.Server.Stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testserver.Main(m, func(ts *testserver.TestServer, _ string) { srv = ts }, testserver.WithInsecurePort())
 }
 
 // clientset is a typed client of the shared server.

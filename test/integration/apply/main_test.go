@@ -40,22 +40,7 @@ var record = flag.Bool("record", false, "record testdata from the kube-apiserver
 var srv *testserver.TestServer
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	dir, err := os.MkdirTemp("", "apply-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	srv, err = testserver.New(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	srv.Server.Stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testserver.Main(m, func(ts *testserver.TestServer, _ string) { srv = ts })
 }
 
 func ctx(t *testing.T) context.Context {

@@ -68,23 +68,9 @@ func TestMain(m *testing.M) {
 	// The tests list v1 Endpoints, whose deprecation warning client-go
 	// would log.
 	rest.SetDefaultWarningHandler(rest.NoWarnings{})
-	dir, err := os.MkdirTemp("", "clientgo-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	// The watch cache of podtemplates keeps ten events, so that a watch
 	// from an older revision meets kube's 410 (TestRetryWatcher).
-	srv, err = testserver.New(dir, func(o *app.Options) { o.WatchCacheSizes = []string{"podtemplates#10"} })
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	srv.Server.Stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testserver.Main(m, func(ts *testserver.TestServer, _ string) { srv = ts }, func(o *app.Options) { o.WatchCacheSizes = []string{"podtemplates#10"} })
 }
 
 // clientset is a typed client of the shared server, with client-go's

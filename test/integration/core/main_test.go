@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -36,24 +35,10 @@ const eventTTL = 2 * time.Hour
 var srv *testserver.TestServer
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "core-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	srv, err = testserver.New(dir, func(o *app.Options) {
+	testserver.Main(m, func(ts *testserver.TestServer, _ string) { srv = ts }, func(o *app.Options) {
 		o.ServiceClusterIPRange = serviceRange
 		o.EventTTL = eventTTL
 	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	srv.Server.Stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
 }
 
 func clientset(t testing.TB) *kubernetes.Clientset {

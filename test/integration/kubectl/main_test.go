@@ -12,8 +12,6 @@ package kubectl
 
 import (
 	"flag"
-	"fmt"
-	"os"
 	"os/exec"
 	"testing"
 
@@ -36,26 +34,13 @@ var srv *testserver.TestServer
 var cacheDir string
 
 func TestMain(m *testing.M) {
-	flag.Parse()
 	// The tests list v1 Endpoints, whose deprecation warning client-go
 	// would log.
 	rest.SetDefaultWarningHandler(rest.NoWarnings{})
-	dir, err := os.MkdirTemp("", "kubectl-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	cacheDir = dir + "/kubectl-cache"
-	srv, err = testserver.New(dir + "/server")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	srv.Server.Stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testserver.Main(m, func(ts *testserver.TestServer, scratch string) {
+		srv = ts
+		cacheDir = scratch + "/kubectl-cache"
+	})
 }
 
 // needKubectl skips a test when kubectl is not installed.

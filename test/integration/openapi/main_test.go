@@ -6,10 +6,8 @@
 package openapi
 
 import (
-	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -19,21 +17,7 @@ import (
 var srv *testserver.TestServer
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "openapi-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	srv, err = testserver.New(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	srv.Server.Stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testserver.Main(m, func(ts *testserver.TestServer, _ string) { srv = ts })
 }
 
 // response is what a request got back.

@@ -35,25 +35,10 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 var srv *testserver.TestServer
 
 func TestMain(m *testing.M) {
-	flag.Parse()
 	// The fixtures include v1 Endpoints, whose deprecation warning
 	// client-go would log at every request.
 	rest.SetDefaultWarningHandler(rest.NoWarnings{})
-	dir, err := os.MkdirTemp("", "wire-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	srv, err = testserver.New(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	srv.Server.Stop()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testserver.Main(m, func(ts *testserver.TestServer, _ string) { srv = ts })
 }
 
 // clientset is a typed client of the shared server: protobuf, as

@@ -8,9 +8,12 @@ package testserver
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -93,6 +96,39 @@ func New(dir string, opts ...Option) (*TestServer, error) {
 		cfg.TLSClientConfig.Insecure = true
 	}
 	return &TestServer{ClientConfig: cfg, URL: s.SecureURL, Token: s.AdminToken, Options: o, Server: s}, nil
+}
+
+// Main is the TestMain of a package whose tests share one server: it makes
+// a scratch directory, starts the server with opts (its data in
+// scratch/server), hands both to setup (which keeps the server for the
+// tests and may use the scratch directory), runs the tests, stops the
+// server, removes the directory and exits with the tests' code. Flags are
+// parsed first, so setup sees the package's own.
+//
+//	var srv *testserver.TestServer
+//	func TestMain(m *testing.M) {
+//		testserver.Main(m, func(ts *testserver.TestServer, _ string) { srv = ts })
+//	}
+func Main(m *testing.M, setup func(ts *TestServer, scratch string), opts ...Option) {
+	os.Exit(runMain(m, setup, opts))
+}
+
+func runMain(m *testing.M, setup func(*TestServer, string), opts []Option) int {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "miniapiserver-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ts, err := New(filepath.Join(dir, "server"), opts...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer ts.Server.Stop()
+	setup(ts, dir)
+	return m.Run()
 }
 
 // freePort returns a loopback port free at the time of the call.
