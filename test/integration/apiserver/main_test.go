@@ -8,11 +8,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,19 +34,10 @@ func clientset(t *testing.T) *kubernetes.Clientset {
 	return kubernetes.NewForConfigOrDie(srv.ClientConfig)
 }
 
-var nsCounter atomic.Int64
-
 // namespace creates a namespace of its own for a test.
 func namespace(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("t%d-%s", nsCounter.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
-	if len(name) > 63 {
-		name = strings.TrimRight(name[:63], "-")
-	}
-	_, err := clientset(t).CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("creating namespace %s: %v", name, err)
-	}
+	name := srv.CreateNamespace(t)
 	// Every namespace starts with the ConfigMap kube-root-ca.crt, as in
 	// kube; the tests count the configmaps they make.
 	if err := clientset(t).CoreV1().ConfigMaps(name).Delete(context.Background(), "kube-root-ca.crt", metav1.DeleteOptions{}); err != nil {

@@ -16,10 +16,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,29 +85,20 @@ func ctx(t testing.TB) context.Context {
 	return c
 }
 
-var (
-	nsCounter atomic.Int64
-	notInName = regexp.MustCompile(`[^a-z0-9-]+`)
-)
-
 // namespace creates a namespace of its own for a test.
 func namespace(t testing.TB) string {
 	t.Helper()
-	name := fmt.Sprintf("c%d-%s", nsCounter.Add(1), notInName.ReplaceAllString(strings.ToLower(t.Name()), "-"))
-	if len(name) > 63 {
-		name = strings.TrimRight(name[:63], "-")
+	if !*reference {
+		return srv.CreateNamespace(t)
 	}
-	if *reference {
-		name = fmt.Sprintf("%s-%d", strings.TrimRight(name[:min(len(name), 50)], "-"), time.Now().UnixNano()%1e6)
-	}
+	name := testserver.NamespaceName(t)
+	name = fmt.Sprintf("%s-%d", strings.TrimRight(name[:min(len(name), 50)], "-"), time.Now().UnixNano()%1e6)
 	_, err := clientset(t).CoreV1().Namespaces().Create(ctx(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}
-	if *reference {
-		emulateControllers(t, name)
-		t.Cleanup(func() { cleanReference(t, name) })
-	}
+	emulateControllers(t, name)
+	t.Cleanup(func() { cleanReference(t, name) })
 	return name
 }
 

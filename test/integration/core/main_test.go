@@ -6,17 +6,13 @@ package core
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -46,20 +42,10 @@ func clientset(t testing.TB) *kubernetes.Clientset {
 	return kubernetes.NewForConfigOrDie(srv.ClientConfig)
 }
 
-var nsCounter atomic.Int64
-
 // namespace creates a namespace for one test.
 func namespace(t testing.TB) string {
 	t.Helper()
-	name := fmt.Sprintf("c%d-%s", nsCounter.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
-	if len(name) > 63 {
-		name = strings.TrimRight(name[:63], "-")
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if _, err := clientset(t).CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating namespace %s: %v", name, err)
-	}
-	return name
+	return srv.CreateNamespace(t)
 }
 
 // response is what a raw request got back.

@@ -11,18 +11,14 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -48,21 +44,11 @@ func clientset(t testing.TB) *kubernetes.Clientset {
 	return kubernetes.NewForConfigOrDie(srv.ClientConfig)
 }
 
-var nsCounter atomic.Int64
-
 // namespace creates a namespace of its own for a test. It holds the
 // ConfigMap kube-root-ca.crt and the ServiceAccount default, as in kube.
 func namespace(t testing.TB) string {
 	t.Helper()
-	name := fmt.Sprintf("w%d-%s", nsCounter.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
-	if len(name) > 63 {
-		name = strings.TrimRight(name[:63], "-")
-	}
-	_, err := clientset(t).CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("creating namespace %s: %v", name, err)
-	}
-	return name
+	return srv.CreateNamespace(t)
 }
 
 // response is what a raw request got back.
