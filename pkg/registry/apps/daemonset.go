@@ -146,11 +146,6 @@ func (daemonSetStrategy) Validate(_ context.Context, obj runtime.Object) field.E
 	return append(allErrs, validateDaemonSetSpec(ds, field.NewPath("spec"))...)
 }
 
-// WarningsOnCreate warns about names that make odd pod names.
-func (daemonSetStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return dnsLabelNameWarning(obj.(*appsv1.DaemonSet).Name)
-}
-
 func (daemonSetStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
 	allErrs := core.ValidateObjectMetaUpdate(&ds.ObjectMeta, &oldDS.ObjectMeta, field.NewPath("metadata"))

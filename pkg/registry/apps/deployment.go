@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -136,11 +135,6 @@ func (deploymentStrategy) Validate(_ context.Context, obj runtime.Object) field.
 	return append(allErrs, validateDeploymentSpec(&d.Spec, field.NewPath("spec"))...)
 }
 
-// WarningsOnCreate warns about names that make odd pod names.
-func (deploymentStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return dnsLabelNameWarning(obj.(*appsv1.Deployment).Name)
-}
-
 func (deploymentStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
 	allErrs := core.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
@@ -231,13 +225,4 @@ func (deploymentStatusStrategy) ValidateUpdate(_ context.Context, obj, old runti
 	allErrs = append(allErrs, validateNotAbove(p, "availableReplicas", s.AvailableReplicas, s.Replicas, replicas)...)
 	allErrs = append(allErrs, validateNotAbove(p, "availableReplicas", s.AvailableReplicas, s.ReadyReplicas, "readyReplicas")...)
 	return append(allErrs, validateCollisionCount(p, s.CollisionCount, oldD.Status.CollisionCount)...)
-}
-
-// dnsLabelNameWarning warns that a workload's name, which its pods' names
-// and hostnames start with, is not a DNS label.
-func dnsLabelNameWarning(name string) []string {
-	if msgs := validation.IsDNS1123Label(name); len(msgs) != 0 {
-		return []string{fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v", msgs)}
-	}
-	return nil
 }

@@ -104,11 +104,6 @@ func (rsStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorLis
 	return append(allErrs, validateReplicaSetSpec(&rs.Spec, field.NewPath("spec"))...)
 }
 
-// WarningsOnCreate warns about names that make odd pod names.
-func (rsStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return dnsLabelNameWarning(obj.(*appsv1.ReplicaSet).Name)
-}
-
 func (rsStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	rs, oldRS := obj.(*appsv1.ReplicaSet), old.(*appsv1.ReplicaSet)
 	allErrs := core.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))

@@ -163,11 +163,6 @@ func (statefulSetStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Ob
 	return append(allErrs, apivalidation.ValidateImmutableField(s.Spec.PodManagementPolicy, oldS.Spec.PodManagementPolicy, specPath.Child("podManagementPolicy"))...)
 }
 
-// WarningsOnCreate warns about names that make odd pod names.
-func (statefulSetStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return dnsLabelNameWarning(obj.(*appsv1.StatefulSet).Name)
-}
-
 type statefulSetOptions struct {
 	allowInvalidServiceName bool
 	skipTemplate            bool

@@ -392,3 +392,48 @@ func unsetOr(s *string) string {
 	}
 	return *s
 }
+
+// WarningsOnCreate flags deprecated annotations, policies, node labels
+// and volume plugins (kube's GetWarningsForPersistentVolume).
+func (persistentVolumeStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	return persistentVolumeWarnings(obj.(*corev1.PersistentVolume))
+}
+
+// WarningsOnUpdate repeats them on every update, as kube does.
+func (persistentVolumeStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
+	return persistentVolumeWarnings(obj.(*corev1.PersistentVolume))
+}
+
+// WarningsOnUpdate: writes of status only are not warned about.
+func (persistentVolumeStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
+}
+
+func persistentVolumeWarnings(pv *corev1.PersistentVolume) []string {
+	var w warnings
+	if hasKey(pv.Annotations, betaStorageClassAnnotation) {
+		w.addf("%s: %s", field.NewPath("metadata", "annotations").Key(betaStorageClassAnnotation), deprecatedStorageClassAnnotationMessage)
+	}
+	spec := field.NewPath("spec")
+	if pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRecycle {
+		w.addf("%s: The Recycle reclaim policy is deprecated. Instead, the recommended approach is to use dynamic provisioning.", spec.Child("persistentVolumeReclaimPolicy"))
+	}
+	if a := pv.Spec.NodeAffinity; a != nil && a.Required != nil {
+		for i := range a.Required.NodeSelectorTerms {
+			w.add(nodeSelectorTermWarnings(&a.Required.NodeSelectorTerms[i], spec.Child("nodeAffinity", "required", "nodeSelectorTerms").Index(i))...)
+		}
+	}
+	// kube checks these in its own order, not that of pod volumes.
+	for _, name := range []string{"cephfs", "photonPersistentDisk", "scaleIO", "storageOS", "glusterfs", "rbd"} {
+		for _, plugin := range removedVolumePlugins {
+			if plugin.name == name && plugin.inPV(&pv.Spec.PersistentVolumeSource) {
+				w.addf("%s: %s", spec.Child(name), plugin.message)
+			}
+		}
+	}
+	return w
+}
+
+// deprecatedStorageClassAnnotationMessage follows the path of the beta
+// storage class annotation, on volumes and claims.
+const deprecatedStorageClassAnnotationMessage = `deprecated since v1.8; use "storageClassName" attribute instead`

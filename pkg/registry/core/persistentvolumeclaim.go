@@ -273,3 +273,28 @@ var persistentVolumeClaimTable = generic.TablePrinter{
 			generic.TranslateTimestampSince(pvc.CreationTimestamp), volumeModeString(pvc.Spec.VolumeMode)}, nil
 	},
 }
+
+// WarningsOnCreate flags the beta storage class annotation and fractional
+// sizes (kube's GetWarningsForPersistentVolumeClaim).
+func (persistentVolumeClaimStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	return persistentVolumeClaimWarnings(obj.(*corev1.PersistentVolumeClaim))
+}
+
+// WarningsOnUpdate repeats them on every update, as kube does.
+func (persistentVolumeClaimStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
+	return persistentVolumeClaimWarnings(obj.(*corev1.PersistentVolumeClaim))
+}
+
+// WarningsOnUpdate: writes of status only are not warned about.
+func (persistentVolumeClaimStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
+}
+
+func persistentVolumeClaimWarnings(pvc *corev1.PersistentVolumeClaim) []string {
+	var w warnings
+	if hasKey(pvc.Annotations, betaStorageClassAnnotation) {
+		w.addf("%s: %s", field.NewPath("metadata", "annotations").Key(betaStorageClassAnnotation), deprecatedStorageClassAnnotationMessage)
+	}
+	w.add(PVCSpecWarnings(field.NewPath("spec"), &pvc.Spec)...)
+	return w
+}

@@ -138,6 +138,7 @@ func (s podStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	pod.Generation = 1
 	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
 	admitPod(ctx, pod, s.lookups.serviceAccounts())
+	applyAppArmorAnnotations(ctx, pod)
 	if len(pod.Spec.SchedulingGates) > 0 {
 		setPodCondition(&pod.Status, corev1.PodCondition{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
@@ -177,13 +178,16 @@ func (podStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) fi
 	return ValidatePodUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
 }
 
-// WarningsOnCreate warns about names that make odd hostnames.
+// WarningsOnCreate warns about names that make odd hostnames and about
+// dubious fields (pod_warnings.go). Updates get none, as in kube: pods
+// are written mostly by controllers and kubelets, often.
 func (podStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
 	pod := obj.(*corev1.Pod)
+	var warnings []string
 	if msgs := validation.IsDNS1123Label(pod.Name); len(msgs) != 0 {
-		return []string{fmt.Sprintf("metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: %v", msgs)}
+		warnings = append(warnings, fmt.Sprintf("metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: %v", msgs))
 	}
-	return nil
+	return append(warnings, podWarnings(pod)...)
 }
 
 // CheckGracefulDelete gives a pod the grace period of the request, else
@@ -255,6 +259,19 @@ func preserveObservedGeneration(pod, old *corev1.Pod) {
 			pod.Status.Conditions[i].ObservedGeneration = g
 		}
 	}
+}
+
+// WarningsOnUpdate flags pod and host IPs not in canonical form.
+func (podStatusStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
+	pod := obj.(*corev1.Pod)
+	var warnings []string
+	for i, ip := range pod.Status.PodIPs {
+		warnings = append(warnings, validation.GetWarningsForIP(field.NewPath("status", "podIPs").Index(i).Child("ip"), ip.IP)...)
+	}
+	for i, ip := range pod.Status.HostIPs {
+		warnings = append(warnings, validation.GetWarningsForIP(field.NewPath("status", "hostIPs").Index(i).Child("ip"), ip.IP)...)
+	}
+	return warnings
 }
 
 func (podStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {

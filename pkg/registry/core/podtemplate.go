@@ -75,3 +75,17 @@ func (podTemplateStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Ob
 	allErrs := ValidateObjectMetaUpdate(&t.ObjectMeta, &oldT.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, ValidatePodTemplateSpec(&t.Template, field.NewPath("template"))...)
 }
+
+func (podTemplateStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	return PodTemplateWarnings(field.NewPath("template"), &obj.(*corev1.PodTemplate).Template)
+}
+
+// WarningsOnUpdate warns only when the template changed (PrepareForUpdate
+// then bumped the generation): an unrelated write repeats none.
+func (podTemplateStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.Object) []string {
+	t, oldT := obj.(*corev1.PodTemplate), old.(*corev1.PodTemplate)
+	if t.Generation == oldT.Generation {
+		return nil
+	}
+	return PodTemplateWarnings(field.NewPath("template"), &t.Template)
+}

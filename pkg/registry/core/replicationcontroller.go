@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -161,6 +162,30 @@ func validateRCSpec(spec *corev1.ReplicationControllerSpec, fldPath *field.Path)
 	return append(allErrs, apivalidation.ValidateNonnegativeField(int64(spec.MinReadySeconds), fldPath.Child("minReadySeconds"))...)
 }
 
+// WarningsOnCreate warns about names that make odd pod names and about
+// the template's dubious fields.
+func (rcStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	rc := obj.(*corev1.ReplicationController)
+	var warnings []string
+	if msgs := validation.IsDNS1123Label(rc.Name); len(msgs) != 0 {
+		warnings = append(warnings, fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v", msgs))
+	}
+	return append(warnings, PodTemplateWarnings(field.NewPath("spec", "template"), rc.Spec.Template)...)
+}
+
+// WarningsOnUpdate warns when the spec changed. kube v1.37 passes the
+// templates swapped here, so it warns about the template being replaced,
+// not the new one (seen on v1.37.2; a fix is proposed upstream,
+// kubernetes/kubernetes#142443). We answer as it does, so that clients
+// see the same headers.
+func (rcStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.Object) []string {
+	rc, oldRC := obj.(*corev1.ReplicationController), old.(*corev1.ReplicationController)
+	if rc.Generation == oldRC.Generation {
+		return nil
+	}
+	return PodTemplateWarnings(field.NewPath("spec", "template"), oldRC.Spec.Template)
+}
+
 // rcStatusStrategy serves replicationcontrollers/status: the spec stays.
 type rcStatusStrategy struct{ rcStrategy }
 
@@ -171,6 +196,11 @@ func (rcStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set
 
 func (rcStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	generic.KeepAllButStatus(obj, old)
+}
+
+// WarningsOnUpdate: writes of status only are not warned about.
+func (rcStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
 }
 
 func (rcStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {

@@ -60,6 +60,7 @@ func TestWorkloads(t *testing.T) {
 		{"Deletion", testDeletion},
 		{"Tables", testTables},
 		{"CRUD", testCRUD},
+		{"Warnings", testWarnings},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
 	}
