@@ -152,11 +152,19 @@ func BenchmarkListFromCache(b *testing.B) {
 	}
 }
 
-// BenchmarkDispatch: one event dispatched to 1,000 watchers and received by
-// each (the watchers' goroutines read as clients would).
+// BenchmarkDispatch: one event dispatched to 100 or 1,000 watchers and
+// received by each, read from ResultChan or pulled (storage.NextEvent, as
+// the HTTP handler reads).
 func BenchmarkDispatch(b *testing.B) {
-	for _, watchers := range []int{100, 1000} {
-		b.Run(fmt.Sprintf("watchers=%d", watchers), func(b *testing.B) {
+	for _, tc := range []struct {
+		watchers int
+		pull     bool
+	}{{100, false}, {1000, false}, {100, true}, {1000, true}} {
+		watchers, name := tc.watchers, fmt.Sprintf("watchers=%d", tc.watchers)
+		if tc.pull {
+			name += "/pulled"
+		}
+		b.Run(name, func(b *testing.B) {
 			etcd := etcdtest.Start(b)
 			prefix := "/registry/configmaps"
 			cfg := configMapConfig(prefix)
@@ -178,7 +186,18 @@ func BenchmarkDispatch(b *testing.B) {
 				}
 				defer w.Stop()
 				go func() {
-					for range w.ResultChan() {
+					if !tc.pull {
+						for range w.ResultChan() {
+							received <- struct{}{}
+						}
+						return
+					}
+					// As the HTTP handler reads: in the reader's
+					// goroutine, straight from the watcher's buffer.
+					for {
+						if _, status := storage.NextEvent(context.Background(), w, true); status != storage.Got {
+							return
+						}
 						received <- struct{}{}
 					}
 				}()

@@ -14,13 +14,31 @@ import (
 
 // cacheWatcher is one client's watch. The dispatcher puts events in its
 // input buffer without blocking (or, within a small shared time budget,
-// blocking briefly); its own goroutine filters and converts them and hands
-// them to the client. A watcher that cannot keep up is stopped, and its
-// client starts again from its last resourceVersion.
+// blocking briefly). A goroutine of its own (process) delivers the initial
+// events on result; live events are then filtered and converted either by
+// that goroutine, for a consumer of ResultChan, or by the consumer's own
+// goroutine in Next, which saves a handoff per event. A watcher that
+// cannot keep up is stopped, and its client starts again from its last
+// resourceVersion.
 type cacheWatcher struct {
 	input  chan *event
 	result chan storage.Event
 	done   chan struct{}
+
+	// process starts when the consumer first asks for an event, knowing
+	// by then which way it reads (pull: Next). ctx and init are its
+	// arguments, kept until then.
+	startOnce sync.Once
+	pull      bool
+	ctx       context.Context
+	init      initial
+	// Set by process before it closes result when it leaves the live
+	// events to a pulling consumer: last is the revision delivered so
+	// far. The consumer reads them once result is closed.
+	handedOff bool
+	last      int64
+	// live: the pulling consumer reads input itself (its own field).
+	live bool
 
 	prefix    string // key prefix (a namespace's), or the exact key when single
 	single    bool
@@ -59,7 +77,79 @@ func newCacheWatcher(prefix string, single bool, pred storage.SelectionPredicate
 }
 
 // ResultChan implements storage.Watcher.
-func (w *cacheWatcher) ResultChan() <-chan storage.Event { return w.result }
+func (w *cacheWatcher) ResultChan() <-chan storage.Event {
+	w.begin(false)
+	return w.result
+}
+
+// begin starts the watcher's goroutine once, for a consumer that pulls
+// (Next) or reads ResultChan.
+func (w *cacheWatcher) begin(pull bool) {
+	w.startOnce.Do(func() {
+		w.pull = pull
+		ctx, init := w.ctx, w.init
+		w.ctx, w.init = nil, initial{}
+		go w.process(ctx, init)
+	})
+}
+
+// Next implements storage.Puller. The initial events come from result;
+// once process has handed off (result closed with handedOff set), live
+// events are taken from input and converted here, exactly as process
+// would: in order, those at or before the last delivered revision
+// skipped.
+func (w *cacheWatcher) Next(ctx context.Context, wait bool) (storage.Event, storage.NextStatus) {
+	w.begin(true)
+	for !w.live {
+		ev, ok, status := receive(ctx, w.result, nil, wait)
+		switch {
+		case status != storage.Got:
+			return storage.Event{}, status
+		case ok:
+			return ev, storage.Got
+		case !w.handedOff:
+			return storage.Event{}, storage.Ended
+		}
+		w.live = true
+	}
+	for {
+		ev, ok, status := receive(ctx, w.input, w.done, wait)
+		if status != storage.Got {
+			return storage.Event{}, status
+		}
+		if !ok || ev.rv <= w.last {
+			continue
+		}
+		out, ok := w.convert(ev)
+		w.last = ev.rv
+		if ok {
+			return out, storage.Got
+		}
+	}
+}
+
+// receive takes a value from ch: waiting (until ctx or done ends it) or
+// not. ok is false when ch is closed.
+func receive[T any](ctx context.Context, ch <-chan T, done <-chan struct{}, wait bool) (v T, ok bool, status storage.NextStatus) {
+	if !wait {
+		select {
+		case v, ok = <-ch:
+			return v, ok, storage.Got
+		case <-done:
+			return v, false, storage.Ended
+		default:
+			return v, false, storage.Pending
+		}
+	}
+	select {
+	case v, ok = <-ch:
+		return v, ok, storage.Got
+	case <-done:
+		return v, false, storage.Ended
+	case <-ctx.Done():
+		return v, false, storage.Ended
+	}
+}
 
 // Stop implements storage.Watcher: the client is done.
 func (w *cacheWatcher) Stop() { w.stop() }
@@ -166,11 +256,16 @@ type initial struct {
 	err    error
 }
 
-// process delivers the initial events, then live ones, until the watcher
-// stops or ctx ends. It owns result and closes it.
+// process delivers the initial events, then live ones (or, for a pulling
+// consumer, hands the live ones over), until the watcher stops or ctx
+// ends. It owns result and closes it.
 func (w *cacheWatcher) process(ctx context.Context, init initial) {
 	defer close(w.result)
-	defer w.stop()
+	defer func() {
+		if !w.handedOff {
+			w.stop()
+		}
+	}()
 	if init.err != nil {
 		w.send(ctx, storage.Event{Type: watch.Error, Err: init.err})
 		return
@@ -205,6 +300,12 @@ func (w *cacheWatcher) process(ctx context.Context, init initial) {
 			return
 		}
 		last = ev.rv
+	}
+	if w.pull {
+		// The consumer takes the live events from here; the close of
+		// result tells it so.
+		w.last, w.handedOff = last, true
+		return
 	}
 	for {
 		select {

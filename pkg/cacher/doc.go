@@ -10,7 +10,12 @@
 //     recent events (the history watches start from);
 //   - dispatchEvents hands each event to the cacheWatchers that care,
 //     never blocking on a slow one, and sends bookmarks;
-//   - each cacheWatcher filters and converts events for its client.
+//   - each cacheWatcher filters and converts events for its client: its
+//     own goroutine delivers the initial events, then, for a client that
+//     pulls (storage.Puller, as the HTTP handler does), the client's
+//     goroutine takes live events straight from the watcher's buffer.
+//     kube keeps a goroutine per watcher for the whole watch; one handoff
+//     fewer per event and watcher is ~25 % of a fan-out's cost.
 //
 // Unlike kube's, the cache keeps no decoded objects: per object it holds
 // the storage.Object (the stored JSON bytes, shared by every list and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,15 +85,31 @@ func TestStress(t *testing.T) {
 		}
 		sel.GetAttrs = storagetest.PodAttrs
 		rec := &recorder{from: lastRev.get(), key: key, pred: sel}
-		w, err := c.Watch(ctx, key, storage.ListOptions{ResourceVersion: strconv.FormatInt(rec.from, 10), Recursive: true, Predicate: sel})
+		// A watcher ended for being too slow (a loaded machine, -race)
+		// starts again from the last revision it got, as a client does;
+		// what it receives must still be every change exactly once.
+		rec.rewatch = func(from int64) (storage.Watcher, error) {
+			return c.Watch(ctx, key, storage.ListOptions{ResourceVersion: strconv.FormatInt(from, 10), Recursive: true, Predicate: sel})
+		}
+		w, err := rec.rewatch(rec.from)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec.start(w)
+		// Half the watchers are read as the HTTP handler reads them
+		// (pulled, live events converted in the reader's goroutine),
+		// half from ResultChan.
+		rec.start(w, i%2 == 0)
 		ws = append(ws, rec)
 		time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
 	}
 	writing.Wait()
+	defer func() {
+		restarts := 0
+		for _, rec := range ws {
+			restarts += rec.restarts
+		}
+		t.Logf("%d watchers, %d restarts of watchers ended as too slow", len(ws), restarts)
+	}()
 	if t.Failed() {
 		return
 	}
@@ -111,37 +128,90 @@ func TestStress(t *testing.T) {
 	}
 }
 
-// recorder reads a watch into a list of "TYPE key rv" lines.
+// recorder reads a watch into a list of "TYPE key rv" lines. With
+// rewatch, a watch that ends by itself is started again from the last
+// revision received.
 type recorder struct {
-	from int64
-	key  string
-	pred storage.SelectionPredicate
+	from    int64
+	key     string
+	pred    storage.SelectionPredicate
+	rewatch func(from int64) (storage.Watcher, error)
 
-	w      storage.Watcher
-	done   chan struct{}
-	mu     sync.Mutex
-	events []string
+	done     chan struct{}
+	mu       sync.Mutex
+	w        storage.Watcher
+	stopped  bool
+	restarts int
+	events   []string
 }
 
-func (r *recorder) start(w storage.Watcher) {
+// start reads w in a goroutine of its own: pulled (as the HTTP handler
+// reads, waiting or not at random) or from ResultChan.
+func (r *recorder) start(w storage.Watcher, pull bool) {
 	r.w, r.done = w, make(chan struct{})
+	if _, ok := w.(storage.Puller); pull && !ok {
+		panic("the cacher's watchers are storage.Pullers")
+	}
+	next := func(w storage.Watcher) (storage.Event, bool) {
+		if pull {
+			ev, status := storage.NextEvent(context.Background(), w, rand.IntN(2) == 0)
+			for status == storage.Pending {
+				goruntime.Gosched()
+				ev, status = storage.NextEvent(context.Background(), w, rand.IntN(2) == 0)
+			}
+			return ev, status == storage.Got
+		}
+		ev, ok := <-w.ResultChan()
+		return ev, ok
+	}
 	go func() {
 		defer close(r.done)
-		for ev := range w.ResultChan() {
+		last := r.from
+		for {
+			ev, ok := next(w)
+			if !ok {
+				if w = r.restart(last); w == nil {
+					return
+				}
+				continue
+			}
 			line := ""
 			switch ev.Type {
 			case watch.Bookmark:
+				last = ev.ResourceVersion
 				continue
 			case watch.Error:
 				line = "ERROR " + ev.Err.Error()
 			default:
 				line = fmt.Sprintf("%s %s %d", ev.Type, ev.Object.Key, ev.Object.ResourceVersion)
+				last = ev.Object.ResourceVersion
 			}
 			r.mu.Lock()
 			r.events = append(r.events, line)
 			r.mu.Unlock()
+			if ev.Type == watch.Error {
+				return // the watch says why it ended: no starting again
+			}
 		}
 	}()
+}
+
+// restart watches again from last after the watch ended, unless stop
+// ended it or the recorder does not rewatch; nil means done.
+func (r *recorder) restart(last int64) storage.Watcher {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped || r.rewatch == nil {
+		return nil
+	}
+	w, err := r.rewatch(last)
+	if err != nil {
+		r.events = append(r.events, "REWATCH "+err.Error())
+		return nil
+	}
+	r.w = w
+	r.restarts++
+	return w
 }
 
 func (r *recorder) count() int {
@@ -152,7 +222,10 @@ func (r *recorder) count() int {
 
 // stop ends the watch and returns everything it received.
 func (r *recorder) stop() []string {
+	r.mu.Lock()
+	r.stopped = true
 	r.w.Stop()
+	r.mu.Unlock()
 	<-r.done
 	return r.events
 }

@@ -90,7 +90,8 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 		c.dispatcher.add(w, time.Now())
 	}
 	c.wc.mu.RUnlock()
-	go w.process(ctx, init)
+	// The watcher's goroutine starts when its consumer first reads.
+	w.ctx, w.init = ctx, init
 	return w, nil
 }
 

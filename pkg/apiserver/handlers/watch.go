@@ -13,6 +13,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 // InitialEventsAnnotation marks the bookmark that ends the initial events
@@ -61,36 +62,36 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 	defer stream.Close()
 	bw := bufio.NewWriterSize(stream, 32*1024)
 	enc.bw = bw
-	events := wch.ResultChan()
 	// The initial events of a WatchList are of no use to the client before
 	// the bookmark that ends them: they go out in full buffers, not one
 	// flush (and one gzip member) per event when the encoder keeps up
 	// with the watch cache.
 	initial := isWatchList
+	flush := func() bool { return bw.Flush() == nil && stream.Flush() == nil }
 	for {
-		select {
-		case <-ctx.Done():
+		// Events are taken in this goroutine (straight from the watch
+		// cache's buffer when the watcher allows it), and the burst
+		// written is flushed once no event is ready: one write per event
+		// when events trickle, few when they pour.
+		ev, status := storage.NextEvent(ctx, wch, false)
+		if status == storage.Pending {
+			if !initial && !flush() {
+				return
+			}
+			ev, status = storage.NextEvent(ctx, wch, true)
+		}
+		if status != storage.Got {
 			return
-		case ev, ok := <-events:
-			if !ok {
-				return
-			}
-			if err := enc.write(ev); err != nil {
-				return
-			}
-			if ev.Type == watch.Bookmark && ev.InitialEventsEnd {
-				initial = false
-			}
-			// Flush once the burst is written: one write per event
-			// when events trickle, few when they pour.
-			if (len(events) == 0 && !initial) || ev.Type == watch.Error {
-				if bw.Flush() != nil || stream.Flush() != nil {
-					return
-				}
-			}
-			if ev.Type == watch.Error {
-				return
-			}
+		}
+		if err := enc.write(ev); err != nil {
+			return
+		}
+		switch {
+		case ev.Type == watch.Error:
+			flush()
+			return
+		case ev.Type == watch.Bookmark && ev.InitialEventsEnd:
+			initial = false
 		}
 	}
 }
