@@ -86,6 +86,13 @@ func (e *env) namespace(t *testing.T, name string) string {
 // and body.
 func (e *env) do(t *testing.T, method, path, contentType string, body []byte) (int, []byte) {
 	t.Helper()
+	code, _, data := e.send(t, method, path, contentType, body)
+	return code, data
+}
+
+// send is do that also returns the response's headers.
+func (e *env) send(t *testing.T, method, path, contentType string, body []byte) (int, http.Header, []byte) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(ctx(t), method, e.srv.URL+path, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +111,7 @@ func (e *env) do(t *testing.T, method, path, contentType string, body []byte) (i
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, data
+	return resp.StatusCode, resp.Header, data
 }
 
 // statusOf returns the Status of a client-go error, failing the test when

@@ -1,10 +1,7 @@
 package workloads
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -273,25 +270,11 @@ func readWarningsFile(t *testing.T, name string) []byte {
 // of its Warning headers, in order.
 func (e *env) expectWarnings(t *testing.T, method, path string, body []byte, code int, want ...string) []byte {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx(t), method, e.srv.URL+path, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	status, header, data := e.send(t, method, path, "application/json", body)
+	if status != code {
+		t.Fatalf("%s %s: want %d, got %d: %s", method, path, code, status, data)
 	}
-	req.Header.Set("Authorization", "Bearer "+e.srv.Token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := e.http.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != code {
-		t.Fatalf("%s %s: want %d, got %d: %s", method, path, code, resp.StatusCode, data)
-	}
-	headers, errs := utilnet.ParseWarningHeaders(resp.Header.Values("Warning"))
+	headers, errs := utilnet.ParseWarningHeaders(header.Values("Warning"))
 	if len(errs) > 0 {
 		t.Fatalf("%s %s: malformed Warning headers: %v", method, path, errs)
 	}
