@@ -41,6 +41,7 @@ type Cacher struct {
 	metrics  *resourceMetrics
 
 	wc         *watchCache
+	pages      snapshots // of paginated lists, for their continue tokens
 	dispatcher *dispatcher
 	incoming   chan *event
 	ready      *readiness

@@ -17,8 +17,10 @@ import (
 //     current revision (falling back to etcd if it cannot within 3 s);
 //   - N (NotOlderThan or legacy): the cache waits up to 3 s to reach N,
 //     else TooLargeResourceVersion (504);
-//   - Exact, continue tokens, and limits with a resourceVersion other
-//     than "0": read from etcd.
+//   - a limit with resourceVersion unset: the page is read from a
+//     snapshot of the cache, kept for its continue tokens (pages.go);
+//   - Exact, continue tokens whose snapshot is gone, and limits with a
+//     resourceVersion other than "" or "0": read from etcd.
 //
 // A limit with resourceVersion "0" is ignored (the whole list is
 // returned), as kube does. Items are the cached objects themselves.
@@ -26,6 +28,13 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptio
 	rev, err := storage.ParseResourceVersion(opts.ResourceVersion)
 	if err != nil {
 		return nil, storage.NewInvalidError("invalid resource version: " + err.Error())
+	}
+	if opts.Recursive && opts.Predicate.Limit > 0 && opts.ResourceVersionMatch != metav1.ResourceVersionMatchExact {
+		if ok, _ := c.ready.check(); ok {
+			if res, handled, err := c.listPage(ctx, key, opts); handled {
+				return res, err
+			}
+		}
 	}
 	if delegateList(opts) {
 		return c.storage.GetList(ctx, key, opts)
