@@ -8,6 +8,8 @@
 //   - the watchCache keeps the current objects (a copy-on-write B-tree
 //     ordered by key, with an index per trigger field) and a ring buffer of
 //     recent events (the history watches start from);
+//   - paginated lists read snapshots of the store, kept for their
+//     continue tokens (pages.go);
 //   - dispatchEvents hands each event to the cacheWatchers that care,
 //     never blocking on a slow one, and sends bookmarks;
 //   - each cacheWatcher filters and converts events for its client: its
