@@ -53,6 +53,7 @@ func (s *snapshots) add(rv int64, tree *btree.BTreeG[*entry], now time.Time) {
 		}
 	}
 	if len(s.items) == maxSnapshots {
+		s.items[0] = snapshot{} // let the tree go
 		s.items = s.items[1:]
 	}
 	s.items = append(s.items, snapshot{rv: rv, tree: tree, taken: now})
@@ -71,11 +72,27 @@ func (s *snapshots) get(rv int64, now time.Time) (*btree.BTreeG[*entry], bool) {
 	return nil, false
 }
 
+// prune drops the expired snapshots and those at or before compacted.
+func (s *snapshots) prune(now time.Time, compacted int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expire(now)
+	kept := s.items[:0]
+	for _, sn := range s.items {
+		if sn.rv > compacted {
+			kept = append(kept, sn)
+		}
+	}
+	clear(s.items[len(kept):])
+	s.items = kept
+}
+
 func (s *snapshots) expire(now time.Time) {
 	i := 0
 	for i < len(s.items) && now.Sub(s.items[i].taken) > snapshotTTL {
 		i++
 	}
+	clear(s.items[:i]) // let the trees go
 	s.items = s.items[i:]
 }
 

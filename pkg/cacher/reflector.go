@@ -183,12 +183,10 @@ func (c *Cacher) dispatchEvents() {
 	}
 }
 
-// followCompaction drops the history etcd has compacted away.
+// followCompaction drops the history etcd has compacted away, and the
+// snapshots of paginated lists that expired.
 func (c *Cacher) followCompaction() {
-	compactor, ok := c.storage.(storage.CompactRevisioner)
-	if !ok {
-		return
-	}
+	compactor, canAsk := c.storage.(storage.CompactRevisioner)
 	ticker := time.NewTicker(c.cfg.CompactionCheckPeriod)
 	defer ticker.Stop()
 	for {
@@ -197,9 +195,16 @@ func (c *Cacher) followCompaction() {
 			return
 		case <-ticker.C:
 		}
-		rev, err := compactor.CompactRevision(c.ctx)
-		if err == nil && rev > 0 {
-			c.wc.compact(rev)
+		var compacted int64
+		if canAsk {
+			if rev, err := compactor.CompactRevision(c.ctx); err == nil && rev > 0 {
+				c.wc.compact(rev)
+				compacted = rev
+			}
 		}
+		// Snapshots of paginated lists go when they expire even if no
+		// list comes to notice, and when etcd has compacted their
+		// revision (their tokens are expired).
+		c.pages.prune(time.Now(), compacted)
 	}
 }
