@@ -102,20 +102,20 @@ func (s *snapshots) expire(now time.Time) {
 // it leaves to the caller.
 func (c *Cacher) listPage(ctx context.Context, key string, opts storage.ListOptions) (res *storage.ListResult, handled bool, err error) {
 	pred := opts.Predicate
+	if pred.Continue == "" && opts.ResourceVersion != "" {
+		return nil, false, nil
+	}
+	plan, err := storage.PlanList(key, opts)
+	if err != nil {
+		return nil, true, err
+	}
 	if pred.Continue == "" {
-		if opts.ResourceVersion != "" {
-			return nil, false, nil
-		}
 		current, err := c.storage.CurrentResourceVersion(ctx)
 		if err != nil {
 			return nil, true, err
 		}
 		if err := c.waitUntilFresh(ctx, current); err != nil {
 			return nil, !storage.IsTooLargeResourceVersion(err), err // the cache lags: etcd answers
-		}
-		plan, err := storage.PlanList(key, opts)
-		if err != nil {
-			return nil, true, err
 		}
 		c.wc.mu.RLock()
 		rv, tree := c.wc.rv, c.wc.store.snapshot()
@@ -125,10 +125,6 @@ func (c *Cacher) listPage(ctx context.Context, key string, opts storage.ListOpti
 			c.pages.add(rv, tree, time.Now())
 		}
 		return res, true, err
-	}
-	plan, err := storage.PlanList(key, opts)
-	if err != nil {
-		return nil, true, err
 	}
 	tree, ok := c.pages.get(plan.Rev, time.Now())
 	if !ok || plan.Rev == 0 {
