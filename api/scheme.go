@@ -5,6 +5,7 @@ package api
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,7 @@ func init() {
 		appsv1.AddToScheme,
 		coordinationv1.AddToScheme,
 		autoscalingv1.AddToScheme,
+		authenticationv1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
 		utilruntime.Must(add(Scheme))
@@ -33,7 +35,7 @@ func init() {
 	// kube's API machinery expects.
 	for _, gv := range []schema.GroupVersion{
 		metav1.SchemeGroupVersion, corev1.SchemeGroupVersion, appsv1.SchemeGroupVersion,
-		coordinationv1.SchemeGroupVersion, autoscalingv1.SchemeGroupVersion,
+		coordinationv1.SchemeGroupVersion, autoscalingv1.SchemeGroupVersion, authenticationv1.SchemeGroupVersion,
 	} {
 		metav1.AddToGroupVersion(Scheme, gv)
 	}

@@ -96,7 +96,7 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope
 		if verb == "patch" {
 			consumes = handlers.PatchRouteMediaTypes
 		}
-		r.Method(method, path, routeChecks(consumes, produces, s.instrument(sc, verb, handlers.WithWarning(h, warning))))
+		r.Method(method, path, routeChecks(consumes, produces, s.instrument(sc, handlers.WithWarning(h, warning))))
 	}
 	if sc.Subresource != "" {
 		path := item + "/" + sc.Subresource

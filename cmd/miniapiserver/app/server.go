@@ -18,16 +18,20 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/filters"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/authentication"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 )
@@ -40,9 +44,13 @@ type Server struct {
 	InsecureURL string
 	// AdminToken is the generated admin token ("" with --token-auth-file).
 	AdminToken string
+	// ClientCA verifies client certificates; it signs new ones unless it
+	// came from --client-ca-file.
+	ClientCA *ClientCA
 	// CAPEM is the certificate clients trust (nil with --tls-cert-file).
 	CAPEM []byte
-	// KubeconfigPath is the generated kubeconfig ("" with --token-auth-file).
+	// KubeconfigPath is the generated admin kubeconfig ("" when the server
+	// holds no admin credential: --client-ca-file and --token-auth-file).
 	KubeconfigPath string
 	// EtcdURL is the etcd the server uses (the embedded one's, or the first
 	// of --etcd-servers).
@@ -86,7 +94,15 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.CAPEM = caPEM
-	groups, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
+	creds, err := loadCredentials(o)
+	if err != nil {
+		return nil, err
+	}
+	s.ClientCA, s.AdminToken = creds.clientCA, creds.adminToken
+	reviews := &lateAuthenticator{}
+	groups, getter, err := buildGroups(o, etcd3.NewFactory(client), ProviderDeps{
+		RootCA: caPEM, Tokens: creds.tokenIssuer(o), Authenticator: reviews, APIAudiences: o.Auth.apiAudiences(),
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -98,18 +114,50 @@ func Start(o *Options) (*Server, error) {
 	if err := getter.checkResources("--watch-cache-sizes", watchCacheSizeNames(o)); err != nil {
 		return nil, err
 	}
-
-	auth, token, err := authenticator(o)
+	auth, err := creds.authenticator(o, newRegistryObjects(groups[0]))
 	if err != nil {
 		return nil, err
 	}
-	s.AdminToken = token
+	reviews.Request = auth
+	authorizer, err := buildAuthorizer(o)
+	if err != nil {
+		return nil, err
+	}
+	auditPolicy, auditLog, err := o.Audit.build()
+	if err != nil {
+		return nil, err
+	}
+	if auditLog != nil {
+		s.cleanup = append(s.cleanup, auditLog.Shutdown)
+	}
+
+	secureLn, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
+	if err != nil {
+		return nil, fmt.Errorf("--secure-port: %w", err)
+	}
+	s.cleanup = append(s.cleanup, func() { secureLn.Close() })
+	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
+	discovery, err := serviceaccount.NewDiscovery(o.Auth.issuers()[0], o.Auth.ServiceAccountJWKSURI, externalAddress(s.SecureURL), creds.publicKeys)
+	if err != nil {
+		// As kube: an issuer that is not an https URL serves no discovery.
+		slog.Info("service account issuer discovery is off", "reason", err)
+	}
+
 	namespaces := groups[0].VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Getter)
 	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
 	api, err := apiserver.New(apiserver.Config{
-		APIGroups:         groups,
-		Authenticator:     auth,
+		APIGroups:     groups,
+		Authenticator: auth,
+		APIAudiences:  o.Auth.apiAudiences(),
+		Authorizer:    authorizer,
+		InFlight: filters.InFlightConfig{
+			ReadOnly: o.Auth.MaxRequestsInflight, Mutating: o.Auth.MaxMutatingRequestsInflight,
+			QueueLength: inFlightQueueLength, MaxWait: o.RequestTimeout / 4,
+		},
+		AuditPolicy:       auditPolicy,
+		AuditSink:         auditSink(auditLog),
+		NonResource:       discoveryHandlers(discovery),
 		Admission:         admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges}},
 		ReadyzChecks:      s.readyChecks,
 		MinRequestTimeout: o.MinRequestTimeout,
@@ -123,14 +171,16 @@ func Start(o *Options) (*Server, error) {
 	if err := ensureSystemNamespaces(ctx, groups[0]); err != nil {
 		return nil, err
 	}
-
-	secureLn, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
-	if err != nil {
-		return nil, fmt.Errorf("--secure-port: %w", err)
+	if err := ensureExtensionAuthConfigMap(ctx, groups[0], creds.clientCA.PEM); err != nil {
+		return nil, fmt.Errorf("writing kube-system/%s: %w", extensionAuthConfigMap, err)
 	}
-	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
 	ensureKubernetesService(ctx, o, groups[0], secureLn.Addr().(*net.TCPAddr).Port)
-	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
+	tlsConfig := &tls.Config{
+		Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12,
+		// Client certificates are asked for, not required: the
+		// authenticator verifies them, other requests use tokens.
+		ClientAuth: tls.RequestClientCert, ClientCAs: creds.clientCA.Pool,
+	}
 	s.serve(ctx, secureLn, api.SecureHandler(), tlsConfig, o.ShutdownTimeout)
 	if o.InsecurePort != 0 {
 		insecureLn, err := net.Listen("tcp", net.JoinHostPort(o.InsecureBindAddr, strconv.Itoa(o.InsecurePort)))
@@ -140,9 +190,10 @@ func Start(o *Options) (*Server, error) {
 		s.InsecureURL = "http://" + clientAddress(insecureLn.Addr().(*net.TCPAddr))
 		s.serve(ctx, insecureLn, api.InsecureHandler(), nil, o.ShutdownTimeout)
 	}
-	if token != "" {
+	admin := adminCredentials{CertPEM: creds.adminCert, KeyPEM: creds.adminKey, Token: creds.adminToken}
+	if admin.CertPEM != nil || admin.Token != "" {
 		s.KubeconfigPath = filepath.Join(o.DataDir, "kubeconfig")
-		if err := writeKubeconfig(s.KubeconfigPath, s.SecureURL, token, caPEM); err != nil {
+		if err := writeKubeconfig(s.KubeconfigPath, s.SecureURL, caPEM, admin); err != nil {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
@@ -192,25 +243,38 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 	return client, nil
 }
 
+// ProviderDeps are what some API groups need of the server beyond its
+// options.
+type ProviderDeps struct {
+	// RootCA is the PEM published in every namespace (nil: none).
+	RootCA []byte
+	// Tokens serves the TokenRequest API (nil: not served).
+	Tokens *core.TokenIssuer
+	// Authenticator reviews TokenReviews; APIAudiences are its default
+	// audiences.
+	Authenticator authenticator.Request
+	APIAudiences  []string
+}
+
 // RESTStorageProviders are the providers of every served API group, in
-// the order discovery lists them, configured from o. rootCA is the PEM
-// published in every namespace (nil: none). The OpenAPI generator
-// (hack/openapi-gen) builds its groups from the same list.
-func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvider, error) {
+// the order discovery lists them, configured from o and deps. The OpenAPI
+// generator (hack/openapi-gen) builds its groups from the same list.
+func RESTStorageProviders(o *Options, deps ProviderDeps) ([]generic.RESTStorageProvider, error) {
 	serviceRange, err := o.serviceClusterIPRange()
 	if err != nil {
 		return nil, err
 	}
 	return []generic.RESTStorageProvider{
-		core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA},
+		core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: deps.RootCA, Tokens: deps.Tokens},
 		apps.RESTStorageProvider{},
+		authentication.RESTStorageProvider{Authenticator: deps.Authenticator, APIAudiences: deps.APIAudiences},
 		coordination.RESTStorageProvider{},
 	}, nil
 }
 
 // buildGroups builds the storage of every API group.
-func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, *restOptionsGetter, error) {
-	providers, err := RESTStorageProviders(o, rootCA)
+func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest.APIGroupInfo, *restOptionsGetter, error) {
+	providers, err := RESTStorageProviders(o, deps)
 	if err != nil {
 		return nil, nil, err
 	}

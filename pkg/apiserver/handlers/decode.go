@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/audit"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 )
@@ -76,6 +77,7 @@ func (s *Scope) decodeBody(r *http.Request, data []byte, fieldValidation string)
 		return nil, s.decodeError(fmt.Errorf("converting (%s) to (%s): unknown conversion",
 			reflect.TypeOf(obj).Elem(), internalTypeName(s.Kind)), gvk, data)
 	}
+	audit.LogRequestObject(r.Context(), obj, s.Kind)
 	return obj, nil
 }
 

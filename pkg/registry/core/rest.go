@@ -32,6 +32,9 @@ type RESTStorageProvider struct {
 	// RootCA, when set, is the PEM published in every namespace as the
 	// ConfigMap kube-root-ca.crt.
 	RootCA []byte
+	// Tokens, when set, serves the TokenRequest API
+	// (serviceaccounts/token).
+	Tokens *TokenIssuer
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -99,6 +102,11 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 	}
 	if err := installPods(getter, resources, lookups); err != nil {
 		return fail(err)
+	}
+	if p.Tokens != nil {
+		resources["serviceaccounts/token"] = &TokenREST{issuer: *p.Tokens, getters: func(resource string) rest.Getter {
+			return resources[resource].(rest.Getter)
+		}}
 	}
 	return info, nil
 }
