@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -11,10 +12,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"sigs.k8s.io/yaml"
+
+	"github.com/miniapiserver/miniapiserver/api"
 )
 
 // maxUserAgent is where kube cuts the user agent of an event.
@@ -227,4 +231,27 @@ func withoutManagedFields(raw []byte) []byte {
 		return raw
 	}
 	return out
+}
+
+// protobufCodec reads the protobuf bodies the server answers with.
+var protobufCodec = protobuf.NewSerializer(api.Scheme, api.Scheme)
+
+// ResponseJSON is an answer's body as an event keeps it: JSON as it is, a
+// protobuf body decoded and written in JSON (as kube encodes the response
+// object for its audit events). false when the body is of another type
+// or does not decode.
+func ResponseJSON(contentType string, body []byte) ([]byte, bool) {
+	switch contentType {
+	case runtime.ContentTypeJSON:
+		body = bytes.TrimRight(body, "\n")
+		return body, json.Valid(body)
+	case runtime.ContentTypeProtobuf:
+		obj, _, err := protobufCodec.Decode(body, nil, nil)
+		if err != nil {
+			return nil, false
+		}
+		data, err := json.Marshal(obj)
+		return data, err == nil
+	}
+	return nil, false
 }

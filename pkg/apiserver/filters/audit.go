@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/audit"
@@ -95,9 +96,9 @@ type auditWriter struct {
 	longRunning bool
 	keepBody    bool
 
-	body     bytes.Buffer
-	jsonBody bool
-	tooLarge bool
+	body        bytes.Buffer
+	contentType string // "" when the body is not kept (compressed, or neither JSON nor protobuf)
+	tooLarge    bool
 }
 
 func (w *auditWriter) WriteHeader(code int) {
@@ -133,16 +134,18 @@ func (w *auditWriter) Flush() {
 func (w *auditWriter) started(code int) {
 	w.ac.SetResponseStatus(code, nil)
 	ct, _, _ := mime.ParseMediaType(w.Header().Get("Content-Type"))
-	w.jsonBody = ct == "application/json" && w.Header().Get("Content-Encoding") == ""
+	if (ct == runtime.ContentTypeJSON || ct == runtime.ContentTypeProtobuf) && w.Header().Get("Content-Encoding") == "" {
+		w.contentType = ct
+	}
 	if w.longRunning {
 		w.ac.Emit(auditv1.StageResponseStarted, w.sink)
 	}
 }
 
 // wantsBody: the body of an error (for its Status), or of any complete
-// JSON answer at RequestResponse.
+// answer at RequestResponse.
 func (w *auditWriter) wantsBody() bool {
-	return w.jsonBody && !w.tooLarge && !w.longRunning && (w.keepBody || w.code >= 400)
+	return w.contentType != "" && !w.tooLarge && !w.longRunning && (w.keepBody || w.code >= 400)
 }
 
 // finish records what the response was, once the handler returned.
@@ -158,14 +161,17 @@ func (w *auditWriter) finish() {
 	if w.body.Len() == 0 {
 		return
 	}
-	raw := bytes.TrimRight(w.body.Bytes(), "\n")
+	raw, ok := audit.ResponseJSON(w.contentType, w.body.Bytes())
+	if !ok {
+		return
+	}
 	if w.code >= 400 {
 		var status metav1.Status
 		if json.Unmarshal(raw, &status) == nil && status.Kind == "Status" {
 			w.ac.SetResponseStatus(w.code, &status)
 		}
 	}
-	if w.keepBody && json.Valid(raw) {
+	if w.keepBody {
 		w.ac.SetResponseObject(raw)
 	}
 }

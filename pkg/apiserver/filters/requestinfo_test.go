@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"testing"
@@ -82,4 +83,25 @@ func TestNewRequestInfoError(t *testing.T) {
 	if rec.Code != 500 || rec.Body.String() != want {
 		t.Errorf("got %d %q, want 500 %q", rec.Code, rec.Body.String(), want)
 	}
+}
+
+// FuzzRequestInfo reads any method, path and query: never a panic, and a
+// resource request always names its resource.
+func FuzzRequestInfo(f *testing.F) {
+	for _, seed := range []string{"/api/v1/namespaces/ns/pods/p/log?follow=true", "/apis/apps/v1/watch/deployments",
+		"/api/v1/namespaces/ns/configmaps?watch=1&fieldSelector=metadata.name%3Dc", "/api/v1/watch", "//api//v1", "/apis/x/y/z/namespaces"} {
+		f.Add("GET", seed)
+	}
+	f.Add("DELETE", "/api/v1/namespaces/ns/pods?labelSelector=a%3D%3D")
+	f.Fuzz(func(t *testing.T, method, target string) {
+		r, err := http.NewRequest(method, "http://h"+target, nil)
+		if err != nil {
+			return
+		}
+		info, err := NewRequestInfo(r)
+		if err == nil && info.IsResourceRequest && info.Resource == "" && len(info.Parts) > 0 && info.Parts[0] != "" {
+			t.Errorf("%s %s: a resource request without a resource: %+v", method, target, info)
+		}
+		_ = info.LongRunning()
+	})
 }
