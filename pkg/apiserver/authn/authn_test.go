@@ -277,4 +277,3 @@ func clientCert(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, cn 
 	}
 	return cert
 }
-

@@ -61,13 +61,22 @@ func TestAuditLog(t *testing.T) {
 	jane := kubernetes.NewForConfigOrDie(ts.ClientConfigFor(t, "jane", "dev"))
 	quiet := kubernetes.NewForConfigOrDie(ts.ClientConfigFor(t, "quiet"))
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c1"}, Data: map[string]string{"k": "v"}}
-	mustDo(t, func() error { _, err := jane.CoreV1().ConfigMaps("audited").Create(ctx, cm, metav1.CreateOptions{}); return err })
-	mustDo(t, func() error { _, err := jane.CoreV1().ConfigMaps("audited").Get(ctx, "c1", metav1.GetOptions{}); return err })
+	mustDo(t, func() error {
+		_, err := jane.CoreV1().ConfigMaps("audited").Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	})
+	mustDo(t, func() error {
+		_, err := jane.CoreV1().ConfigMaps("audited").Get(ctx, "c1", metav1.GetOptions{})
+		return err
+	})
 	mustDo(t, func() error {
 		_, err := jane.CoreV1().Secrets("audited").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s1"}, StringData: map[string]string{"password": "hunter2"}}, metav1.CreateOptions{})
 		return err
 	})
-	mustDo(t, func() error { _, err := quiet.CoreV1().ConfigMaps("audited").Get(ctx, "c1", metav1.GetOptions{}); return err })
+	mustDo(t, func() error {
+		_, err := quiet.CoreV1().ConfigMaps("audited").Get(ctx, "c1", metav1.GetOptions{})
+		return err
+	})
 	_, notFound := jane.CoreV1().ConfigMaps("audited").Get(ctx, "nope", metav1.GetOptions{})
 	impersonating := rest.CopyConfig(ts.ClientConfig)
 	impersonating.Impersonate = rest.ImpersonationConfig{UserName: "bob"}
