@@ -69,58 +69,50 @@ func (ac *Context) Received() time.Time {
 	return ac.received
 }
 
-// enabled reports whether the request is being audited; the caller holds mu.
-func (ac *Context) enabledLocked() bool { return ac.event != nil }
-
-// Level is the level the request is audited at (None when it is not).
-func (ac *Context) Level() auditv1.Level {
+// visit calls f with the event being built, under the lock, when the
+// request is audited; it does nothing otherwise (or on a nil Context).
+func (ac *Context) visit(f func(ev *auditv1.Event, rule RequestConfig)) {
 	if ac == nil {
-		return auditv1.LevelNone
+		return
 	}
 	ac.mu.Lock()
 	defer ac.mu.Unlock()
-	if !ac.enabledLocked() {
-		return auditv1.LevelNone
+	if ac.event != nil {
+		f(ac.event, ac.rule)
 	}
-	return ac.rule.Level
+}
+
+// Level is the level the request is audited at (None when it is not).
+func (ac *Context) Level() auditv1.Level {
+	level := auditv1.LevelNone
+	ac.visit(func(_ *auditv1.Event, rule RequestConfig) { level = rule.Level })
+	return level
 }
 
 // AddAuditAnnotation implements request.AuditAnnotator: the first value of
 // a key stays, as in kube.
 func (ac *Context) AddAuditAnnotation(key, value string) {
-	if ac == nil {
-		return
-	}
-	ac.mu.Lock()
-	defer ac.mu.Unlock()
-	if !ac.enabledLocked() {
-		return
-	}
-	if ac.event.Annotations == nil {
-		ac.event.Annotations = map[string]string{}
-	}
-	if _, ok := ac.event.Annotations[key]; !ok {
-		ac.event.Annotations[key] = value
-	}
+	ac.visit(func(ev *auditv1.Event, _ RequestConfig) {
+		if ev.Annotations == nil {
+			ev.Annotations = map[string]string{}
+		}
+		if _, ok := ev.Annotations[key]; !ok {
+			ev.Annotations[key] = value
+		}
+	})
 }
 
 // LogImpersonatedUser records the user a request acts as. constraint is
 // the verb of the constrained-impersonation mode that allowed it ("" for
 // the legacy impersonate verb).
 func (ac *Context) LogImpersonatedUser(u user.Info, constraint string) {
-	if ac == nil {
-		return
-	}
-	ac.mu.Lock()
-	defer ac.mu.Unlock()
-	if !ac.enabledLocked() {
-		return
-	}
-	ui := userInfo(u)
-	ac.event.ImpersonatedUser = &ui
-	if constraint != "" {
-		ac.event.AuthenticationMetadata = &auditv1.AuthenticationMetadata{ImpersonationConstraint: constraint}
-	}
+	ac.visit(func(ev *auditv1.Event, _ RequestConfig) {
+		ui := userInfo(u)
+		ev.ImpersonatedUser = &ui
+		if constraint != "" {
+			ev.AuthenticationMetadata = &auditv1.AuthenticationMetadata{ImpersonationConstraint: constraint}
+		}
+	})
 }
 
 // userInfo is u as audit events write it.

@@ -66,16 +66,15 @@ func (ac *Context) Begin(r *http.Request, attrs authorizer.Attributes, cfg Reque
 // Emit sends a copy of the event at stage to sink, unless the policy
 // leaves the stage out.
 func (ac *Context) Emit(stage auditv1.Stage, sink Sink) {
-	if ac == nil {
+	var ev *auditv1.Event
+	ac.visit(func(e *auditv1.Event, rule RequestConfig) {
+		if !rule.omits(stage) {
+			ev = e.DeepCopy()
+		}
+	})
+	if ev == nil {
 		return
 	}
-	ac.mu.Lock()
-	if !ac.enabledLocked() || ac.rule.omits(stage) {
-		ac.mu.Unlock()
-		return
-	}
-	ev := ac.event.DeepCopy()
-	ac.mu.Unlock()
 	ev.Stage = stage
 	ev.StageTimestamp = metav1.NewMicroTime(time.Now())
 	eventTotal.Inc()
@@ -86,54 +85,37 @@ func (ac *Context) Emit(stage auditv1.Stage, sink Sink) {
 // answered with when it was one (an error): at Metadata level and above,
 // as kube.
 func (ac *Context) SetResponseStatus(code int, status *metav1.Status) {
-	if ac == nil {
-		return
-	}
-	ac.mu.Lock()
-	defer ac.mu.Unlock()
-	if !ac.enabledLocked() {
-		return
-	}
-	if status == nil {
-		status = &metav1.Status{}
-	} else {
-		status = &metav1.Status{Status: status.Status, Message: status.Message, Reason: status.Reason, Details: status.Details}
-	}
-	status.Code = int32(code)
-	ac.event.ResponseStatus = status
+	ac.visit(func(ev *auditv1.Event, _ RequestConfig) {
+		out := &metav1.Status{Code: int32(code)}
+		if status != nil {
+			out.Status, out.Message, out.Reason, out.Details = status.Status, status.Message, status.Reason, status.Details
+		}
+		ev.ResponseStatus = out
+	})
 }
 
 // SetResponseCode records the answer's code, keeping the rest of the
 // response status set before.
 func (ac *Context) SetResponseCode(code int) {
-	if ac == nil {
-		return
-	}
-	ac.mu.Lock()
-	defer ac.mu.Unlock()
-	if !ac.enabledLocked() {
-		return
-	}
-	if ac.event.ResponseStatus == nil {
-		ac.event.ResponseStatus = &metav1.Status{}
-	}
-	ac.event.ResponseStatus.Code = int32(code)
+	ac.visit(func(ev *auditv1.Event, _ RequestConfig) {
+		if ev.ResponseStatus == nil {
+			ev.ResponseStatus = &metav1.Status{}
+		}
+		ev.ResponseStatus.Code = int32(code)
+	})
 }
 
 // SetResponseObject records the answer's body (JSON), at RequestResponse.
 func (ac *Context) SetResponseObject(raw []byte) {
-	if ac == nil {
-		return
-	}
-	ac.mu.Lock()
-	defer ac.mu.Unlock()
-	if !ac.enabledLocked() || ac.rule.Level != auditv1.LevelRequestResponse {
-		return
-	}
-	if ac.rule.OmitManagedFields {
-		raw = withoutManagedFields(raw)
-	}
-	ac.event.ResponseObject = &runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}
+	ac.visit(func(ev *auditv1.Event, rule RequestConfig) {
+		if rule.Level != auditv1.LevelRequestResponse {
+			return
+		}
+		if rule.OmitManagedFields {
+			raw = withoutManagedFields(raw)
+		}
+		ev.ResponseObject = &runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}
+	})
 }
 
 // LogRequestObject records the object a create or update sends: the
@@ -141,62 +123,50 @@ func (ac *Context) SetResponseObject(raw []byte) {
 // and above), and the object itself is kept at Request and above, in
 // JSON at gvk, as kube's audit.LogRequestObject.
 func LogRequestObject(ctx context.Context, obj runtime.Object, gvk schema.GroupVersionKind) {
-	ac := From(ctx)
-	if ac == nil {
-		return
-	}
-	ac.mu.Lock()
-	defer ac.mu.Unlock()
-	if !ac.enabledLocked() {
-		return
-	}
-	ev := ac.event
-	if ev.ObjectRef == nil {
-		ev.ObjectRef = &auditv1.ObjectReference{}
-	}
-	if m, err := meta.Accessor(obj); err == nil {
-		ref := ev.ObjectRef
-		ref.Namespace = firstNonEmpty(ref.Namespace, m.GetNamespace())
-		ref.Name = firstNonEmpty(ref.Name, m.GetName())
-		ref.UID = m.GetUID()
-		ref.ResourceVersion = firstNonEmpty(ref.ResourceVersion, m.GetResourceVersion())
-	}
-	if ac.rule.Level == auditv1.LevelMetadata {
-		return
-	}
-	obj = obj.DeepCopyObject()
-	obj.GetObjectKind().SetGroupVersionKind(gvk)
-	if m, err := meta.Accessor(obj); err == nil && ac.rule.OmitManagedFields {
-		m.SetManagedFields(nil)
-	}
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		slog.Error("audit: encoding a request object", "error", err, "auditID", ac.id)
-		return
-	}
-	ev.RequestObject = &runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}
+	From(ctx).visit(func(ev *auditv1.Event, rule RequestConfig) {
+		if ev.ObjectRef == nil {
+			ev.ObjectRef = &auditv1.ObjectReference{}
+		}
+		if m, err := meta.Accessor(obj); err == nil {
+			ref := ev.ObjectRef
+			ref.Namespace = firstNonEmpty(ref.Namespace, m.GetNamespace())
+			ref.Name = firstNonEmpty(ref.Name, m.GetName())
+			ref.UID = m.GetUID()
+			ref.ResourceVersion = firstNonEmpty(ref.ResourceVersion, m.GetResourceVersion())
+		}
+		if rule.Level == auditv1.LevelMetadata {
+			return
+		}
+		obj := obj.DeepCopyObject()
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+		if m, err := meta.Accessor(obj); err == nil && rule.OmitManagedFields {
+			m.SetManagedFields(nil)
+		}
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			slog.Error("audit: encoding a request object", "error", err, "auditID", ev.AuditID)
+			return
+		}
+		ev.RequestObject = &runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}
+	})
 }
 
 // LogRequestPatch records the body of a patch as it was sent, at Request
 // and above (an apply configuration in YAML is kept as its JSON).
 func LogRequestPatch(ctx context.Context, patch []byte) {
-	ac := From(ctx)
-	if ac == nil {
-		return
-	}
-	ac.mu.Lock()
-	defer ac.mu.Unlock()
-	if !ac.enabledLocked() || ac.rule.Level == auditv1.LevelMetadata {
-		return
-	}
-	raw := append([]byte(nil), patch...)
-	if !json.Valid(raw) {
-		var err error
-		if raw, err = yaml.YAMLToJSON(patch); err != nil {
+	From(ctx).visit(func(ev *auditv1.Event, rule RequestConfig) {
+		if rule.Level == auditv1.LevelMetadata {
 			return
 		}
-	}
-	ac.event.RequestObject = &runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}
+		raw := append([]byte(nil), patch...)
+		if !json.Valid(raw) {
+			var err error
+			if raw, err = yaml.YAMLToJSON(patch); err != nil {
+				return
+			}
+		}
+		ev.RequestObject = &runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}
+	})
 }
 
 func firstNonEmpty(a, b string) string {

@@ -67,9 +67,17 @@ func New(cfg Config) authenticator.Request {
 type requestUnion []authenticator.Request
 
 func (u requestUnion) AuthenticateRequest(r *http.Request) (*authenticator.Response, bool, error) {
+	return firstRecognized(u, func(a authenticator.Request) (*authenticator.Response, bool, error) {
+		return a.AuthenticateRequest(r)
+	})
+}
+
+// firstRecognized tries each of items in turn: the first that recognizes
+// the credentials wins; when none does, the errors of all are the answer.
+func firstRecognized[T any](items []T, try func(T) (*authenticator.Response, bool, error)) (*authenticator.Response, bool, error) {
 	var errs []error
-	for _, a := range u {
-		resp, ok, err := a.AuthenticateRequest(r)
+	for _, it := range items {
+		resp, ok, err := try(it)
 		if err != nil {
 			errs = append(errs, err)
 			continue

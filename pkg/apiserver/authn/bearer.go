@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
@@ -49,16 +48,7 @@ func (b bearerToken) AuthenticateRequest(r *http.Request) (*authenticator.Respon
 type tokenUnion []authenticator.Token
 
 func (u tokenUnion) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
-	var errs []error
-	for _, a := range u {
-		resp, ok, err := a.AuthenticateToken(ctx, token)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if ok {
-			return resp, true, nil
-		}
-	}
-	return nil, false, utilerrors.NewAggregate(errs)
+	return firstRecognized(u, func(a authenticator.Token) (*authenticator.Response, bool, error) {
+		return a.AuthenticateToken(ctx, token)
+	})
 }

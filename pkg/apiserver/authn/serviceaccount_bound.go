@@ -51,47 +51,27 @@ func boundValidator(getter ObjectGetter) validator[serviceaccount.PrivateClaims]
 			return nil, fmt.Errorf("service account %s/%s has been deleted", ns, saRef.Name)
 		}
 		if ref := k.Secret; ref != nil {
-			secret, err := getter.GetSecret(ctx, ns, ref.Name)
-			if err != nil {
-				return nil, errInvalidated
-			}
-			if string(secret.UID) != ref.UID {
-				return nil, fmt.Errorf("secret UID (%s) does not match service account secret ref claim (%s)", secret.UID, ref.UID)
-			}
-			if gone(secret.DeletionTimestamp) {
-				return nil, errInvalidated
+			if err := checkBound("secret", ref, gone, func() (metav1.Object, error) { return getter.GetSecret(ctx, ns, ref.Name) }); err != nil {
+				return nil, err
 			}
 		}
 		info := &apiserviceaccount.ServiceAccountInfo{Namespace: ns, Name: saRef.Name, UID: saRef.UID}
-		if ref := k.Pod; ref != nil {
-			pod, err := getter.GetPod(ctx, ns, ref.Name)
-			if err != nil {
-				return nil, errInvalidated
+		switch {
+		case k.Pod != nil:
+			if err := checkBound("pod", k.Pod, gone, func() (metav1.Object, error) { return getter.GetPod(ctx, ns, k.Pod.Name) }); err != nil {
+				return nil, err
 			}
-			if string(pod.UID) != ref.UID {
-				return nil, fmt.Errorf("pod UID (%s) does not match service account pod ref claim (%s)", pod.UID, ref.UID)
-			}
-			if gone(pod.DeletionTimestamp) {
-				return nil, errInvalidated
-			}
-			info.PodName, info.PodUID = ref.Name, ref.UID
+			info.PodName, info.PodUID = k.Pod.Name, k.Pod.UID
 			if k.Node != nil {
 				// The node the pod ran on when the token was made, as
 				// information: it is not checked.
 				info.NodeName, info.NodeUID = k.Node.Name, k.Node.UID
 			}
-		} else if ref := k.Node; ref != nil {
-			node, err := getter.GetNode(ctx, ref.Name)
-			if err != nil {
-				return nil, errInvalidated
+		case k.Node != nil:
+			if err := checkBound("node", k.Node, gone, func() (metav1.Object, error) { return getter.GetNode(ctx, k.Node.Name) }); err != nil {
+				return nil, err
 			}
-			if string(node.UID) != ref.UID {
-				return nil, fmt.Errorf("node UID (%s) does not match service account node ref claim (%s)", node.UID, ref.UID)
-			}
-			if gone(node.DeletionTimestamp) {
-				return nil, errInvalidated
-			}
-			info.NodeName, info.NodeUID = ref.Name, ref.UID
+			info.NodeName, info.NodeUID = k.Node.Name, k.Node.UID
 		}
 		if w := k.WarnAfter; w != nil && *w != 0 && now.After(w.Time()) {
 			request.AddAuditAnnotation(ctx, "authentication.k8s.io/stale-token",
@@ -102,4 +82,20 @@ func boundValidator(getter ObjectGetter) validator[serviceaccount.PrivateClaims]
 		}
 		return info, nil
 	}
+}
+
+// checkBound checks that the object a token is bound to still exists,
+// with the token's UID, and is not being deleted, in kube's words.
+func checkBound(kind string, ref *serviceaccount.Ref, gone func(*metav1.Time) bool, get func() (metav1.Object, error)) error {
+	obj, err := get()
+	if err != nil {
+		return errInvalidated
+	}
+	if string(obj.GetUID()) != ref.UID {
+		return fmt.Errorf("%s UID (%s) does not match service account %s ref claim (%s)", kind, obj.GetUID(), kind, ref.UID)
+	}
+	if gone(obj.GetDeletionTimestamp()) {
+		return errInvalidated
+	}
+	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/asn1"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
 )
@@ -47,18 +46,9 @@ func (c *ClientCert) AuthenticateRequest(r *http.Request) (*authenticator.Respon
 	if err != nil {
 		return nil, false, fmt.Errorf("verifying certificate %s failed: %w", certificateIdentifier(leaf), err)
 	}
-	var errs []error
-	for _, chain := range chains {
-		resp, ok, err := commonNameUser(chain[0])
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if ok {
-			return resp, true, nil
-		}
-	}
-	return nil, false, utilerrors.NewAggregate(errs)
+	return firstRecognized(chains, func(chain []*x509.Certificate) (*authenticator.Response, bool, error) {
+		return commonNameUser(chain[0])
+	})
 }
 
 // commonNameUser is kube's CommonNameUserConversion.

@@ -88,19 +88,10 @@ func TestTokenRequestBoundToPod(t *testing.T) {
 	if err := clientset(t).CoreV1().Pods(f.ns).Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// The watch cache may hold the pod a moment longer, as kube's
-	// informers do.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	eventually(t, "the token of a deleted pod is refused", func() (bool, any) {
 		_, err := whoami(t, withToken(tr.Status.Token))
-		if apierrors.IsUnauthorized(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the token of a deleted pod still works: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return apierrors.IsUnauthorized(err), err
+	})
 	review := tokenReview(t, tr.Status.Token, nil)
 	if review.Status.Authenticated || review.Status.Error != "service account token has been invalidated" {
 		t.Errorf("review after the pod is gone: %+v", review.Status)
@@ -123,17 +114,10 @@ func TestTokenOfReplacedServiceAccount(t *testing.T) {
 	if _, err := sas.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	eventually(t, "the token of a replaced service account is refused", func() (bool, any) {
 		review := tokenReview(t, tr.Status.Token, nil)
-		if !review.Status.Authenticated && strings.HasPrefix(review.Status.Error, "service account UID (") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the token of a replaced service account: %+v", review.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return !review.Status.Authenticated && strings.HasPrefix(review.Status.Error, "service account UID ("), review.Status
+	})
 }
 
 // TestTokenAudiences: a token for another audience is not accepted by
@@ -254,17 +238,10 @@ func TestLegacyToken(t *testing.T) {
 	if err := secrets.Delete(ctx, "robot-token", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	eventually(t, "the token of a deleted secret is refused", func() (bool, any) {
 		review := tokenReview(t, token, nil)
-		if !review.Status.Authenticated && review.Status.Error == "Token has been invalidated" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the token of a deleted secret: %+v", review.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return !review.Status.Authenticated && review.Status.Error == "Token has been invalidated", review.Status
+	})
 }
 
 // TestIssuerDiscovery: the OpenID documents let others verify the
@@ -330,4 +307,21 @@ func tokenReview(t *testing.T, token string, audiences []string) *authentication
 		t.Fatal(err)
 	}
 	return r
+}
+
+// eventually waits (10 s at most) until cond holds: the watch cache may
+// hold a deleted object a moment longer, as kube's informers do.
+func eventually(t *testing.T, what string, cond func() (bool, any)) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok, last := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not so after 10 s: %s; last: %+v", what, last)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
