@@ -2,12 +2,14 @@ package authn
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"gopkg.in/go-jose/go-jose.v2/jwt"
 	corev1 "k8s.io/api/core/v1"
@@ -41,7 +43,18 @@ type jwtTokens[T any] struct {
 	keys         []serviceaccount.PublicKey
 	implicitAuds authenticator.Audiences
 	validate     validator[T]
+	// verified keeps the claims of tokens whose signature was checked.
+	verified verifiedCache[verifiedClaims[T]]
 }
+
+type verifiedClaims[T any] struct {
+	public  *jwt.Claims
+	private *T
+}
+
+// tokenCacheTTL bounds how long a verified token's claims are remembered
+// (never past its expiry).
+const tokenCacheTTL = 10 * time.Minute
 
 // NewServiceAccountTokens authenticates the bound tokens of issuers (the
 // TokenRequest API's): they are valid until they expire, and while the
@@ -69,39 +82,9 @@ func newJWTTokens[T any](issuers []string, keys []serviceaccount.PublicKey, impl
 
 // AuthenticateToken implements authenticator.Token.
 func (j *jwtTokens[T]) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
-	if !j.hasIssuer(token) {
-		return nil, false, nil
-	}
-	tok, err := jwt.ParseSigned(token)
-	if err != nil {
-		return nil, false, nil
-	}
-	kid := ""
-	for _, h := range tok.Headers {
-		if h.KeyID != "" {
-			kid = h.KeyID
-			break
-		}
-	}
-	public, private := &jwt.Claims{}, new(T)
-	var errs []error
-	found := false
-	for _, k := range j.keys {
-		if kid != "" && k.KeyID != kid {
-			continue
-		}
-		if err := tok.Claims(k.PublicKey, public, private); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		found = true
-		break
-	}
-	if !found {
-		if len(errs) == 0 {
-			return nil, false, errors.New("invalid signature, no keys found")
-		}
-		return nil, false, utilerrors.NewAggregate(errs)
+	public, private, recognized, err := j.verify(token)
+	if !recognized || err != nil {
+		return nil, false, err
 	}
 	if !j.issuers[public.Issuer] {
 		return nil, false, fmt.Errorf("token issuer %q is invalid", public.Issuer)
@@ -124,6 +107,52 @@ func (j *jwtTokens[T]) AuthenticateToken(ctx context.Context, token string) (*au
 		return nil, false, err
 	}
 	return &authenticator.Response{User: sa.UserInfo(), Audiences: auds}, true, nil
+}
+
+// verify checks the token's signature with the key it names (or every
+// key) and reads its claims; a token that is not a JWT of one of the
+// issuers is not recognized.
+func (j *jwtTokens[T]) verify(token string) (*jwt.Claims, *T, bool, error) {
+	key := sha256.Sum256([]byte(token))
+	now := time.Now()
+	if c, ok := j.verified.get(key, now); ok {
+		return c.public, c.private, true, nil
+	}
+	if !j.hasIssuer(token) {
+		return nil, nil, false, nil
+	}
+	tok, err := jwt.ParseSigned(token)
+	if err != nil {
+		return nil, nil, false, nil
+	}
+	kid := ""
+	for _, h := range tok.Headers {
+		if h.KeyID != "" {
+			kid = h.KeyID
+			break
+		}
+	}
+	public, private := &jwt.Claims{}, new(T)
+	var errs []error
+	for _, k := range j.keys {
+		if kid != "" && k.KeyID != kid {
+			continue
+		}
+		if err := tok.Claims(k.PublicKey, public, private); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		until := now.Add(tokenCacheTTL)
+		if public.Expiry != nil && public.Expiry.Time().Before(until) {
+			until = public.Expiry.Time()
+		}
+		j.verified.put(key, verifiedClaims[T]{public, private}, until)
+		return public, private, true, nil
+	}
+	if len(errs) == 0 {
+		return nil, nil, true, errors.New("invalid signature, no keys found")
+	}
+	return nil, nil, true, utilerrors.NewAggregate(errs)
 }
 
 // hasIssuer reads the issuer of a JWT without verifying it, to leave

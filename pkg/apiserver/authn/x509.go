@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/asn1"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -22,7 +23,12 @@ import (
 // anonymous.
 type ClientCert struct {
 	roots *x509.CertPool
+	// verified keeps the users of certificates verified recently.
+	verified verifiedCache[*authenticator.Response]
 }
+
+// certCacheTTL bounds how long a verified certificate is remembered.
+const certCacheTTL = 5 * time.Minute
 
 var _ authenticator.Request = (*ClientCert)(nil)
 
@@ -35,20 +41,35 @@ func (c *ClientCert) AuthenticateRequest(r *http.Request) (*authenticator.Respon
 		return nil, false, nil
 	}
 	leaf := r.TLS.PeerCertificates[0]
+	key := sha256.Sum256(leaf.Raw)
+	now := time.Now()
+	if resp, ok := c.verified.get(key, now); ok {
+		return resp, true, nil
+	}
 	opts := x509.VerifyOptions{Roots: c.roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
 	if len(r.TLS.PeerCertificates) > 1 {
 		opts.Intermediates = x509.NewCertPool()
-		for _, c := range r.TLS.PeerCertificates[1:] {
-			opts.Intermediates.AddCert(c)
+		for _, cert := range r.TLS.PeerCertificates[1:] {
+			opts.Intermediates.AddCert(cert)
 		}
 	}
 	chains, err := leaf.Verify(opts)
 	if err != nil {
 		return nil, false, fmt.Errorf("verifying certificate %s failed: %w", certificateIdentifier(leaf), err)
 	}
-	return firstRecognized(chains, func(chain []*x509.Certificate) (*authenticator.Response, bool, error) {
+	resp, ok, err := firstRecognized(chains, func(chain []*x509.Certificate) (*authenticator.Response, bool, error) {
 		return commonNameUser(chain[0])
 	})
+	if ok {
+		until := now.Add(certCacheTTL)
+		for _, cert := range chains[0] {
+			if cert.NotAfter.Before(until) {
+				until = cert.NotAfter
+			}
+		}
+		c.verified.put(key, resp, until)
+	}
+	return resp, ok, err
 }
 
 // commonNameUser is kube's CommonNameUserConversion.
