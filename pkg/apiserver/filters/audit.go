@@ -2,8 +2,10 @@ package filters
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"strings"
@@ -97,7 +99,8 @@ type auditWriter struct {
 	keepBody    bool
 
 	body        bytes.Buffer
-	contentType string // "" when the body is not kept (compressed, or neither JSON nor protobuf)
+	contentType string // "" when the body is not kept (neither JSON nor protobuf)
+	gzipped     bool
 	tooLarge    bool
 }
 
@@ -134,8 +137,9 @@ func (w *auditWriter) Flush() {
 func (w *auditWriter) started(code int) {
 	w.ac.SetResponseStatus(code, nil)
 	ct, _, _ := mime.ParseMediaType(w.Header().Get("Content-Type"))
-	if (ct == runtime.ContentTypeJSON || ct == runtime.ContentTypeProtobuf) && w.Header().Get("Content-Encoding") == "" {
-		w.contentType = ct
+	encoding := w.Header().Get("Content-Encoding")
+	if (ct == runtime.ContentTypeJSON || ct == runtime.ContentTypeProtobuf) && (encoding == "" || encoding == "gzip") {
+		w.contentType, w.gzipped = ct, encoding == "gzip"
 	}
 	if w.longRunning {
 		w.ac.Emit(auditv1.StageResponseStarted, w.sink)
@@ -161,7 +165,17 @@ func (w *auditWriter) finish() {
 	if w.body.Len() == 0 {
 		return
 	}
-	raw, ok := audit.ResponseJSON(w.contentType, w.body.Bytes())
+	body := w.body.Bytes()
+	if w.gzipped {
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return
+		}
+		if body, err = io.ReadAll(io.LimitReader(zr, maxAuditedResponse+1)); err != nil || len(body) > maxAuditedResponse {
+			return
+		}
+	}
+	raw, ok := audit.ResponseJSON(w.contentType, body)
 	if !ok {
 		return
 	}

@@ -224,3 +224,34 @@ func mustDo(t *testing.T, f func() error) {
 		t.Fatal(err)
 	}
 }
+
+// TestAuditLogRotation: past --audit-log-maxsize megabytes the log is
+// rotated, the old part kept beside it.
+func TestAuditLogRotation(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	policy, log := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: RequestResponse\n  resources: [{group: \"\", resources: [configmaps]}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts := testserver.Start(t, func(o *app.Options) { o.Audit.PolicyFile, o.Audit.Path, o.Audit.MaxSize = policy, log, 1 })
+	client := kubernetes.NewForConfigOrDie(ts.ClientConfig)
+	ns := ts.CreateNamespace(t)
+	big := strings.Repeat("x", 300*1024) // each event holds it twice (request and response, gzipped on the wire)
+	for i := 0; i < 3; i++ {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "big" + string(rune('a'+i))}, Data: map[string]string{"k": big}}
+		mustDo(t, func() error { _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); return err })
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rotated, _ := filepath.Glob(filepath.Join(dir, "audit-*.log"))
+		if len(rotated) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			entries, _ := os.ReadDir(dir)
+			t.Fatalf("no rotated log after 1.8 MB of events: %v", entries)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
