@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -146,6 +147,48 @@ func (c *credentials) authenticator(o *Options, objects authn.ObjectGetter) (aut
 		authn.NewServiceAccountTokens(o.Auth.issuers(), c.publicKeys, cfg.APIAudiences, objects),
 	}
 	return authn.New(cfg), nil
+}
+
+// security is what the filters decide with: who a request is from, what
+// it may do, what is recorded of it.
+type security struct {
+	authenticator authenticator.Request
+	authorizer    authorizer.Authorizer
+	auditPolicy   *audit.Policy
+	auditLog      *audit.LogBackend // nil: no audit
+}
+
+// buildSecurity builds the authenticator (and hands it to the TokenReview
+// storage), the authorizer and the audit log (stopped at cleanup).
+func (s *Server) buildSecurity(o *Options, creds *credentials, coreGroup rest.APIGroupInfo, reviews *lateAuthenticator) (*security, error) {
+	var sec security
+	var err error
+	if sec.authenticator, err = creds.authenticator(o, newRegistryObjects(coreGroup)); err != nil {
+		return nil, err
+	}
+	reviews.Request = sec.authenticator
+	if sec.authorizer, err = buildAuthorizer(o); err != nil {
+		return nil, err
+	}
+	if sec.auditPolicy, sec.auditLog, err = o.Audit.build(); err != nil {
+		return nil, err
+	}
+	if sec.auditLog != nil {
+		s.cleanup = append(s.cleanup, sec.auditLog.Shutdown)
+	}
+	return &sec, nil
+}
+
+// discovery is the OpenID documents of the issuer, for a server at
+// secureURL; nil (as kube: none served) when the issuer is not an https
+// URL.
+func (c *credentials) discovery(o *Options, secureURL string) *serviceaccount.Discovery {
+	d, err := serviceaccount.NewDiscovery(o.Auth.issuers()[0], o.Auth.ServiceAccountJWKSURI, externalAddress(secureURL), c.publicKeys)
+	if err != nil {
+		slog.Info("service account issuer discovery is off", "reason", err)
+		return nil
+	}
+	return d
 }
 
 // buildAuthorizer is the chain of --authorization-mode, then the extra

@@ -31,7 +31,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
-	"github.com/miniapiserver/miniapiserver/pkg/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 )
@@ -114,21 +113,9 @@ func Start(o *Options) (*Server, error) {
 	if err := getter.checkResources("--watch-cache-sizes", watchCacheSizeNames(o)); err != nil {
 		return nil, err
 	}
-	auth, err := creds.authenticator(o, newRegistryObjects(groups[0]))
+	sec, err := s.buildSecurity(o, creds, groups[0], reviews)
 	if err != nil {
 		return nil, err
-	}
-	reviews.Request = auth
-	authorizer, err := buildAuthorizer(o)
-	if err != nil {
-		return nil, err
-	}
-	auditPolicy, auditLog, err := o.Audit.build()
-	if err != nil {
-		return nil, err
-	}
-	if auditLog != nil {
-		s.cleanup = append(s.cleanup, auditLog.Shutdown)
 	}
 
 	secureLn, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
@@ -137,34 +124,8 @@ func Start(o *Options) (*Server, error) {
 	}
 	s.cleanup = append(s.cleanup, func() { secureLn.Close() })
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
-	discovery, err := serviceaccount.NewDiscovery(o.Auth.issuers()[0], o.Auth.ServiceAccountJWKSURI, externalAddress(s.SecureURL), creds.publicKeys)
-	if err != nil {
-		// As kube: an issuer that is not an https URL serves no discovery.
-		slog.Info("service account issuer discovery is off", "reason", err)
-	}
-
-	namespaces := groups[0].VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Getter)
-	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
-	api, err := apiserver.New(apiserver.Config{
-		APIGroups:     groups,
-		Authenticator: auth,
-		APIAudiences:  o.Auth.apiAudiences(),
-		Authorizer:    authorizer,
-		InFlight: filters.InFlightConfig{
-			ReadOnly: o.Auth.MaxRequestsInflight, Mutating: o.Auth.MaxMutatingRequestsInflight,
-			QueueLength: inFlightQueueLength, MaxWait: o.RequestTimeout / 4,
-		},
-		AuditPolicy:       auditPolicy,
-		AuditSink:         auditSink(auditLog),
-		NonResource:       discoveryHandlers(discovery),
-		Admission:         admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges}},
-		ReadyzChecks:      s.readyChecks,
-		MinRequestTimeout: o.MinRequestTimeout,
-		RequestTimeout:    o.RequestTimeout,
-		Version:           Version(),
-		EnableProfiling:   o.Profiling,
-	})
+	api, err := apiserver.New(s.apiConfig(o, groups, sec, creds))
 	if err != nil {
 		return nil, err
 	}
@@ -212,6 +173,32 @@ func Start(o *Options) (*Server, error) {
 	}
 	ok = true
 	return s, nil
+}
+
+// apiConfig is the configuration of the HTTP side: the groups, the
+// filters' parts, admission, health and timeouts.
+func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, sec *security, creds *credentials) apiserver.Config {
+	namespaces := groups[0].VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Getter)
+	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
+	return apiserver.Config{
+		APIGroups:     groups,
+		Authenticator: sec.authenticator,
+		APIAudiences:  o.Auth.apiAudiences(),
+		Authorizer:    sec.authorizer,
+		InFlight: filters.InFlightConfig{
+			ReadOnly: o.Auth.MaxRequestsInflight, Mutating: o.Auth.MaxMutatingRequestsInflight,
+			QueueLength: inFlightQueueLength, MaxWait: o.RequestTimeout / 4,
+		},
+		AuditPolicy:       sec.auditPolicy,
+		AuditSink:         auditSink(sec.auditLog),
+		NonResource:       discoveryHandlers(creds.discovery(o, s.SecureURL)),
+		Admission:         admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges}},
+		ReadyzChecks:      s.readyChecks,
+		MinRequestTimeout: o.MinRequestTimeout,
+		RequestTimeout:    o.RequestTimeout,
+		Version:           Version(),
+		EnableProfiling:   o.Profiling,
+	}
 }
 
 // connectEtcd starts the embedded etcd (no --etcd-servers) and connects.
