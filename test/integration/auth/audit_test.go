@@ -240,7 +240,10 @@ func TestAuditLogRotation(t *testing.T) {
 	big := strings.Repeat("x", 300*1024) // each event holds it twice (request and response, gzipped on the wire)
 	for i := 0; i < 3; i++ {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "big" + string(rune('a'+i))}, Data: map[string]string{"k": big}}
-		mustDo(t, func() error { _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); return err })
+		mustDo(t, func() error {
+			_, err := client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+			return err
+		})
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
