@@ -118,24 +118,21 @@ func (daemonSetStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.Ga
 // PrepareForCreate starts the template generation at 1 (or what the
 // client set, if more).
 func (daemonSetStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	generic.ResetStatus(obj)
+	generic.StartGeneration(obj)
 	ds := obj.(*appsv1.DaemonSet)
-	ds.Status = appsv1.DaemonSetStatus{}
-	ds.Generation = 1
 	setTemplateGeneration(ds, max(templateGeneration(ds), 1))
 }
 
 // PrepareForUpdate bumps the generation on spec changes, and the template
 // generation on template changes; clients cannot set the latter.
 func (daemonSetStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	generic.KeepStatus(obj, old)
+	generic.BumpGenerationOnSpecChange(obj, old)
 	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
-	ds.Status = oldDS.Status
 	g := templateGeneration(oldDS)
-	switch {
-	case !apiequality.Semantic.DeepEqual(oldDS.Spec.Template, ds.Spec.Template):
+	if !apiequality.Semantic.DeepEqual(oldDS.Spec.Template, ds.Spec.Template) {
 		g++
-		ds.Generation = oldDS.Generation + 1
-	case !apiequality.Semantic.DeepEqual(oldDS.Spec, ds.Spec):
-		ds.Generation = oldDS.Generation + 1
 	}
 	setTemplateGeneration(ds, g)
 }

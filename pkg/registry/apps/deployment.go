@@ -114,18 +114,17 @@ func (deploymentStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.G
 }
 
 func (deploymentStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	d := obj.(*appsv1.Deployment)
-	d.Status = appsv1.DeploymentStatus{}
-	d.Generation = 1
+	generic.ResetStatus(obj)
+	generic.StartGeneration(obj)
 }
 
 // PrepareForUpdate bumps the generation on spec changes and, unlike the
 // other workloads, on annotation changes (kubectl rollout uses them).
 func (deploymentStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
-	d.Status = oldD.Status
-	if !apiequality.Semantic.DeepEqual(d.Spec, oldD.Spec) || !apiequality.Semantic.DeepEqual(d.Annotations, oldD.Annotations) {
-		d.Generation = oldD.Generation + 1
+	generic.KeepStatus(obj, old)
+	annotations, oldAnnotations := obj.(*appsv1.Deployment).Annotations, old.(*appsv1.Deployment).Annotations
+	if generic.SpecChanged(obj, old) || !apiequality.Semantic.DeepEqual(annotations, oldAnnotations) {
+		generic.BumpGeneration(obj, old)
 	}
 }
 

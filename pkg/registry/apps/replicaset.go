@@ -4,7 +4,6 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -85,17 +84,13 @@ func (rsStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCo
 }
 
 func (rsStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	rs := obj.(*appsv1.ReplicaSet)
-	rs.Status = appsv1.ReplicaSetStatus{}
-	rs.Generation = 1
+	generic.ResetStatus(obj)
+	generic.StartGeneration(obj)
 }
 
 func (rsStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	rs, oldRS := obj.(*appsv1.ReplicaSet), old.(*appsv1.ReplicaSet)
-	rs.Status = oldRS.Status
-	if !apiequality.Semantic.DeepEqual(rs.Spec, oldRS.Spec) {
-		rs.Generation = oldRS.Generation + 1
-	}
+	generic.KeepStatus(obj, old)
+	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 func (rsStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {

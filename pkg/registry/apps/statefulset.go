@@ -6,7 +6,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -126,17 +125,13 @@ func (statefulSetStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.
 }
 
 func (statefulSetStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	s := obj.(*appsv1.StatefulSet)
-	s.Status = appsv1.StatefulSetStatus{}
-	s.Generation = 1
+	generic.ResetStatus(obj)
+	generic.StartGeneration(obj)
 }
 
 func (statefulSetStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	s, oldS := obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet)
-	s.Status = oldS.Status
-	if !apiequality.Semantic.DeepEqual(s.Spec, oldS.Spec) {
-		s.Generation = oldS.Generation + 1
-	}
+	generic.KeepStatus(obj, old)
+	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 func (statefulSetStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {

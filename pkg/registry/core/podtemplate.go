@@ -53,14 +53,13 @@ func (podTemplateStrategy) Default(obj runtime.Object) {
 }
 
 func (podTemplateStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	obj.(*corev1.PodTemplate).Generation = 1
+	generic.StartGeneration(obj)
 }
 
 // PrepareForUpdate bumps the generation when the template changes.
 func (podTemplateStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	t, oldT := obj.(*corev1.PodTemplate), old.(*corev1.PodTemplate)
-	if !apiequality.Semantic.DeepEqual(t.Template, oldT.Template) {
-		t.Generation = oldT.Generation + 1
+	if !apiequality.Semantic.DeepEqual(obj.(*corev1.PodTemplate).Template, old.(*corev1.PodTemplate).Template) {
+		generic.BumpGeneration(obj, old)
 	}
 }
 

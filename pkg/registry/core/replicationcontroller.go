@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -113,17 +112,13 @@ func (rcStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCo
 }
 
 func (rcStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	rc := obj.(*corev1.ReplicationController)
-	rc.Status = corev1.ReplicationControllerStatus{}
-	rc.Generation = 1
+	generic.ResetStatus(obj)
+	generic.StartGeneration(obj)
 }
 
 func (rcStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	rc, oldRC := obj.(*corev1.ReplicationController), old.(*corev1.ReplicationController)
-	rc.Status = oldRC.Status
-	if !apiequality.Semantic.DeepEqual(rc.Spec, oldRC.Spec) {
-		rc.Generation = oldRC.Generation + 1
-	}
+	generic.KeepStatus(obj, old)
+	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 func (rcStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
