@@ -42,62 +42,60 @@ func (RESTStorageProvider) GroupName() string { return "" }
 // NewRESTStorage implements generic.RESTStorageProvider.
 func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
 	p = p.withDefaults()
-	resources := map[string]rest.Storage{}
-	info := rest.APIGroupInfo{
-		GroupName:                    "",
-		PrioritizedVersions:          []string{SchemeGroupVersion.Version},
-		VersionedResourcesStorageMap: map[string]map[string]rest.Storage{SchemeGroupVersion.Version: resources},
-	}
+	info := generic.NewGroupInfo(SchemeGroupVersion)
+	resources := info.VersionedResourcesStorageMap[SchemeGroupVersion.Version]
 	fail := func(err error) (rest.APIGroupInfo, error) {
 		info.Destroy()
 		return rest.APIGroupInfo{}, err
 	}
+	install := func(r generic.Resource) (*generic.Store, error) {
+		return r.Install(SchemeGroupVersion, getter, resources)
+	}
 	for _, r := range []generic.Resource{
-		configMaps,
 		secrets,
 		endpoints,
 		nodes,
 		newEvents(p.EventTTL),
-		serviceAccounts,
 		persistentVolumes,
 		persistentVolumeClaims,
-		limitRanges,
 		resourceQuotas,
 		podTemplates,
 		replicationControllers,
 	} {
-		if _, err := r.Install(SchemeGroupVersion, getter, resources); err != nil {
+		if _, err := install(r); err != nil {
 			return fail(err)
 		}
 	}
-	if err := installServices(getter, p.ServiceClusterIPRange, p.ServiceNodePortRange, resources); err != nil {
+	// New namespaces and new pods use these.
+	configMapStore, err := install(configMaps)
+	if err != nil {
+		return fail(err)
+	}
+	serviceAccountStore, err := install(serviceAccounts)
+	if err != nil {
+		return fail(err)
+	}
+	limitRangeStore, err := install(limitRanges)
+	if err != nil {
+		return fail(err)
+	}
+	al, releaseAllocators, err := newServiceAllocators(getter, p.ServiceClusterIPRange, p.ServiceNodePortRange)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := install(newServices(al, releaseAllocators)); err != nil {
 		return fail(err)
 	}
 	// Created as kube's controller manager creates them.
 	defaults := namespaceDefaults{
-		serviceAccounts: fieldmanager.TrackingCreater(resources["serviceaccounts"].(rest.Creater),
-			SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager),
-		configMaps: fieldmanager.TrackingCreater(resources["configmaps"].(rest.Creater),
-			SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
-		rootCA: p.RootCA,
+		serviceAccounts: fieldmanager.TrackingCreater(serviceAccountStore, SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager),
+		configMaps:      fieldmanager.TrackingCreater(configMapStore, SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
+		rootCA:          p.RootCA,
 	}
-	if err := installNamespaces(getter, defaults, resources); err != nil {
+	if _, err := installNamespaces(getter, defaults, resources); err != nil {
 		return fail(err)
 	}
-	// Pods consult service accounts when the group serves them, whatever
-	// the order resources are installed in: resources is complete before
-	// the first request.
-	lookups := &podLookups{
-		serviceAccounts: func() rest.Getter {
-			sa, _ := resources["serviceaccounts"].(rest.Getter)
-			return sa
-		},
-		limitRanges: func() rest.Lister {
-			lr, _ := resources["limitranges"].(rest.Lister)
-			return lr
-		},
-	}
-	if err := installPods(getter, resources, lookups); err != nil {
+	if _, err := install(newPods(podLookups{serviceAccounts: serviceAccountStore, limitRanges: limitRangeStore})); err != nil {
 		return fail(err)
 	}
 	return info, nil

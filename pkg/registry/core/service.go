@@ -20,19 +20,24 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-// services is declared here; installServices (service_rest.go) adds the
-// allocation of cluster IPs and node ports to its Store.
-var services = generic.Resource{
-	Name: "services", Singular: "service", Kind: "Service", Namespaced: true,
-	ShortNames:          []string{"svc"},
-	Categories:          []string{"all"},
-	New:                 func() runtime.Object { return &corev1.Service{} },
-	NewList:             func() runtime.Object { return &corev1.ServiceList{} },
-	Strategy:            serviceStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy:      serviceStatusStrategy{serviceStrategy{generic.BaseStrategy{Namespaced: true}}},
-	AttrFunc:            serviceAttrs,
-	ReturnDeletedObject: true,
-	Table:               serviceTable,
+// newServices declares services. Their allocators al reserve each
+// service's cluster IPs and node ports (service_rest.go);
+// releaseAllocators frees the allocators' stores with the services'.
+func newServices(al *serviceAllocators, releaseAllocators func()) generic.Resource {
+	return generic.Resource{
+		Name: "services", Singular: "service", Kind: "Service", Namespaced: true,
+		ShortNames:          []string{"svc"},
+		Categories:          []string{"all"},
+		New:                 func() runtime.Object { return &corev1.Service{} },
+		NewList:             func() runtime.Object { return &corev1.ServiceList{} },
+		Strategy:            serviceStrategy{generic.BaseStrategy{Namespaced: true}},
+		StatusStrategy:      serviceStatusStrategy{serviceStrategy{generic.BaseStrategy{Namespaced: true}}},
+		Hooks:               al.hooks(),
+		Destroy:             releaseAllocators,
+		AttrFunc:            serviceAttrs,
+		ReturnDeletedObject: true,
+		Table:               serviceTable,
+	}
 }
 
 // serviceAttrs: kube's services select on spec.clusterIP and spec.type.

@@ -16,7 +16,6 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
@@ -28,52 +27,33 @@ var DefaultServiceClusterIPRange = netip.MustParsePrefix("10.0.0.0/24")
 // held; it runs even when the request that triggered it is gone.
 const releaseTimeout = 30 * time.Second
 
-// installServices adds services and services/status to resources: the
-// declared resource, plus the reservation of cluster IPs and node ports
-// around its writes.
-func installServices(getter generic.RESTOptionsGetter, cidr netip.Prefix, nodePorts utilnet.PortRange,
-	resources map[string]rest.Storage) error {
-	al, destroy, err := newServiceAllocators(getter, cidr, nodePorts)
-	if err != nil {
-		return err
+// hooks reserve a service's cluster IPs and node ports around its writes,
+// and release them once it is gone.
+func (al *serviceAllocators) hooks() generic.Hooks {
+	return generic.Hooks{
+		BeginCreate: func(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (generic.FinishFunc, error) {
+			txn, err := al.allocateCreate(ctx, obj.(*corev1.Service), len(options.DryRun) > 0)
+			if err != nil {
+				return nil, err
+			}
+			return txn.finish, nil
+		},
+		BeginUpdate: func(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (generic.FinishFunc, error) {
+			txn, err := al.allocateUpdate(ctx, obj.(*corev1.Service), old.(*corev1.Service), len(options.DryRun) > 0)
+			if err != nil {
+				return nil, err
+			}
+			return txn.finish, nil
+		},
+		// Also when a status update removes a service's last finalizer.
+		AfterDelete: func(ctx context.Context, obj runtime.Object, options *metav1.DeleteOptions) {
+			if len(options.DryRun) == 0 {
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+				defer cancel()
+				al.release(ctx, obj.(*corev1.Service))
+			}
+		},
 	}
-	store, err := services.Install(SchemeGroupVersion, getter, resources)
-	if err != nil {
-		destroy()
-		return err
-	}
-	storeDestroy := store.DestroyFunc
-	store.DestroyFunc = func() {
-		if storeDestroy != nil {
-			storeDestroy()
-		}
-		destroy()
-	}
-	store.BeginCreate = func(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (generic.FinishFunc, error) {
-		txn, err := al.allocateCreate(ctx, obj.(*corev1.Service), len(options.DryRun) > 0)
-		if err != nil {
-			return nil, err
-		}
-		return txn.finish, nil
-	}
-	store.BeginUpdate = func(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (generic.FinishFunc, error) {
-		txn, err := al.allocateUpdate(ctx, obj.(*corev1.Service), old.(*corev1.Service), len(options.DryRun) > 0)
-		if err != nil {
-			return nil, err
-		}
-		return txn.finish, nil
-	}
-	store.AfterDelete = func(ctx context.Context, obj runtime.Object, options *metav1.DeleteOptions) {
-		if len(options.DryRun) == 0 {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-			defer cancel()
-			al.release(ctx, obj.(*corev1.Service))
-		}
-	}
-	// The status subresource shares the hooks that apply to it: removing
-	// a service's last finalizer through it deletes the service.
-	resources["services/status"] = generic.NewStatusREST(store, services.StatusStrategy)
-	return nil
 }
 
 // newServiceAllocators builds the allocators over their own raw stores
