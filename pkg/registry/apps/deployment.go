@@ -28,15 +28,7 @@ var deployments = generic.Resource{
 	Strategy:             deploymentStrategy{generic.BaseStrategy{Namespaced: true}},
 	StatusStrategy:       deploymentStatusStrategy{deploymentStrategy{generic.BaseStrategy{Namespaced: true}}},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
-	Scale: &generic.ScaleAccessor{
-		Replicas: func(obj runtime.Object) (int32, int32, string, error) {
-			d := obj.(*appsv1.Deployment)
-			s, err := selectorString(d.Spec.Selector)
-			return ptr.Deref(d.Spec.Replicas, 0), d.Status.Replicas, s, err
-		},
-		SetReplicas:   func(obj runtime.Object, n int32) { obj.(*appsv1.Deployment).Spec.Replicas = &n },
-		ReplicasPaths: replicasPaths("v1beta1", "v1beta2", "v1"),
-	},
+	Scale:                generic.WorkloadScale[*appsv1.Deployment]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,

@@ -25,15 +25,7 @@ var replicaSets = generic.Resource{
 	Strategy:             rsStrategy{generic.BaseStrategy{Namespaced: true}},
 	StatusStrategy:       rsStatusStrategy{rsStrategy{generic.BaseStrategy{Namespaced: true}}},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
-	Scale: &generic.ScaleAccessor{
-		Replicas: func(obj runtime.Object) (int32, int32, string, error) {
-			rs := obj.(*appsv1.ReplicaSet)
-			s, err := selectorString(rs.Spec.Selector)
-			return ptr.Deref(rs.Spec.Replicas, 0), rs.Status.Replicas, s, err
-		},
-		SetReplicas:   func(obj runtime.Object, n int32) { obj.(*appsv1.ReplicaSet).Spec.Replicas = &n },
-		ReplicasPaths: replicasPaths("v1beta2", "v1"),
-	},
+	Scale:                generic.WorkloadScale[*appsv1.ReplicaSet]("apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,

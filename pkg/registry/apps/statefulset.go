@@ -29,15 +29,7 @@ var statefulSets = generic.Resource{
 	Strategy:             statefulSetStrategy{generic.BaseStrategy{Namespaced: true}},
 	StatusStrategy:       statefulSetStatusStrategy{statefulSetStrategy{generic.BaseStrategy{Namespaced: true}}},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
-	Scale: &generic.ScaleAccessor{
-		Replicas: func(obj runtime.Object) (int32, int32, string, error) {
-			s := obj.(*appsv1.StatefulSet)
-			sel, err := selectorString(s.Spec.Selector)
-			return ptr.Deref(s.Spec.Replicas, 0), s.Status.Replicas, sel, err
-		},
-		SetReplicas:   func(obj runtime.Object, n int32) { obj.(*appsv1.StatefulSet).Spec.Replicas = &n },
-		ReplicasPaths: replicasPaths("v1beta1", "v1beta2", "v1"),
-	},
+	Scale:                generic.WorkloadScale[*appsv1.StatefulSet]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,

@@ -29,13 +29,7 @@ var replicationControllers = generic.Resource{
 	StatusStrategy:       rcStatusStrategy{rcStrategy{generic.BaseStrategy{Namespaced: true}}},
 	AttrFunc:             rcAttrs,
 	FieldLabelConversion: generic.SupportedFieldLabels("status.replicas"),
-	Scale: &generic.ScaleAccessor{
-		Replicas: func(obj runtime.Object) (int32, int32, string, error) {
-			rc := obj.(*corev1.ReplicationController)
-			return ptr.Deref(rc.Spec.Replicas, 0), rc.Status.Replicas, labels.SelectorFromSet(rc.Spec.Selector).String(), nil
-		},
-		SetReplicas: func(obj runtime.Object, n int32) { obj.(*corev1.ReplicationController).Spec.Replicas = &n },
-	},
+	Scale:                generic.WorkloadScale[*corev1.ReplicationController](),
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,
