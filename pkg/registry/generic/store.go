@@ -132,15 +132,8 @@ func newStore(r Resource, gv schema.GroupVersion, strategy Strategy, getter REST
 		return nil, err
 	}
 	e.setKeyFuncs(opts.ResourcePrefix, r.Namespaced)
-	cfg := storage.Config{
-		Resource:       e.qualifiedResource.String(),
-		ResourcePrefix: opts.ResourcePrefix,
-		NewFunc:        e.newFunc,
-		AttrFunc:       e.attrFunc,
-		IndexFields:    r.IndexFields,
-		KeyFunc:        objectKeyFunc(opts.ResourcePrefix, r.Namespaced),
-		Paging:         true,
-	}
+	cfg := StorageConfig(e.qualifiedResource, opts.ResourcePrefix, e.newFunc, r.Namespaced)
+	cfg.AttrFunc, cfg.IndexFields = e.attrFunc, r.IndexFields
 	s, destroy, err := opts.Decorator(opts.StorageFactory, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("building the store of %s: %w", e.qualifiedResource, err)
@@ -167,17 +160,27 @@ func (e *Store) setKeyFuncs(prefix string, namespaced bool) {
 	}
 }
 
-// objectKeyFunc is the storage's key of an object under prefix.
-func objectKeyFunc(prefix string, namespaced bool) func(obj runtime.Object) (string, error) {
-	return func(obj runtime.Object) (string, error) {
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return "", err
-		}
-		if namespaced {
-			return prefix + "/" + m.GetNamespace() + "/" + m.GetName(), nil
-		}
-		return prefix + "/" + m.GetName(), nil
+// StorageConfig is the storage.Config of a resource's objects kept under
+// prefix, with the default attributes (DefaultAttrFunc): what a Store's
+// storage is built from, and what registry code that keeps objects
+// without a Store (the service allocators) builds a raw store from.
+func StorageConfig(gr schema.GroupResource, prefix string, newFunc func() runtime.Object, namespaced bool) storage.Config {
+	return storage.Config{
+		Resource:       gr.String(),
+		ResourcePrefix: prefix,
+		NewFunc:        newFunc,
+		AttrFunc:       DefaultAttrFunc(namespaced),
+		KeyFunc: func(obj runtime.Object) (string, error) {
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				return "", err
+			}
+			if namespaced {
+				return prefix + "/" + m.GetNamespace() + "/" + m.GetName(), nil
+			}
+			return prefix + "/" + m.GetName(), nil
+		},
+		Paging: true,
 	}
 }
 
