@@ -14,7 +14,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -36,8 +37,8 @@ var deployments = generic.Resource{
 			{Name: "Up-to-date", Type: "string", Description: appsv1.DeploymentStatus{}.SwaggerDoc()["updatedReplicas"]},
 			{Name: "Available", Type: "string", Description: appsv1.DeploymentStatus{}.SwaggerDoc()["availableReplicas"]},
 			generic.AgeColumn,
-			{Name: "Containers", Type: "string", Priority: 1, Description: core.ContainersColumnDescription},
-			{Name: "Images", Type: "string", Priority: 1, Description: core.ImagesColumnDescription},
+			{Name: "Containers", Type: "string", Priority: 1, Description: podspec.ContainersColumnDescription},
+			{Name: "Images", Type: "string", Priority: 1, Description: podspec.ImagesColumnDescription},
 			{Name: "Selector", Type: "string", Priority: 1, Description: appsv1.DeploymentSpec{}.SwaggerDoc()["selector"]},
 		},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
@@ -46,7 +47,7 @@ var deployments = generic.Resource{
 			if err != nil {
 				selector = "<invalid>"
 			}
-			names, images := core.ContainerCells(d.Spec.Template.Spec.Containers)
+			names, images := podspec.ContainerCells(d.Spec.Template.Spec.Containers)
 			return []interface{}{
 				d.Name, fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, ptr.Deref(d.Spec.Replicas, 0)),
 				int64(d.Status.UpdatedReplicas), int64(d.Status.AvailableReplicas),
@@ -96,7 +97,7 @@ func (deploymentStrategy) Default(obj runtime.Object) {
 	if d.Spec.ProgressDeadlineSeconds == nil {
 		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](600)
 	}
-	core.SetDefaultsPodSpec(&d.Spec.Template.Spec)
+	podspec.SetDefaultsPodSpec(&d.Spec.Template.Spec)
 }
 
 // DefaultGarbageCollectionPolicy: deleting a deployment deletes its
@@ -122,13 +123,13 @@ func (deploymentStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.O
 
 func (deploymentStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	d := obj.(*appsv1.Deployment)
-	allErrs := core.ValidateObjectMeta(&d.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&d.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateDeploymentSpec(&d.Spec, field.NewPath("spec"))...)
 }
 
 func (deploymentStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
-	allErrs := core.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateDeploymentSpec(&d.Spec, field.NewPath("spec"))...)
 	return append(allErrs, apivalidation.ValidateImmutableField(d.Spec.Selector, oldD.Spec.Selector, field.NewPath("spec", "selector"))...)
 }
@@ -198,7 +199,7 @@ func (deploymentStatusStrategy) PrepareForUpdate(_ context.Context, obj, old run
 
 func (deploymentStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
-	allErrs := core.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
 	p, s := field.NewPath("status"), d.Status
 	allErrs = append(allErrs, validateCounters(p,
 		counter{"observedGeneration", s.ObservedGeneration}, counter{"replicas", int64(s.Replicas)},

@@ -11,7 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -33,13 +34,13 @@ var replicaSets = generic.Resource{
 			{Name: "Current", Type: "integer", Description: appsv1.ReplicaSetStatus{}.SwaggerDoc()["replicas"]},
 			{Name: "Ready", Type: "integer", Description: appsv1.ReplicaSetStatus{}.SwaggerDoc()["readyReplicas"]},
 			generic.AgeColumn,
-			{Name: "Containers", Type: "string", Priority: 1, Description: core.ContainersColumnDescription},
-			{Name: "Images", Type: "string", Priority: 1, Description: core.ImagesColumnDescription},
+			{Name: "Containers", Type: "string", Priority: 1, Description: podspec.ContainersColumnDescription},
+			{Name: "Images", Type: "string", Priority: 1, Description: podspec.ImagesColumnDescription},
 			{Name: "Selector", Type: "string", Priority: 1, Description: appsv1.ReplicaSetSpec{}.SwaggerDoc()["selector"]},
 		},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			rs := obj.(*appsv1.ReplicaSet)
-			names, images := core.ContainerCells(rs.Spec.Template.Spec.Containers)
+			names, images := podspec.ContainerCells(rs.Spec.Template.Spec.Containers)
 			return []interface{}{
 				rs.Name, int64(ptr.Deref(rs.Spec.Replicas, 0)), int64(rs.Status.Replicas), int64(rs.Status.ReadyReplicas),
 				generic.TranslateTimestampSince(rs.CreationTimestamp), names, images, metav1.FormatLabelSelector(rs.Spec.Selector),
@@ -66,7 +67,7 @@ func (rsStrategy) Default(obj runtime.Object) {
 	if rs.Spec.Replicas == nil {
 		rs.Spec.Replicas = ptr.To[int32](1)
 	}
-	core.SetDefaultsPodSpec(&rs.Spec.Template.Spec)
+	podspec.SetDefaultsPodSpec(&rs.Spec.Template.Spec)
 }
 
 // DefaultGarbageCollectionPolicy: deleting a replica set deletes its pods
@@ -87,13 +88,13 @@ func (rsStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 
 func (rsStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	rs := obj.(*appsv1.ReplicaSet)
-	allErrs := core.ValidateObjectMeta(&rs.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&rs.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateReplicaSetSpec(&rs.Spec, field.NewPath("spec"))...)
 }
 
 func (rsStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	rs, oldRS := obj.(*appsv1.ReplicaSet), old.(*appsv1.ReplicaSet)
-	allErrs := core.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateReplicaSetSpec(&rs.Spec, field.NewPath("spec"))...)
 	return append(allErrs, apivalidation.ValidateImmutableField(rs.Spec.Selector, oldRS.Spec.Selector, field.NewPath("spec", "selector"))...)
 }
@@ -120,9 +121,9 @@ func (rsStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Obj
 
 func (rsStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	rs, oldRS := obj.(*appsv1.ReplicaSet), old.(*appsv1.ReplicaSet)
-	allErrs := core.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
 	s, p := rs.Status, field.NewPath("status")
-	allErrs = append(allErrs, core.ValidateReplicaCounts(p, s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration)...)
+	allErrs = append(allErrs, corevalidation.ValidateReplicaCounts(p, s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration)...)
 	if s.TerminatingReplicas != nil {
 		allErrs = append(allErrs, validateNonnegative(int64(*s.TerminatingReplicas), p.Child("terminatingReplicas"))...)
 	}

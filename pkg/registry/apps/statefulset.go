@@ -15,7 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -35,12 +36,12 @@ var statefulSets = generic.Resource{
 			generic.NameColumn,
 			{Name: "Ready", Type: "string", Description: "Number of the pod with ready state"},
 			generic.AgeColumn,
-			{Name: "Containers", Type: "string", Priority: 1, Description: core.ContainersColumnDescription},
-			{Name: "Images", Type: "string", Priority: 1, Description: core.ImagesColumnDescription},
+			{Name: "Containers", Type: "string", Priority: 1, Description: podspec.ContainersColumnDescription},
+			{Name: "Images", Type: "string", Priority: 1, Description: podspec.ImagesColumnDescription},
 		},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			s := obj.(*appsv1.StatefulSet)
-			names, images := core.ContainerCells(s.Spec.Template.Spec.Containers)
+			names, images := podspec.ContainerCells(s.Spec.Template.Spec.Containers)
 			return []interface{}{
 				s.Name, fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, ptr.Deref(s.Spec.Replicas, 0)),
 				generic.TranslateTimestampSince(s.CreationTimestamp), names, images,
@@ -98,7 +99,7 @@ func (statefulSetStrategy) Default(obj runtime.Object) {
 	if spec.RevisionHistoryLimit == nil {
 		spec.RevisionHistoryLimit = ptr.To[int32](10)
 	}
-	core.SetDefaultsPodSpec(&spec.Template.Spec)
+	podspec.SetDefaultsPodSpec(&spec.Template.Spec)
 	for i := range spec.VolumeClaimTemplates {
 		c := &spec.VolumeClaimTemplates[i]
 		// kube serves the claim templates with their kind.
@@ -106,7 +107,7 @@ func (statefulSetStrategy) Default(obj runtime.Object) {
 		if c.Status.Phase == "" {
 			c.Status.Phase = corev1.ClaimPending
 		}
-		core.SetDefaultsPersistentVolumeClaimSpec(&c.Spec)
+		podspec.SetDefaultsPersistentVolumeClaimSpec(&c.Spec)
 	}
 }
 
@@ -128,7 +129,7 @@ func (statefulSetStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.
 
 func (statefulSetStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	s := obj.(*appsv1.StatefulSet)
-	allErrs := core.ValidateObjectMeta(&s.ObjectMeta, true, apivalidation.NameIsDNSLabel, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&s.ObjectMeta, true, apivalidation.NameIsDNSLabel, field.NewPath("metadata"))
 	return append(allErrs, validateStatefulSetSpec(&s.Spec, field.NewPath("spec"), statefulSetOptions{})...)
 }
 
@@ -137,7 +138,7 @@ func (statefulSetStrategy) Validate(_ context.Context, obj runtime.Object) field
 // are not validated again when the old spec no longer is.
 func (statefulSetStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	s, oldS := obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet)
-	allErrs := core.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))
 	opts := statefulSetOptions{allowInvalidServiceName: true, skipClaimTemplates: true}
 	if len(validateStatefulSetSpec(&oldS.Spec, field.NewPath("spec"), opts)) > 0 {
 		opts.skipTemplate = true
@@ -208,7 +209,7 @@ func validateStatefulSetSpec(spec *appsv1.StatefulSetSpec, fldPath *field.Path, 
 	} else {
 		allErrs = append(allErrs, validateStatefulSetTemplate(spec, matcher(selector), fldPath.Child("template"), opts)...)
 	}
-	return append(allErrs, core.ValidateWorkloadPodSpec(&spec.Template.Spec, "StatefulSet", fldPath.Child("template", "spec"))...)
+	return append(allErrs, podspec.ValidateWorkloadPodSpec(&spec.Template.Spec, "StatefulSet", fldPath.Child("template", "spec"))...)
 }
 
 func validateStatefulSetUpdateStrategy(s *appsv1.StatefulSetUpdateStrategy, fldPath *field.Path) field.ErrorList {
@@ -285,7 +286,7 @@ func validateStatefulSetTemplate(spec *appsv1.StatefulSetSpec, selector func(map
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("metadata", "labels"), template.Labels, "`selector` does not match template `labels`"))
 	}
 	if !opts.skipTemplate {
-		allErrs = append(allErrs, core.ValidatePodTemplateSpec(template, fldPath)...)
+		allErrs = append(allErrs, podspec.ValidatePodTemplateSpec(template, fldPath)...)
 	}
 	// kube validates these a second time here.
 	allErrs = append(allErrs, metav1validation.ValidateLabels(template.Labels, fldPath.Child("labels"))...)
@@ -349,6 +350,6 @@ func (statefulSetStatusStrategy) ValidateUpdate(_ context.Context, obj, old runt
 	allErrs = append(allErrs, validateNotAbove(p, "updatedReplicas", st.UpdatedReplicas, st.Replicas, replicas)...)
 	allErrs = append(allErrs, validateNotAbove(p, "availableReplicas", st.AvailableReplicas, st.Replicas, replicas)...)
 	allErrs = append(allErrs, validateNotAbove(p, "availableReplicas", st.AvailableReplicas, st.ReadyReplicas, "status.readyReplicas")...)
-	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))...)
 	return append(allErrs, validateCollisionCount(p, st.CollisionCount, oldS.Status.CollisionCount)...)
 }

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 )
 
 // Validation shared by the apps/v1 workloads, after kube's
@@ -41,7 +41,7 @@ func validateTemplateForSelector(template *corev1.PodTemplateSpec, selector *met
 	if err != nil {
 		return field.ErrorList{field.Invalid(fldPath.Child("selector"), selector, "invalid label selector")}
 	}
-	return core.ValidatePodTemplateSpecForWorkload(template, matcher(s), kind, fldPath.Child("template"))
+	return podspec.ValidatePodTemplateSpecForWorkload(template, matcher(s), kind, fldPath.Child("template"))
 }
 
 func matcher(s labels.Selector) func(map[string]string) (bool, bool) {

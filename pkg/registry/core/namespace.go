@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -97,12 +98,12 @@ func (namespaceStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Ob
 
 func (namespaceStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	ns := obj.(*corev1.Namespace)
-	return ValidateObjectMeta(&ns.ObjectMeta, false, apivalidation.ValidateNamespaceName, field.NewPath("metadata"))
+	return corevalidation.ValidateObjectMeta(&ns.ObjectMeta, false, apivalidation.ValidateNamespaceName, field.NewPath("metadata"))
 }
 
 func (namespaceStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
-	return ValidateObjectMetaUpdate(&ns.ObjectMeta, &oldNS.ObjectMeta, field.NewPath("metadata"))
+	return corevalidation.ValidateObjectMetaUpdate(&ns.ObjectMeta, &oldNS.ObjectMeta, field.NewPath("metadata"))
 }
 
 type namespaceStatusStrategy struct{ namespaceStrategy }

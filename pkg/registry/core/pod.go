@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -125,7 +126,7 @@ var (
 )
 
 // Default implements rest.Defaulter.
-func (podStrategy) Default(obj runtime.Object) { SetDefaultsPod(obj.(*corev1.Pod)) }
+func (podStrategy) Default(obj runtime.Object) { podspec.SetDefaultsPod(obj.(*corev1.Pod)) }
 
 // PrepareForCreate starts a pod Pending with its QoS class, after the
 // changes kube's admission plugins make to new pods.
@@ -134,14 +135,14 @@ func (s podStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	generic.StartGeneration(pod)
 	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
 	admitPod(ctx, pod, s.serviceAccounts)
-	applyAppArmorAnnotations(ctx, pod)
+	podspec.ApplyAppArmorAnnotations(ctx, pod)
 	if len(pod.Spec.SchedulingGates) > 0 {
 		setPodCondition(&pod.Status, corev1.PodCondition{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 			Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates",
 		})
 	}
-	pod.Status.QOSClass = podQOSClass(&pod.Spec)
+	pod.Status.QOSClass = podspec.QOSClass(&pod.Spec)
 }
 
 // PrepareForUpdate keeps the status, and what clients unaware of newer
@@ -165,11 +166,11 @@ func (podStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) 
 }
 
 func (podStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return ValidatePodCreate(obj.(*corev1.Pod))
+	return podspec.ValidatePodCreate(obj.(*corev1.Pod))
 }
 
 func (podStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return ValidatePodUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
+	return podspec.ValidatePodUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
 }
 
 // WarningsOnCreate warns about names that make odd hostnames and about
@@ -181,7 +182,7 @@ func (podStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []str
 	if msgs := validation.IsDNS1123Label(pod.Name); len(msgs) != 0 {
 		warnings = append(warnings, fmt.Sprintf("metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: %v", msgs))
 	}
-	return append(warnings, podWarnings(pod)...)
+	return append(warnings, podspec.PodWarnings(pod)...)
 }
 
 // CheckGracefulDelete gives a pod the grace period of the request, else
@@ -269,5 +270,5 @@ func (podStatusStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Obje
 }
 
 func (podStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return ValidatePodStatusUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
+	return podspec.ValidatePodStatusUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
 }

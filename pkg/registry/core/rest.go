@@ -1,6 +1,9 @@
 // Package core serves the core API group ("", version v1): its
-// RESTStorageProvider, and the strategies, defaults, validation and table
-// columns of each of its resources, one file per resource.
+// RESTStorageProvider, and the declaration, strategies, validation and
+// table columns of each of its resources, one file per resource. What
+// other groups share lives in subpackages: the PodSpec library (podspec),
+// core's common checks (validation), and the services' allocators
+// (service/ipallocator, service/portallocator).
 package core
 
 import (

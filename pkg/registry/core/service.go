@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -271,7 +272,7 @@ func (serviceStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtim
 
 func (serviceStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
-	allErrs := ValidateObjectMetaUpdate(&svc.ObjectMeta, &oldSvc.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&svc.ObjectMeta, &oldSvc.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, validateLoadBalancerStatus(&svc.Status.LoadBalancer, &svc.Spec, field.NewPath("status", "loadBalancer"))...)
 }
 
