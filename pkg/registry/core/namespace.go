@@ -26,8 +26,8 @@ import (
 // name, so that selectors can pick namespaces by name.
 const NamespaceNameLabel = "kubernetes.io/metadata.name"
 
-// namespaces declares the store of namespaces; installNamespaces serves it
-// through NamespaceREST.
+// namespaces declares the store of namespaces, and namespaces/status;
+// installNamespaces serves the rest.
 var namespaces = generic.Resource{
 	Name: "namespaces", Singular: "namespace", Kind: "Namespace",
 	ShortNames:     []string{"ns"},
@@ -35,12 +35,7 @@ var namespaces = generic.Resource{
 	NewList:        func() runtime.Object { return &corev1.NamespaceList{} },
 	Strategy:       namespaceStrategy{},
 	StatusStrategy: namespaceStatusStrategy{},
-	Subresources: map[string]generic.SubresourceFunc{
-		"namespaces/finalize": func(ns *generic.Store) rest.Storage {
-			return &namespaceFinalizeREST{status: generic.NewStatusREST(ns, namespaceFinalizeStrategy{})}
-		},
-	},
-	AttrFunc: namespaceAttrs,
+	AttrFunc:       namespaceAttrs,
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,
@@ -160,16 +155,20 @@ var (
 // namespacesResource names namespaces in errors.
 var namespacesResource = corev1.Resource("namespaces")
 
-// installNamespaces installs the namespaces declaration and serves its
-// Store through NamespaceREST, whose verbs are kube's for namespaces.
-func installNamespaces(getter generic.RESTOptionsGetter, defaults namespaceDefaults, resources map[string]rest.Storage) (*NamespaceREST, error) {
+// installNamespaces installs the namespaces declaration, serves its Store
+// through NamespaceREST (kube's verbs for namespaces differ from the
+// Store's), and adds namespaces/finalize. It returns both, for the
+// namespace controller.
+func installNamespaces(getter generic.RESTOptionsGetter, defaults namespaceDefaults,
+	resources map[string]rest.Storage) (*NamespaceREST, rest.Updater, error) {
 	store, err := namespaces.Install(SchemeGroupVersion, getter, resources)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ns := &NamespaceREST{store: store, defaults: defaults}
-	resources["namespaces"] = ns
-	return ns, nil
+	finalize := &namespaceFinalizeREST{status: generic.NewStatusREST(store, namespaceFinalizeStrategy{})}
+	resources["namespaces"], resources["namespaces/finalize"] = ns, finalize
+	return ns, finalize, nil
 }
 
 // New implements rest.Storage.

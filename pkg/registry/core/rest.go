@@ -42,14 +42,39 @@ var _ generic.RESTStorageProvider = RESTStorageProvider{}
 // GroupName implements generic.RESTStorageProvider.
 func (RESTStorageProvider) GroupName() string { return "" }
 
+// LegacyRESTStorage is what the server's wiring uses of the core group
+// besides its routes (kube's LegacyRESTStorage): typed handles, so that
+// the compiler checks that wiring.
+type LegacyRESTStorage struct {
+	// Namespaces serves namespaces: admission reads them, the server
+	// creates the system namespaces through it, the namespace controller
+	// finishes their deletion.
+	Namespaces *NamespaceREST
+	// NamespaceFinalize serves namespaces/finalize (the namespace
+	// controller's last step).
+	NamespaceFinalize rest.Updater
+	// Services is the services' store: the server creates the kubernetes
+	// service through it.
+	Services *generic.Store
+	// LimitRanges is the LimitRanges' store, which admission reads.
+	LimitRanges *generic.Store
+}
+
 // NewRESTStorage implements generic.RESTStorageProvider.
 func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
+	_, info, err := p.NewLegacyRESTStorage(getter)
+	return info, err
+}
+
+// NewLegacyRESTStorage builds the core group: the APIGroupInfo its routes
+// are mounted from, and the typed handles of what the wiring uses besides.
+func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGetter) (LegacyRESTStorage, rest.APIGroupInfo, error) {
 	p = p.withDefaults()
 	info := generic.NewGroupInfo(SchemeGroupVersion)
 	resources := info.VersionedResourcesStorageMap[SchemeGroupVersion.Version]
-	fail := func(err error) (rest.APIGroupInfo, error) {
+	fail := func(err error) (LegacyRESTStorage, rest.APIGroupInfo, error) {
 		info.Destroy()
-		return rest.APIGroupInfo{}, err
+		return LegacyRESTStorage{}, rest.APIGroupInfo{}, err
 	}
 	install := func(r generic.Resource) (*generic.Store, error) {
 		return r.Install(SchemeGroupVersion, getter, resources)
@@ -69,6 +94,7 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 			return fail(err)
 		}
 	}
+	var legacy LegacyRESTStorage
 	// New namespaces and new pods use these.
 	configMapStore, err := install(configMaps)
 	if err != nil {
@@ -78,15 +104,14 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 	if err != nil {
 		return fail(err)
 	}
-	limitRangeStore, err := install(limitRanges)
-	if err != nil {
+	if legacy.LimitRanges, err = install(limitRanges); err != nil {
 		return fail(err)
 	}
 	al, releaseAllocators, err := newServiceAllocators(getter, p.ServiceClusterIPRange, p.ServiceNodePortRange)
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := install(newServices(al, releaseAllocators)); err != nil {
+	if legacy.Services, err = install(newServices(al, releaseAllocators)); err != nil {
 		return fail(err)
 	}
 	// Created as kube's controller manager creates them.
@@ -95,13 +120,13 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 		configMaps:      fieldmanager.TrackingCreater(configMapStore, SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
 		rootCA:          p.RootCA,
 	}
-	if _, err := installNamespaces(getter, defaults, resources); err != nil {
+	if legacy.Namespaces, legacy.NamespaceFinalize, err = installNamespaces(getter, defaults, resources); err != nil {
 		return fail(err)
 	}
-	if _, err := install(newPods(podLookups{serviceAccounts: serviceAccountStore, limitRanges: limitRangeStore})); err != nil {
+	if _, err := install(newPods(podLookups{serviceAccounts: serviceAccountStore, limitRanges: legacy.LimitRanges})); err != nil {
 		return fail(err)
 	}
-	return info, nil
+	return legacy, info, nil
 }
 
 func (p RESTStorageProvider) withDefaults() RESTStorageProvider {
