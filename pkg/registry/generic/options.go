@@ -1,6 +1,3 @@
-// Package generic is the generic registry: the Store that serves any
-// resource from a storage.Interface, configured per resource with
-// strategies, and the RESTOptions each resource's store is built from.
 package generic
 
 import (
