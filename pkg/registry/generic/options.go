@@ -36,6 +36,19 @@ func UndecoratedStorage(raw storage.Factory, cfg storage.Config) (storage.Interf
 	return raw(cfg)
 }
 
+// UndecoratedRESTOptions gives every resource a raw store from Factory
+// (UndecoratedStorage: no watch cache), under Prefix/<resource>: for tools
+// and tests that build stores without the server's flags.
+type UndecoratedRESTOptions struct {
+	Factory storage.Factory
+	Prefix  string
+}
+
+// GetRESTOptions implements RESTOptionsGetter.
+func (o UndecoratedRESTOptions) GetRESTOptions(gr schema.GroupResource) (RESTOptions, error) {
+	return RESTOptions{StorageFactory: o.Factory, Decorator: UndecoratedStorage, ResourcePrefix: o.Prefix + "/" + gr.Resource}, nil
+}
+
 // RESTStorageProvider builds the storage of one API group.
 type RESTStorageProvider interface {
 	GroupName() string

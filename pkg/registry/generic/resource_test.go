@@ -19,30 +19,16 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
-	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcdtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, etcdtest.IgnoredGoroutines()...) }
 
-// etcdOptions gives every resource a raw etcd3 store under its own
-// prefix: the tests of one etcd never see each other's objects.
-type etcdOptions struct {
-	factory storage.Factory
-	prefix  string
-}
-
-func (o etcdOptions) GetRESTOptions(gr schema.GroupResource) (generic.RESTOptions, error) {
-	return generic.RESTOptions{
-		StorageFactory: o.factory,
-		Decorator:      generic.UndecoratedStorage,
-		ResourcePrefix: o.prefix + "/" + gr.Resource,
-	}, nil
-}
-
-func newOptions(t *testing.T, etcd *etcdtest.Etcd) etcdOptions {
-	return etcdOptions{factory: etcd3.NewFactory(etcd.Client), prefix: "/" + t.Name()}
+// newOptions gives every resource a raw etcd3 store under a prefix of the
+// test's own: the tests of one etcd never see each other's objects.
+func newOptions(t *testing.T, etcd *etcdtest.Etcd) generic.RESTOptionsGetter {
+	return generic.UndecoratedRESTOptions{Factory: etcd3.NewFactory(etcd.Client), Prefix: "/" + t.Name()}
 }
 
 var rcGV = schema.GroupVersion{Version: "v1"}

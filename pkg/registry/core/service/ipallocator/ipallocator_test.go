@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/service/ipallocator"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -21,12 +20,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, etcdtest.IgnoredGoroutines()...) }
 
-type etcdOptions struct{ factory storage.Factory }
-
-func (o etcdOptions) GetRESTOptions(gr schema.GroupResource) (generic.RESTOptions, error) {
-	return generic.RESTOptions{StorageFactory: o.factory, Decorator: generic.UndecoratedStorage, ResourcePrefix: "/registry/" + gr.Resource}, nil
-}
-
 func service(name string) *corev1.Service {
 	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
 }
@@ -36,7 +29,7 @@ func service(name string) *corev1.Service {
 // small range fills up; only the holder's release frees an address.
 func TestAllocator(t *testing.T) {
 	etcd := etcdtest.Start(t)
-	getter := etcdOptions{etcd3.NewFactory(etcd.Client)}
+	getter := generic.UndecoratedRESTOptions{Factory: etcd3.NewFactory(etcd.Client), Prefix: "/registry"}
 	a, release, err := ipallocator.NewFromOptions(netip.MustParsePrefix("10.1.0.0/29"), getter)
 	if err != nil {
 		t.Fatal(err)

@@ -6,30 +6,22 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/service/portallocator"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
-	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcdtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, etcdtest.IgnoredGoroutines()...) }
 
-type etcdOptions struct{ factory storage.Factory }
-
-func (o etcdOptions) GetRESTOptions(gr schema.GroupResource) (generic.RESTOptions, error) {
-	return generic.RESTOptions{StorageFactory: o.factory, Decorator: generic.UndecoratedStorage, ResourcePrefix: "/registry/" + gr.Resource}, nil
-}
-
 // TestAllocator: ports are reserved once, a range fills up, a release
 // frees, and an allocator over another range of the same bitmap sees the
 // ports they share.
 func TestAllocator(t *testing.T) {
 	etcd := etcdtest.Start(t)
-	getter := etcdOptions{etcd3.NewFactory(etcd.Client)}
+	getter := generic.UndecoratedRESTOptions{Factory: etcd3.NewFactory(etcd.Client), Prefix: "/registry"}
 	ports := utilnet.PortRange{Base: 30000, Size: 4}
 	a, release, err := portallocator.NewFromOptions(ports, getter)
 	if err != nil {
