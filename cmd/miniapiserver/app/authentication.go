@@ -160,10 +160,14 @@ type security struct {
 
 // buildSecurity builds the authenticator (and hands it to the TokenReview
 // storage), the authorizer and the audit log (stopped at cleanup).
-func (s *Server) buildSecurity(o *Options, creds *credentials, coreGroup rest.APIGroupInfo, reviews *lateAuthenticator) (*security, error) {
+func (s *Server) buildSecurity(o *Options, creds *credentials, coreStorage core.LegacyRESTStorage, reviews *lateAuthenticator) (*security, error) {
 	var sec security
 	var err error
-	if sec.authenticator, err = creds.authenticator(o, newRegistryObjects(coreGroup)); err != nil {
+	objects := registryObjects{
+		serviceAccounts: coreStorage.ServiceAccounts, pods: coreStorage.Pods,
+		secrets: coreStorage.Secrets, nodes: coreStorage.Nodes,
+	}
+	if sec.authenticator, err = creds.authenticator(o, objects); err != nil {
 		return nil, err
 	}
 	reviews.Request = sec.authenticator
@@ -220,14 +224,6 @@ func buildAuthorizer(o *Options) (authorizer.Authorizer, error) {
 // the object (yet), as kube's token getter reads its informers first.
 type registryObjects struct {
 	serviceAccounts, pods, secrets, nodes rest.Getter
-}
-
-func newRegistryObjects(core rest.APIGroupInfo) registryObjects {
-	r := core.VersionedResourcesStorageMap["v1"]
-	return registryObjects{
-		serviceAccounts: r["serviceaccounts"].(rest.Getter), pods: r["pods"].(rest.Getter),
-		secrets: r["secrets"].(rest.Getter), nodes: r["nodes"].(rest.Getter),
-	}
 }
 
 func getObject[T any](ctx context.Context, g rest.Getter, namespace, name string) (T, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -21,19 +22,15 @@ import (
 // start, and so does this server.
 var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
 
-func ensureSystemNamespaces(ctx context.Context, core rest.APIGroupInfo) error {
-	storage := core.VersionedResourcesStorageMap["v1"]["namespaces"]
+func ensureSystemNamespaces(ctx context.Context, namespaces *core.NamespaceREST) error {
 	// Created as kube-apiserver creates them, by its own client.
-	creater := fieldmanager.TrackingCreater(storage.(rest.Creater), corev1.SchemeGroupVersion.WithKind("Namespace"), "kube-apiserver")
-	getter, _ := storage.(rest.Getter)
+	creater := fieldmanager.TrackingCreater(namespaces, corev1.SchemeGroupVersion.WithKind("Namespace"), "kube-apiserver")
 	ctx = request.WithNamespace(ctx, "")
 	for _, name := range systemNamespaces {
 		// Kept from an earlier start: a restart then builds no field
 		// manager before its first write.
-		if getter != nil {
-			if _, err := getter.Get(ctx, name, &metav1.GetOptions{}); err == nil {
-				continue
-			}
+		if _, err := namespaces.Get(ctx, name, &metav1.GetOptions{}); err == nil {
+			continue
 		}
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		if _, err := creater.Create(ctx, ns, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -46,9 +43,8 @@ func ensureSystemNamespaces(ctx context.Context, core rest.APIGroupInfo) error {
 // ensureKubernetesService creates default/kubernetes, as kube-apiserver
 // does at start. A failure (its address taken by a user's service) is
 // logged: the server still serves, as kube's does.
-func ensureKubernetesService(ctx context.Context, o *Options, coreGroup rest.APIGroupInfo, securePort int) {
+func ensureKubernetesService(ctx context.Context, o *Options, services rest.Creater, securePort int) {
 	serviceRange, _ := o.serviceClusterIPRange() // validated already
-	services := coreGroup.VersionedResourcesStorageMap["v1"]["services"].(rest.Creater)
 	if err := core.EnsureKubernetesService(ctx, services, serviceRange, securePort); err != nil {
 		slog.Warn("creating the kubernetes service", "err", err)
 	}
@@ -81,14 +77,13 @@ const extensionAuthConfigMap = "extension-apiserver-authentication"
 // ensureExtensionAuthConfigMap writes kube-system's
 // extension-apiserver-authentication with the client CA bundle, as
 // kube-apiserver does at start (again when the bundle changed).
-func ensureExtensionAuthConfigMap(ctx context.Context, coreGroup rest.APIGroupInfo, clientCA []byte) error {
-	storage := coreGroup.VersionedResourcesStorageMap["v1"]["configmaps"]
+func ensureExtensionAuthConfigMap(ctx context.Context, configMaps *generic.Store, clientCA []byte) error {
 	ctx = request.WithNamespace(ctx, metav1.NamespaceSystem)
 	data := map[string]string{"client-ca-file": string(clientCA)}
-	old, err := storage.(rest.Getter).Get(ctx, extensionAuthConfigMap, &metav1.GetOptions{})
+	old, err := configMaps.Get(ctx, extensionAuthConfigMap, &metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		creater := fieldmanager.TrackingCreater(storage.(rest.Creater), corev1.SchemeGroupVersion.WithKind("ConfigMap"), "kube-apiserver")
+		creater := fieldmanager.TrackingCreater(configMaps, corev1.SchemeGroupVersion.WithKind("ConfigMap"), "kube-apiserver")
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: extensionAuthConfigMap, Namespace: metav1.NamespaceSystem}, Data: data}
 		_, err = creater.Create(ctx, cm, nil, &metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
@@ -102,6 +97,6 @@ func ensureExtensionAuthConfigMap(ctx context.Context, coreGroup rest.APIGroupIn
 	}
 	cm := old.(*corev1.ConfigMap).DeepCopy()
 	cm.Data = data
-	_, _, err = storage.(rest.Updater).Update(ctx, extensionAuthConfigMap, &rest.DefaultUpdatedObjectInfo{Obj: cm}, nil, nil, false, &metav1.UpdateOptions{})
+	_, _, err = configMaps.Update(ctx, extensionAuthConfigMap, &rest.DefaultUpdatedObjectInfo{Obj: cm}, nil, nil, false, &metav1.UpdateOptions{})
 	return err
 }

@@ -99,7 +99,7 @@ func Start(o *Options) (*Server, error) {
 	}
 	s.ClientCA, s.AdminToken = creds.clientCA, creds.adminToken
 	reviews := &lateAuthenticator{}
-	groups, getter, err := buildGroups(o, etcd3.NewFactory(client), ProviderDeps{
+	groups, coreStorage, getter, err := buildGroups(o, etcd3.NewFactory(client), ProviderDeps{
 		RootCA: caPEM, Tokens: creds.tokenIssuer(o), Authenticator: reviews, APIAudiences: o.Auth.apiAudiences(),
 	})
 	if err != nil {
@@ -113,7 +113,7 @@ func Start(o *Options) (*Server, error) {
 	if err := getter.checkResources("--watch-cache-sizes", watchCacheSizeNames(o)); err != nil {
 		return nil, err
 	}
-	sec, err := s.buildSecurity(o, creds, groups[0], reviews)
+	sec, err := s.buildSecurity(o, creds, coreStorage, reviews)
 	if err != nil {
 		return nil, err
 	}
@@ -125,17 +125,17 @@ func Start(o *Options) (*Server, error) {
 	s.cleanup = append(s.cleanup, func() { secureLn.Close() })
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
-	api, err := apiserver.New(s.apiConfig(o, groups, sec, creds))
+	api, err := apiserver.New(s.apiConfig(o, groups, coreStorage, sec, creds))
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureSystemNamespaces(ctx, groups[0]); err != nil {
+	if err := ensureSystemNamespaces(ctx, coreStorage.Namespaces); err != nil {
 		return nil, err
 	}
-	if err := ensureExtensionAuthConfigMap(ctx, groups[0], creds.clientCA.PEM); err != nil {
+	if err := ensureExtensionAuthConfigMap(ctx, coreStorage.ConfigMaps, creds.clientCA.PEM); err != nil {
 		return nil, fmt.Errorf("writing kube-system/%s: %w", extensionAuthConfigMap, err)
 	}
-	ensureKubernetesService(ctx, o, groups[0], secureLn.Addr().(*net.TCPAddr).Port)
+	ensureKubernetesService(ctx, o, coreStorage.Services, secureLn.Addr().(*net.TCPAddr).Port)
 	tlsConfig := &tls.Config{
 		Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12,
 		// Client certificates are asked for, not required: the
@@ -164,7 +164,7 @@ func Start(o *Options) (*Server, error) {
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
 	}()
 	if o.NamespaceController {
-		nc := namespaceController(groups)
+		nc := namespaceController(groups, coreStorage.Namespaces, coreStorage.NamespaceFinalize)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -177,9 +177,7 @@ func Start(o *Options) (*Server, error) {
 
 // apiConfig is the configuration of the HTTP side: the groups, the
 // filters' parts, admission, health and timeouts.
-func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, sec *security, creds *credentials) apiserver.Config {
-	namespaces := groups[0].VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Getter)
-	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
+func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, coreStorage core.LegacyRESTStorage, sec *security, creds *credentials) apiserver.Config {
 	return apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: sec.authenticator,
@@ -189,10 +187,13 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, sec *security
 			ReadOnly: o.Auth.MaxRequestsInflight, Mutating: o.Auth.MaxMutatingRequestsInflight,
 			QueueLength: inFlightQueueLength, MaxWait: o.RequestTimeout / 4,
 		},
-		AuditPolicy:       sec.auditPolicy,
-		AuditSink:         auditSink(sec.auditLog),
-		NonResource:       discoveryHandlers(creds.discovery(o, s.SecureURL)),
-		Admission:         admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges}},
+		AuditPolicy: sec.auditPolicy,
+		AuditSink:   auditSink(sec.auditLog),
+		NonResource: discoveryHandlers(creds.discovery(o, s.SecureURL)),
+		Admission: admission.Chain{
+			&admission.NamespaceLifecycle{Namespaces: coreStorage.Namespaces},
+			&admission.LimitRanger{LimitRanges: coreStorage.LimitRanges},
+		},
 		ReadyzChecks:      s.readyChecks,
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
@@ -247,23 +248,39 @@ type ProviderDeps struct {
 // the order discovery lists them, configured from o and deps. The OpenAPI
 // generator (hack/openapi-gen) builds its groups from the same list.
 func RESTStorageProviders(o *Options, deps ProviderDeps) ([]generic.RESTStorageProvider, error) {
-	serviceRange, err := o.serviceClusterIPRange()
+	coreProvider, err := coreStorageProvider(o, deps)
 	if err != nil {
 		return nil, err
 	}
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(deps)...), nil
+}
+
+// coreStorageProvider is the provider of the core group, configured from o.
+func coreStorageProvider(o *Options, deps ProviderDeps) (core.RESTStorageProvider, error) {
+	serviceRange, err := o.serviceClusterIPRange()
+	if err != nil {
+		return core.RESTStorageProvider{}, err
+	}
+	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: deps.RootCA, Tokens: deps.Tokens}, nil
+}
+
+// groupStorageProviders are the providers of the named groups, in the
+// order discovery lists them (after the core group).
+func groupStorageProviders(deps ProviderDeps) []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
-		core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: deps.RootCA, Tokens: deps.Tokens},
 		apps.RESTStorageProvider{},
 		authentication.RESTStorageProvider{Authenticator: deps.Authenticator, APIAudiences: deps.APIAudiences},
 		coordination.RESTStorageProvider{},
-	}, nil
+	}
 }
 
-// buildGroups builds the storage of every API group.
-func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest.APIGroupInfo, *restOptionsGetter, error) {
-	providers, err := RESTStorageProviders(o, deps)
+// buildGroups builds the storage of every API group (the core group
+// first), and returns the typed handles of the core group's storage that
+// the rest of the wiring uses.
+func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest.APIGroupInfo, core.LegacyRESTStorage, *restOptionsGetter, error) {
+	coreProvider, err := coreStorageProvider(o, deps)
 	if err != nil {
-		return nil, nil, err
+		return nil, core.LegacyRESTStorage{}, nil, err
 	}
 	getter := &restOptionsGetter{
 		factory:   factory,
@@ -271,18 +288,22 @@ func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest
 		seen:      map[string]bool{},
 		decorator: decoratorFor(o),
 	}
-	var groups []rest.APIGroupInfo
-	for _, p := range providers {
+	coreStorage, coreInfo, err := coreProvider.NewLegacyRESTStorage(getter)
+	if err != nil {
+		return nil, core.LegacyRESTStorage{}, nil, fmt.Errorf("building the core API group: %w", err)
+	}
+	groups := []rest.APIGroupInfo{coreInfo}
+	for _, p := range groupStorageProviders(deps) {
 		info, err := p.NewRESTStorage(getter)
 		if err != nil {
 			for i := range groups {
 				groups[i].Destroy()
 			}
-			return nil, nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
+			return nil, core.LegacyRESTStorage{}, nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
 		}
 		groups = append(groups, info)
 	}
-	return groups, getter, nil
+	return groups, coreStorage, getter, nil
 }
 
 func watchCacheSizeNames(o *Options) []string {

@@ -49,9 +49,14 @@ var tokenRequestKind = authenticationv1.SchemeGroupVersion.WithKind("TokenReques
 // secret or node when asked (it is then valid only while that object
 // exists with the same UID).
 type TokenREST struct {
-	issuer TokenIssuer
-	// getters of the objects a token may be bound to, by resource.
-	getters func(resource string) rest.Getter
+	issuer  TokenIssuer
+	objects tokenObjects
+}
+
+// tokenObjects are the stores a TokenREST reads: the service accounts,
+// and the objects a token may be bound to.
+type tokenObjects struct {
+	serviceAccounts, pods, secrets, nodes rest.Getter
 }
 
 var (
@@ -136,7 +141,7 @@ func checkTokenRequestMeta(req *authenticationv1.TokenRequest, name, namespace s
 }
 
 func (r *TokenREST) serviceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
-	obj, err := r.getters("serviceaccounts").Get(request.WithNamespace(ctx, namespace), name, &metav1.GetOptions{})
+	obj, err := r.objects.serviceAccounts.Get(request.WithNamespace(ctx, namespace), name, &metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +179,7 @@ func (r *TokenREST) bind(ctx context.Context, b *serviceaccount.Binding, ref *au
 	var uid string
 	switch gvk.Kind {
 	case "Pod":
-		obj, err := r.getters("pods").Get(ctx, ref.Name, &metav1.GetOptions{})
+		obj, err := r.objects.pods.Get(ctx, ref.Name, &metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -188,14 +193,14 @@ func (r *TokenREST) bind(ctx context.Context, b *serviceaccount.Binding, ref *au
 			b.Node = r.podNode(ctx, pod.Spec.NodeName)
 		}
 	case "Secret":
-		obj, err := r.getters("secrets").Get(ctx, ref.Name, &metav1.GetOptions{})
+		obj, err := r.objects.secrets.Get(ctx, ref.Name, &metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
 		uid = string(obj.(*corev1.Secret).UID)
 		b.Secret = &serviceaccount.Ref{Name: ref.Name, UID: uid}
 	case "Node":
-		obj, err := r.getters("nodes").Get(request.WithNamespace(ctx, ""), ref.Name, &metav1.GetOptions{})
+		obj, err := r.objects.nodes.Get(request.WithNamespace(ctx, ""), ref.Name, &metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -212,7 +217,7 @@ func (r *TokenREST) bind(ctx context.Context, b *serviceaccount.Binding, ref *au
 // podNode names the node a pod runs on, for the token's information (a
 // node that is gone is named without a UID).
 func (r *TokenREST) podNode(ctx context.Context, name string) *serviceaccount.Ref {
-	nodes := r.getters("nodes")
+	nodes := r.objects.nodes
 	ctx = request.WithNamespace(ctx, "")
 	obj, err := nodes.Get(ctx, name, &metav1.GetOptions{ResourceVersion: "0"})
 	if err != nil {
