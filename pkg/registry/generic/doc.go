@@ -26,7 +26,7 @@
 //		Destroy: closeReservations,
 //		// Further storages over the Store, by path.
 //		Subresources: map[string]generic.SubresourceFunc{
-//			"widgets/approval": generic.StatusSubresource(widgetApprovalStrategy{}),
+//			"widgets/approval": generic.UpdateSubresource(widgetApprovalStrategy{}),
 //			"widgets/eviction": func(s *generic.Store) rest.Storage { return &evictionREST{store: s} },
 //		},
 //	}

@@ -256,7 +256,7 @@ func TestResourceSubresources(t *testing.T) {
 			builtFrom = main
 			return generic.NewStatusREST(main, rcStatusStrategy{rcStrategy{generic.BaseStrategy{Namespaced: true}}})
 		},
-		"pausers": generic.StatusSubresource(rcStatusStrategy{rcStrategy{generic.BaseStrategy{Namespaced: true}}}),
+		"pausers": generic.UpdateSubresource(rcStatusStrategy{rcStrategy{generic.BaseStrategy{Namespaced: true}}}),
 	}
 	resources := map[string]rest.Storage{}
 	store, err := r.Install(rcGV, opts, resources)
@@ -282,13 +282,13 @@ func TestResourceSubresources(t *testing.T) {
 		change func(r *generic.Resource)
 	}{
 		{"another resource's subresource", func(r *generic.Resource) {
-			r.Subresources = map[string]generic.SubresourceFunc{"pods/binding": generic.StatusSubresource(r.StatusStrategy)}
+			r.Subresources = map[string]generic.SubresourceFunc{"pods/binding": generic.UpdateSubresource(r.StatusStrategy)}
 		}},
 		{"a nested path", func(r *generic.Resource) {
-			r.Subresources = map[string]generic.SubresourceFunc{"replicationcontrollers/a/b": generic.StatusSubresource(r.StatusStrategy)}
+			r.Subresources = map[string]generic.SubresourceFunc{"replicationcontrollers/a/b": generic.UpdateSubresource(r.StatusStrategy)}
 		}},
 		{"status declared twice", func(r *generic.Resource) {
-			r.Subresources = map[string]generic.SubresourceFunc{"replicationcontrollers/status": generic.StatusSubresource(r.StatusStrategy)}
+			r.Subresources = map[string]generic.SubresourceFunc{"replicationcontrollers/status": generic.UpdateSubresource(r.StatusStrategy)}
 		}},
 		{"a strategy of the wrong scope", func(r *generic.Resource) {
 			r.Strategy = rcStrategy{generic.BaseStrategy{Namespaced: false}}

@@ -31,9 +31,10 @@ func NewStatusREST(main *Store, strategy rest.RESTUpdateStrategy) *StatusREST {
 	return &StatusREST{store: main, update: subresourcePath(strategy)}
 }
 
-// StatusSubresource builds the subresource that updates with strategy,
-// for Resource.Subresources.
-func StatusSubresource(strategy rest.RESTUpdateStrategy) SubresourceFunc {
+// UpdateSubresource builds, for Resource.Subresources, a subresource that
+// reads the object and updates it with strategy, as /status does
+// (kube's pods/resize, certificatesigningrequests/approval...).
+func UpdateSubresource(strategy rest.RESTUpdateStrategy) SubresourceFunc {
 	return func(main *Store) rest.Storage { return NewStatusREST(main, strategy) }
 }
 
