@@ -27,8 +27,10 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/authentication"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	eventsgroup "github.com/miniapiserver/miniapiserver/pkg/registry/events"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -248,28 +250,35 @@ type ProviderDeps struct {
 // the order discovery lists them, configured from o and deps. The OpenAPI
 // generator (hack/openapi-gen) builds its groups from the same list.
 func RESTStorageProviders(o *Options, deps ProviderDeps) ([]generic.RESTStorageProvider, error) {
-	coreProvider, err := coreStorageProvider(o, deps)
+	events := &generic.StoreRef{}
+	coreProvider, err := coreStorageProvider(o, deps, events)
 	if err != nil {
 		return nil, err
 	}
-	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(deps)...), nil
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(deps, events)...), nil
 }
 
-// coreStorageProvider is the provider of the core group, configured from o.
-func coreStorageProvider(o *Options, deps ProviderDeps) (core.RESTStorageProvider, error) {
+// coreStorageProvider is the provider of the core group, configured from o
+// and deps. It hands its events store to events.
+func coreStorageProvider(o *Options, deps ProviderDeps, events *generic.StoreRef) (core.RESTStorageProvider, error) {
 	serviceRange, err := o.serviceClusterIPRange()
 	if err != nil {
 		return core.RESTStorageProvider{}, err
 	}
-	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: deps.RootCA, Tokens: deps.Tokens}, nil
+	return core.RESTStorageProvider{
+		ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: deps.RootCA, Tokens: deps.Tokens, Events: events,
+	}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the
-// order discovery lists them (after the core group).
-func groupStorageProviders(deps ProviderDeps) []generic.RESTStorageProvider {
+// order discovery lists them (after the core group). events.k8s.io serves
+// the core group's events store, set once the core group is built.
+func groupStorageProviders(deps ProviderDeps, coreEvents *generic.StoreRef) []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
 		apps.RESTStorageProvider{},
+		eventsgroup.RESTStorageProvider{Events: coreEvents},
 		authentication.RESTStorageProvider{Authenticator: deps.Authenticator, APIAudiences: deps.APIAudiences},
+		autoscaling.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
 	}
 }
@@ -278,7 +287,8 @@ func groupStorageProviders(deps ProviderDeps) []generic.RESTStorageProvider {
 // first), and returns the typed handles of the core group's storage that
 // the rest of the wiring uses.
 func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest.APIGroupInfo, core.LegacyRESTStorage, *restOptionsGetter, error) {
-	coreProvider, err := coreStorageProvider(o, deps)
+	events := &generic.StoreRef{}
+	coreProvider, err := coreStorageProvider(o, deps, events)
 	if err != nil {
 		return nil, core.LegacyRESTStorage{}, nil, err
 	}
@@ -293,7 +303,7 @@ func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest
 		return nil, core.LegacyRESTStorage{}, nil, fmt.Errorf("building the core API group: %w", err)
 	}
 	groups := []rest.APIGroupInfo{coreInfo}
-	for _, p := range groupStorageProviders(deps) {
+	for _, p := range groupStorageProviders(deps, events) {
 		info, err := p.NewRESTStorage(getter)
 		if err != nil {
 			for i := range groups {

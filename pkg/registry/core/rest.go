@@ -38,6 +38,9 @@ type RESTStorageProvider struct {
 	// Tokens, when set, serves the TokenRequest API
 	// (serviceaccounts/token).
 	Tokens *TokenIssuer
+	// Events, when set, receives the events store, which events.k8s.io
+	// serves too.
+	Events *generic.StoreRef
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -91,7 +94,6 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	}
 	for _, r := range []generic.Resource{
 		endpoints,
-		newEvents(p.EventTTL),
 		persistentVolumes,
 		persistentVolumeClaims,
 		resourceQuotas,
@@ -102,9 +104,15 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 			return fail(err)
 		}
 	}
+	events, err := install(newEvents(p.EventTTL))
+	if err != nil {
+		return fail(err)
+	}
+	if p.Events != nil {
+		p.Events.Store = events
+	}
 	var legacy LegacyRESTStorage
 	// Service account tokens may be bound to these.
-	var err error
 	if legacy.Secrets, err = install(secrets); err != nil {
 		return fail(err)
 	}
