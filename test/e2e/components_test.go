@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,23 +111,25 @@ func isBadLogLine(line string) bool {
 // kube-system and keeps renewing it (every 2 s by default).
 func (c *cluster) testLeaderLeases(t *testing.T) {
 	for _, name := range []string{"kube-controller-manager", "kube-scheduler"} {
-		leases := c.client.CoordinationV1().Leases(metav1.NamespaceSystem)
-		first, err := leases.Get(t.Context(), name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatalf("%s's leader-election lease: %v", name, err)
-		}
-		holder := ptr.Deref(first.Spec.HolderIdentity, "")
-		if !strings.HasPrefix(holder, hostname()) || first.Spec.RenewTime == nil {
-			t.Fatalf("lease kube-system/%s: holder %q, renewTime %v; want held by this host's %s", name, holder, first.Spec.RenewTime, name)
-		}
-		c.eventually(t, 30*time.Second, "lease kube-system/"+name+" renewed by "+holder, "", func() (string, bool, error) {
-			l, err := leases.Get(t.Context(), name, metav1.GetOptions{})
+		t.Run(name, func(t *testing.T) {
+			leases := c.client.CoordinationV1().Leases(metav1.NamespaceSystem)
+			first, err := leases.Get(t.Context(), name, metav1.GetOptions{})
 			if err != nil {
-				return "", false, err
+				t.Fatalf("%s's leader-election lease: %v", name, err)
 			}
-			seen := fmt.Sprintf("holder %q renewTime %v (first seen %v)", ptr.Deref(l.Spec.HolderIdentity, ""), l.Spec.RenewTime, first.Spec.RenewTime)
-			return seen, ptr.Deref(l.Spec.HolderIdentity, "") == holder && l.Spec.RenewTime != nil &&
-				l.Spec.RenewTime.After(first.Spec.RenewTime.Time), nil
+			holder := ptr.Deref(first.Spec.HolderIdentity, "")
+			if !strings.HasPrefix(holder, hostname()) || first.Spec.RenewTime == nil {
+				t.Fatalf("lease kube-system/%s: holder %q, renewTime %v; want held by this host's %s", name, holder, first.Spec.RenewTime, name)
+			}
+			c.eventually(t, 30*time.Second, "lease kube-system/"+name+" renewed by "+holder, "", func() (string, bool, error) {
+				l, err := leases.Get(t.Context(), name, metav1.GetOptions{})
+				if err != nil {
+					return "", false, err
+				}
+				seen := fmt.Sprintf("holder %q renewTime %v (first seen %v)", ptr.Deref(l.Spec.HolderIdentity, ""), l.Spec.RenewTime, first.Spec.RenewTime)
+				return seen, ptr.Deref(l.Spec.HolderIdentity, "") == holder && l.Spec.RenewTime != nil &&
+					l.Spec.RenewTime.After(first.Spec.RenewTime.Time), nil
+			})
 		})
 	}
 }
@@ -144,19 +148,27 @@ func (c *cluster) testComponentLogs(t *testing.T) {
 		if len(bad) == 0 {
 			continue
 		}
-		// The same failure repeats at every retry: show each once.
-		seen := map[string]bool{}
-		var distinct []string
-		for _, line := range bad {
-			_, msg, _ := strings.Cut(line, "] ")
-			if !seen[msg] {
-				seen[msg] = true
-				distinct = append(distinct, line)
-			}
-		}
-		t.Errorf("%s logged %d lines (%d distinct) that say a resource is not served or an informer cannot list or watch (%s):\n%s",
-			p.name, len(bad), len(distinct), p.log, strings.Join(distinct[:min(len(distinct), 40)], "\n"))
+		shown := distinct(bad)
+		t.Errorf("%s logged %d lines (%d distinct) that say a resource is not served or an informer cannot list or watch (%s)\n"+
+			"requests answered 404: %s\n%s", p.name, len(bad), len(shown), p.log, strings.Join(notFound(bad), ", "),
+			strings.Join(shown[:min(len(shown), 40)], "\n"))
 	}
+}
+
+// notFoundRequest is how client-go names a request answered 404.
+var notFoundRequest = regexp.MustCompile(`could not find the requested resource \((\w+) ([^)]+)\)`)
+
+// notFound returns the requests (verb resource.group) that lines say were
+// answered 404, sorted.
+func notFound(lines []string) []string {
+	var reqs []string
+	for _, l := range lines {
+		if m := notFoundRequest.FindStringSubmatch(l); m != nil {
+			reqs = append(reqs, m[1]+" "+m[2])
+		}
+	}
+	slices.Sort(reqs)
+	return slices.Compact(reqs)
 }
 
 func hostname() string {

@@ -66,7 +66,7 @@ func startKubelet(ctx context.Context, client kubernetes.Interface, n int) (*kub
 	for i := range n {
 		name := fmt.Sprintf("e2e-node-%d", i)
 		k.nodes = append(k.nodes, name)
-		if err := k.register(ctx, i, name); err != nil {
+		if err := k.register(ctx, name); err != nil {
 			return nil, err
 		}
 		if err := k.renewLease(ctx, name); err != nil {
@@ -103,40 +103,35 @@ func startKubelet(ctx context.Context, client kubernetes.Interface, n int) (*kub
 // wait blocks until the kubelet has stopped (its ctx ended).
 func (k *kubelet) wait() { k.wg.Wait() }
 
-// register creates node i, then posts its status.
-func (k *kubelet) register(ctx context.Context, i int, name string) error {
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-			"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-		}},
-	}
-	created, err := k.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if err != nil {
-		return fmt.Errorf("fake kubelet: registering node %s: %w", name, err)
-	}
+// register creates node name with its status, as kubelet registers a node.
+func (k *kubelet) register(ctx context.Context, name string) error {
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse("8"),
 		corev1.ResourceMemory:           resource.MustParse("32Gi"),
 		corev1.ResourcePods:             resource.MustParse("110"),
 		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
 	}
-	created.Status = corev1.NodeStatus{
-		Capacity:    capacity,
-		Allocatable: capacity,
-		Phase:       corev1.NodeRunning,
-		Conditions:  nodeConditions(time.Now()),
-		Addresses: []corev1.NodeAddress{
-			{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.0.0.%d", i+10)},
-			{Type: corev1.NodeHostName, Address: name},
-		},
-		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
-		NodeInfo: corev1.NodeSystemInfo{
-			KubeletVersion: "v1.37.2", OperatingSystem: "linux", Architecture: "amd64",
-			ContainerRuntimeVersion: "fake://1.0", OSImage: "e2e", KernelVersion: "6.0",
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+		}},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: capacity,
+			Conditions:  nodeConditions(time.Now()),
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: k.nodeIP(name)},
+				{Type: corev1.NodeHostName, Address: name},
+			},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
+			NodeInfo: corev1.NodeSystemInfo{
+				KubeletVersion: "v1.37.2", OperatingSystem: "linux", Architecture: "amd64",
+				ContainerRuntimeVersion: "fake://1.0", OSImage: "e2e", KernelVersion: "6.0",
+			},
 		},
 	}
-	if _, err := k.client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("fake kubelet: posting node %s's status: %w", name, err)
+	if _, err := k.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("fake kubelet: registering node %s: %w", name, err)
 	}
 	return nil
 }

@@ -61,7 +61,7 @@ func (c *cluster) diagnostics(ns string) string {
 			about := p.grep(func(l string) bool { return strings.Contains(l, ns) })
 			fmt.Fprintf(&b, "--- %s, last lines about %s (%s):\n%s\n", p.name, ns, p.log, last(about, 12))
 		}
-		problems := p.grep(klogProblem.MatchString)
+		problems := distinct(p.grep(klogProblem.MatchString))
 		fmt.Fprintf(&b, "--- %s, last errors and warnings (%s):\n%s\n", p.name, p.log, last(problems, 8))
 	}
 	return b.String()
@@ -73,4 +73,22 @@ func last(lines []string, n int) string {
 		return "(none)"
 	}
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// distinct returns the lines whose messages (what follows a klog header)
+// have not come before: the same failure repeats at every retry.
+func distinct(lines []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, line := range lines {
+		msg := line
+		if _, m, ok := strings.Cut(line, "] "); ok {
+			msg = m
+		}
+		if !seen[msg] {
+			seen[msg] = true
+			out = append(out, line)
+		}
+	}
+	return out
 }
