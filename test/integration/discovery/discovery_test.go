@@ -54,12 +54,13 @@ func TestAggregatedDiscoveryAsKube(t *testing.T) {
 	wantEntries, wantOrder := flattenAggregated(want)
 	gotEntries, gotOrder := flattenAggregated(got)
 	compare(t, gotEntries, wantEntries)
-	for what, a := range allowances() {
-		if !coversAny(allowances(), what, wantEntries) {
+	all := allowances()
+	for what, a := range all {
+		if !coversAny(all, what, wantEntries) {
 			t.Errorf("allowed_test.go: %q (%s) names nothing kube-apiserver serves", what, a.why)
 		}
 	}
-	compareOrder(t, gotOrder, wantOrder, allowances())
+	compareOrder(t, gotOrder, wantOrder, all)
 }
 
 // TestLegacyDiscoveryAsKube compares /api/v1 and every /apis/<group>/<version>
@@ -96,7 +97,16 @@ func TestKubectlAPIResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compare(t, parseAPIResources(t, out), parseAPIResources(t, want))
+	got, wanted := parseAPIResources(t, out), parseAPIResources(t, want)
+	// Compare the columns the recording has: another kubectl may print more.
+	for _, row := range got {
+		for column := range row {
+			if _, ok := wanted[sortedKeys(wanted)[0]][column]; !ok {
+				delete(row, column)
+			}
+		}
+	}
+	compare(t, got, wanted)
 }
 
 // compare checks that got has what want has, entry by entry, apart from
