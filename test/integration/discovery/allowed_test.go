@@ -42,9 +42,6 @@ admissionregistration.k8s.io/v1 validatingwebhookconfigurations
 
 apiregistration.k8s.io/v1 apiservices
 
-autoscaling/v1 horizontalpodautoscalers
-autoscaling/v2 horizontalpodautoscalers
-
 batch/v1 cronjobs
 batch/v1 jobs
 
@@ -53,8 +50,6 @@ certificates.k8s.io/v1 clustertrustbundles
 certificates.k8s.io/v1 podcertificaterequests
 
 discovery.k8s.io/v1 endpointslices
-
-events.k8s.io/v1 events
 
 flowcontrol.apiserver.k8s.io/v1 flowschemas
 flowcontrol.apiserver.k8s.io/v1 prioritylevelconfigurations
