@@ -39,7 +39,7 @@ with a generated certificate and admin token, and writes a kubeconfig for kubect
 		},
 	}
 	o.AddFlags(cmd.Flags())
-	cmd.AddCommand(&cobra.Command{
+	cmd.AddCommand(newSnapshotCommand(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,

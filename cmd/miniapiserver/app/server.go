@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -108,10 +109,12 @@ func Start(o *Options) (*Server, error) {
 	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
 	api, err := apiserver.New(apiserver.Config{
-		APIGroups:         groups,
-		Authenticator:     auth,
-		Admission:         admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges}},
-		ReadyzChecks:      s.readyChecks,
+		APIGroups:     groups,
+		Authenticator: auth,
+		Admission:     admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges}},
+		// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the
+		// wait for the server to start.
+		ReadyzChecks:      append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client)),
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
 		Version:           Version(),
@@ -146,10 +149,14 @@ func Start(o *Options) (*Server, error) {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
+	}()
+	go func() {
+		defer s.wg.Done()
+		etcd3.RunMaintenance(ctx, client, etcd3.MaintenanceConfig{Interval: o.EtcdDefragInterval, DefragThreshold: o.EtcdDefragThreshold})
 	}()
 	if o.NamespaceController {
 		nc := namespaceController(groups)
@@ -169,7 +176,8 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 	if len(endpoints) == 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: filepath.Join(o.DataDir, "etcd"), UnsafeNoFsync: o.EtcdUnsafeNoFsync})
+		etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: embeddedEtcdDir(o.DataDir), UnsafeNoFsync: o.EtcdUnsafeNoFsync,
+			QuotaBackendBytes: o.EtcdQuotaBackendBytes})
 		if err != nil {
 			return nil, err
 		}
@@ -188,9 +196,12 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--etcd-servers: %w", err)
 	}
-	s.cleanup = append(s.cleanup, func() { client.Close() })
+	s.cleanup = append(s.cleanup, func() { client.Close() }, etcd3.MonitorSize(client))
 	return client, nil
 }
+
+// embeddedEtcdDir is where the embedded etcd of a data dir keeps its data.
+func embeddedEtcdDir(dataDir string) string { return filepath.Join(dataDir, "etcd") }
 
 // RESTStorageProviders are the providers of every served API group, in
 // the order discovery lists them, configured from o. rootCA is the PEM
@@ -315,6 +326,22 @@ func etcdCheck(client *clientv3.Client) healthz.Check {
 	return healthz.Check{Name: "etcd", Fn: func(ctx context.Context) error {
 		_, err := client.Get(ctx, "health", clientv3.WithCountOnly())
 		return err
+	}}
+}
+
+// etcdAlarmsCheck fails while etcd has an alarm raised: NOSPACE (its
+// space quota is used up, writes fail) or CORRUPT. kube-apiserver's
+// readiness does not look; here an operator sees it in /readyz?verbose.
+func etcdAlarmsCheck(client *clientv3.Client) healthz.Check {
+	return healthz.Check{Name: "etcd-alarms", Fn: func(ctx context.Context) error {
+		alarms, err := etcd3.Alarms(ctx, client)
+		if err != nil {
+			return err
+		}
+		if len(alarms) > 0 {
+			return fmt.Errorf("etcd alarms raised: %v", alarms)
+		}
+		return nil
 	}}
 }
 
