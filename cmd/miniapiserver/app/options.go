@@ -46,7 +46,10 @@ type Options struct {
 	MinRequestTimeout time.Duration
 	RequestTimeout    time.Duration
 	ShutdownTimeout   time.Duration
-	EventTTL          time.Duration
+	// ShutdownDelayDuration is how long /readyz fails before the server
+	// stops serving (kube's --shutdown-delay-duration).
+	ShutdownDelayDuration time.Duration
+	EventTTL              time.Duration
 	// ServiceClusterIPRange is the CIDR of services' cluster IPs.
 	ServiceClusterIPRange string
 	Profiling             bool
@@ -113,8 +116,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"A watch without timeoutSeconds ends after a random time between this and twice this.")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout,
 		"How long a request other than a watch may take before it fails with a timeout.")
+	fs.DurationVar(&o.ShutdownDelayDuration, "shutdown-delay-duration", o.ShutdownDelayDuration,
+		"On SIGTERM or SIGINT, how long to keep serving every request while /readyz fails, so that load balancers stop sending requests here before the server stops accepting them. A second signal stops the server at once.")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout,
-		"On SIGTERM or SIGINT, how long to wait for requests in flight before stopping.")
+		"Once the server stops accepting requests (after --shutdown-delay-duration), how long the requests in flight get to finish; watches end at once, their streams closed cleanly.")
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange,
 		"CIDR of the cluster IPs services get (one IPv4 CIDR of at most 2^20 addresses, or one IPv6 CIDR of /64 or longer).")
@@ -175,6 +180,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := parseWatchCacheSizes(o.WatchCacheSizes); err != nil {
 		return err
+	}
+	if o.ShutdownDelayDuration < 0 {
+		return fmt.Errorf("--shutdown-delay-duration: must not be negative")
 	}
 	if o.RequestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout: must be positive")

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -50,6 +51,9 @@ type Server struct {
 	EtcdURL string
 
 	readyChecks []healthz.Check
+	// shuttingDown fails /readyz from the start of a shutdown.
+	shuttingDown  atomic.Bool
+	shutdownDelay time.Duration
 
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -67,7 +71,7 @@ func Start(o *Options) (*Server, error) {
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("--data-dir: %w", err)
 	}
-	s := &Server{errs: make(chan error, 2)}
+	s := &Server{errs: make(chan error, 2), shutdownDelay: o.ShutdownDelayDuration}
 	ok := false
 	defer func() {
 		if !ok {
@@ -114,7 +118,7 @@ func Start(o *Options) (*Server, error) {
 		Admission:     admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges}},
 		// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the
 		// wait for the server to start.
-		ReadyzChecks:      append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client)),
+		ReadyzChecks:      append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client), s.shutdownCheck()),
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
 		Version:           Version(),
@@ -266,11 +270,19 @@ func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler, tls
 	}()
 }
 
-// Stop shuts the server down gracefully (requests in flight get the
-// shutdown timeout, watches end at once), then releases the storage, the
-// etcd client and the embedded etcd, in that order.
+// Stop shuts the server down gracefully, as kube-apiserver does: /readyz
+// fails at once while every request is still served for the shutdown
+// delay; then the server stops accepting requests, watches end (their
+// streams closed cleanly, so clients watch again elsewhere) and the
+// requests in flight get the shutdown timeout to finish. The storage, the
+// etcd client and the embedded etcd are released last, in that order.
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
+		s.shuttingDown.Store(true)
+		if s.shutdownDelay > 0 {
+			slog.Info("miniapiserver: /readyz fails; serving on for the shutdown delay", "delay", s.shutdownDelay)
+			time.Sleep(s.shutdownDelay)
+		}
 		s.cancel()
 		s.wg.Wait()
 		s.runCleanup()
@@ -326,6 +338,16 @@ func etcdCheck(client *clientv3.Client) healthz.Check {
 	return healthz.Check{Name: "etcd", Fn: func(ctx context.Context) error {
 		_, err := client.Get(ctx, "health", clientv3.WithCountOnly())
 		return err
+	}}
+}
+
+// shutdownCheck fails from the start of a shutdown, as kube's "shutdown".
+func (s *Server) shutdownCheck() healthz.Check {
+	return healthz.Check{Name: "shutdown", Fn: func(context.Context) error {
+		if s.shuttingDown.Load() {
+			return errors.New("the server is shutting down")
+		}
+		return nil
 	}}
 }
 
