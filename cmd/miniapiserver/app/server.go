@@ -26,8 +26,10 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	eventsgroup "github.com/miniapiserver/miniapiserver/pkg/registry/events"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -91,7 +93,7 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.CAPEM = caPEM
-	groups, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
+	groups, coreStorage, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -109,13 +111,14 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.AdminToken = token
-	namespaces := groups[0].VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Getter)
-	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
 	api, err := apiserver.New(apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: auth,
-		Admission:     admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges}},
+		Admission: admission.Chain{
+			&admission.NamespaceLifecycle{Namespaces: coreStorage.Namespaces},
+			&admission.LimitRanger{LimitRanges: coreStorage.LimitRanges},
+		},
 		// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the
 		// wait for the server to start.
 		ReadyzChecks:      append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client), s.shutdownCheck()),
@@ -127,7 +130,7 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureSystemNamespaces(ctx, groups[0]); err != nil {
+	if err := ensureSystemNamespaces(ctx, coreStorage.Namespaces); err != nil {
 		return nil, err
 	}
 
@@ -136,7 +139,7 @@ func Start(o *Options) (*Server, error) {
 		return nil, fmt.Errorf("--secure-port: %w", err)
 	}
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
-	ensureKubernetesService(ctx, o, groups[0], secureLn.Addr().(*net.TCPAddr).Port)
+	ensureKubernetesService(ctx, o, coreStorage.Services, secureLn.Addr().(*net.TCPAddr).Port)
 	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
 	s.serve(ctx, secureLn, api.SecureHandler(), tlsConfig, o.ShutdownTimeout)
 	if o.InsecurePort != 0 {
@@ -163,7 +166,7 @@ func Start(o *Options) (*Server, error) {
 		etcd3.RunMaintenance(ctx, client, etcd3.MaintenanceConfig{Interval: o.EtcdDefragInterval, DefragThreshold: o.EtcdDefragThreshold})
 	}()
 	if o.NamespaceController {
-		nc := namespaceController(groups)
+		nc := namespaceController(groups, coreStorage.Namespaces, coreStorage.NamespaceFinalize)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -212,22 +215,44 @@ func embeddedEtcdDir(dataDir string) string { return filepath.Join(dataDir, "etc
 // published in every namespace (nil: none). The OpenAPI generator
 // (hack/openapi-gen) builds its groups from the same list.
 func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvider, error) {
-	serviceRange, err := o.serviceClusterIPRange()
+	events := &generic.StoreRef{}
+	coreProvider, err := coreStorageProvider(o, rootCA, events)
 	if err != nil {
 		return nil, err
 	}
-	return []generic.RESTStorageProvider{
-		core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA},
-		apps.RESTStorageProvider{},
-		coordination.RESTStorageProvider{},
-	}, nil
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(events)...), nil
 }
 
-// buildGroups builds the storage of every API group.
-func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, *restOptionsGetter, error) {
-	providers, err := RESTStorageProviders(o, rootCA)
+// coreStorageProvider is the provider of the core group, configured from o.
+// It hands its events store to events.
+func coreStorageProvider(o *Options, rootCA []byte, events *generic.StoreRef) (core.RESTStorageProvider, error) {
+	serviceRange, err := o.serviceClusterIPRange()
 	if err != nil {
-		return nil, nil, err
+		return core.RESTStorageProvider{}, err
+	}
+	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA, Events: events}, nil
+}
+
+// groupStorageProviders are the providers of the named groups, in the
+// order discovery lists them (after the core group). events.k8s.io serves
+// the core group's events store, set once the core group is built.
+func groupStorageProviders(coreEvents *generic.StoreRef) []generic.RESTStorageProvider {
+	return []generic.RESTStorageProvider{
+		apps.RESTStorageProvider{},
+		eventsgroup.RESTStorageProvider{Events: coreEvents},
+		autoscaling.RESTStorageProvider{},
+		coordination.RESTStorageProvider{},
+	}
+}
+
+// buildGroups builds the storage of every API group (the core group
+// first), and returns the typed handles of the core group's storage that
+// the rest of the wiring uses.
+func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, core.LegacyRESTStorage, *restOptionsGetter, error) {
+	events := &generic.StoreRef{}
+	coreProvider, err := coreStorageProvider(o, rootCA, events)
+	if err != nil {
+		return nil, core.LegacyRESTStorage{}, nil, err
 	}
 	getter := &restOptionsGetter{
 		factory:   factory,
@@ -235,18 +260,22 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 		seen:      map[string]bool{},
 		decorator: decoratorFor(o),
 	}
-	var groups []rest.APIGroupInfo
-	for _, p := range providers {
+	coreStorage, coreInfo, err := coreProvider.NewLegacyRESTStorage(getter)
+	if err != nil {
+		return nil, core.LegacyRESTStorage{}, nil, fmt.Errorf("building the core API group: %w", err)
+	}
+	groups := []rest.APIGroupInfo{coreInfo}
+	for _, p := range groupStorageProviders(events) {
 		info, err := p.NewRESTStorage(getter)
 		if err != nil {
 			for i := range groups {
 				groups[i].Destroy()
 			}
-			return nil, nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
+			return nil, core.LegacyRESTStorage{}, nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
 		}
 		groups = append(groups, info)
 	}
-	return groups, getter, nil
+	return groups, coreStorage, getter, nil
 }
 
 func watchCacheSizeNames(o *Options) []string {
