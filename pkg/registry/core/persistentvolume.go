@@ -228,6 +228,50 @@ func validatePersistentVolume(pv *corev1.PersistentVolume) field.ErrorList {
 	return allErrs
 }
 
+// DefaultInlinePersistentVolumeSpec gives a volume spec inlined in
+// another object (a VolumeAttachment's) the defaults kube gives it there:
+// those of its capacity and volume source, not a volume's own.
+func DefaultInlinePersistentVolumeSpec(spec *corev1.PersistentVolumeSpec) {
+	defaultResourceList(spec.Capacity)
+	defaultPersistentVolumeSource(&spec.PersistentVolumeSource)
+}
+
+// ValidateInlinePersistentVolumeSpec is kube's validation of a volume
+// spec inlined in another object (a VolumeAttachment's, for migrated
+// in-tree volumes): a CSI source, no claim, capacity, node affinity or
+// class, Retain and Filesystem only.
+func ValidateInlinePersistentVolumeSpec(spec *corev1.PersistentVolumeSpec, fldPath *field.Path) field.ErrorList {
+	const inline = "may not be specified in the context of inline volumes"
+	var allErrs field.ErrorList
+	if spec.ClaimRef != nil {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("claimRef"), inline))
+	}
+	if len(spec.Capacity) != 0 {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("capacity"), inline))
+	}
+	if spec.CSI == nil {
+		allErrs = append(allErrs, field.Required(fldPath.Child("csi"), "has to be specified in the context of inline volumes"))
+	}
+	if len(spec.AccessModes) == 0 {
+		allErrs = append(allErrs, field.Required(fldPath.Child("accessModes"), ""))
+	}
+	allErrs = append(allErrs, validateAccessModes(spec.AccessModes, fldPath.Child("accessModes"))...)
+	if p := spec.PersistentVolumeReclaimPolicy; p != "" && p != corev1.PersistentVolumeReclaimRetain {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("persistentVolumeReclaimPolicy"), "may only be Retain in the context of inline volumes"))
+	}
+	if spec.NodeAffinity != nil {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("nodeAffinity"), inline))
+	}
+	allErrs = append(allErrs, validatePersistentVolumeSource(spec, fldPath)...)
+	if spec.StorageClassName != "" {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("storageClassName"), inline))
+	}
+	if m := spec.VolumeMode; m != nil && *m != corev1.PersistentVolumeFilesystem {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("volumeMode"), "may not specify volumeMode other than Filesystem in the context of inline volumes"))
+	}
+	return allErrs
+}
+
 // validateAccessModes: known modes, and ReadWriteOncePod alone.
 func validateAccessModes(modes []corev1.PersistentVolumeAccessMode, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
