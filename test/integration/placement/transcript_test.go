@@ -50,7 +50,9 @@ func patch(name, path, body string) step {
 
 func get(name, path string) step { return step{name: name, method: "GET", path: path} }
 
-func table(name, path string) step { return step{name: name, method: "GET", path: path, accept: asTable} }
+func table(name, path string) step {
+	return step{name: name, method: "GET", path: path, accept: asTable}
+}
 
 func del(name, path string) step { return step{name: name, method: "DELETE", path: path} }
 
