@@ -18,6 +18,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
@@ -27,7 +28,9 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
 	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
@@ -107,11 +110,13 @@ func Start(o *Options) (*Server, error) {
 	s.AdminToken = token
 	namespaces := groups[0].VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Getter)
 	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
+	priorityClasses := groupStorage(groups, schedulingv1.SchemeGroupVersion.WithResource("priorityclasses")).(rest.Lister)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
 	api, err := apiserver.New(apiserver.Config{
-		APIGroups:         groups,
-		Authenticator:     auth,
-		Admission:         admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges}},
+		APIGroups:     groups,
+		Authenticator: auth,
+		Admission: admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges},
+			&admission.Priority{PriorityClasses: priorityClasses}},
 		ReadyzChecks:      s.readyChecks,
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
@@ -122,6 +127,9 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	if err := ensureSystemNamespaces(ctx, groups[0]); err != nil {
+		return nil, err
+	}
+	if err := ensureSystemPriorityClasses(ctx, groups); err != nil {
 		return nil, err
 	}
 
@@ -206,7 +214,9 @@ func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvi
 		core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA},
 		apps.RESTStorageProvider{},
 		storagegroup.RESTStorageProvider{},
+		scheduling.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
+		node.RESTStorageProvider{},
 	}, nil
 }
 

@@ -313,6 +313,11 @@ func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) f
 			if t.Value != "" {
 				allErrs = append(allErrs, field.Invalid(p.Child("operator"), t.Value, "value must be empty when `operator` is 'Exists'"))
 			}
+		case corev1.TolerationOpLt, corev1.TolerationOpGt:
+			// Numeric comparisons are behind a gate kube 1.37 leaves
+			// off; its refusal names them anyway.
+			allErrs = append(allErrs, field.NotSupported(p.Child("operator"), t.Operator,
+				[]corev1.TolerationOperator{corev1.TolerationOpEqual, corev1.TolerationOpExists, corev1.TolerationOpLt, corev1.TolerationOpGt}))
 		default:
 			allErrs = append(allErrs, field.NotSupported(p.Child("operator"), t.Operator,
 				[]corev1.TolerationOperator{corev1.TolerationOpEqual, corev1.TolerationOpExists}))
