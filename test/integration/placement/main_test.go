@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +37,11 @@ var record = flag.Bool("record", false, "record testdata from the kube-apiserver
 
 // srv is the server every test of the package shares.
 var srv *testserver.TestServer
+
+// serialDefault is held by a test while it has a globalDefault priority
+// class (or a default storage class) on the shared server, and by tests
+// whose new pods (or claims) must not get one.
+var serialDefault sync.Mutex
 
 func TestMain(m *testing.M) {
 	testserver.Main(m, func(ts *testserver.TestServer, _ string) { srv = ts })
