@@ -19,6 +19,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
@@ -111,12 +112,13 @@ func Start(o *Options) (*Server, error) {
 	namespaces := groups[0].VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Getter)
 	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
 	priorityClasses := groupStorage(groups, schedulingv1.SchemeGroupVersion.WithResource("priorityclasses")).(rest.Lister)
+	storageClasses := groupStorage(groups, storagev1.SchemeGroupVersion.WithResource("storageclasses")).(rest.Getter)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
 	api, err := apiserver.New(apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: auth,
 		Admission: admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges},
-			&admission.Priority{PriorityClasses: priorityClasses}},
+			&admission.Priority{PriorityClasses: priorityClasses}, &admission.PersistentVolumeClaimResize{StorageClasses: storageClasses}},
 		ReadyzChecks:      s.readyChecks,
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,

@@ -110,6 +110,33 @@ func init() {
 	}
 }
 
+const claims = "/api/v1/namespaces/NS/persistentvolumeclaims"
+
+func claim(name, class, size string) string {
+	return `{"metadata":{"name":"` + name + `"},"spec":{"storageClassName":"` + class + `","accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"` + size + `"}}}}`
+}
+
+func init() {
+	// kube's PersistentVolumeClaimResize admission: only bound claims of
+	// a class that allows expansion may ask for more.
+	transcripts["claim-resize"] = []step{
+		create("expandable-class", storageClasses, `{"metadata":{"name":"exp-NS"},"provisioner":"a","allowVolumeExpansion":true}`),
+		create("fixed-class", storageClasses, `{"metadata":{"name":"fixed-NS"},"provisioner":"a"}`),
+		create("claim", claims, claim("c1", "exp-NS", "1Gi")),
+		create("claim-fixed", claims, claim("c2", "fixed-NS", "1Gi")),
+		create("claim-missing-class", claims, claim("c3", "missing-NS", "1Gi")),
+		patch("grow-unbound", claims+"/c1", `{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}`),
+		patch("bind", claims+"/c1/status", `{"status":{"phase":"Bound"}}`),
+		patch("bind-fixed", claims+"/c2/status", `{"status":{"phase":"Bound"}}`),
+		patch("bind-missing", claims+"/c3/status", `{"status":{"phase":"Bound"}}`),
+		patch("grow-bound", claims+"/c1", `{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}`),
+		patch("shrink-bound", claims+"/c1", `{"spec":{"resources":{"requests":{"storage":"1Gi"}}}}`),
+		patch("grow-fixed-class", claims+"/c2", `{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}`),
+		patch("grow-missing-class", claims+"/c3", `{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}`),
+		patch("grow-with-beta-annotation-class", claims+"/c3", `{"metadata":{"annotations":{"volume.beta.kubernetes.io/storage-class":"exp-NS"}},"spec":{"resources":{"requests":{"storage":"3Gi"}}}}`),
+	}
+}
+
 func longString(n int) string {
 	b := make([]byte, n)
 	for i := range b {

@@ -157,6 +157,9 @@ func (n *normalizer) value(key string, v any) any {
 		for k, x := range v {
 			v[k] = n.value(k, x)
 		}
+		if entries, ok := v["managedFields"].([]any); ok {
+			sortManagedFields(entries)
+		}
 		return v
 	case []any:
 		for i, x := range v {
@@ -179,6 +182,17 @@ func (n *normalizer) value(key string, v any) any {
 		}
 	}
 	return v
+}
+
+// sortManagedFields orders managed fields entries without their times:
+// servers order them by time to the second, which two runs cross at
+// different writes.
+func sortManagedFields(entries []any) {
+	key := func(e any) string {
+		m, _ := e.(map[string]any)
+		return fmt.Sprint(m["operation"], "\x00", m["manager"], "\x00", m["subresource"], "\x00", m["apiVersion"])
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
 }
 
 // roundTrip gives a the types JSON decoding gives (as the recorded
