@@ -32,10 +32,11 @@ func init() {
 		create("no-handler", runtimeClasses, `{`+badName+`}`),
 		create("bad-handler-overhead-scheduling", runtimeClasses, `{"metadata":{"name":"rc2-NS"},"handler":"Bad_Handler",
 			"overhead":{"podFixed":{"cpu":"-1","memory":"10Mi","nvidia.com/gpu":"1"}},
-			"scheduling":{"nodeSelector":{"bad key":"v","k":"bad value!"},"tolerations":[{"key":"k","operator":"Exists","value":"v"},
+			"scheduling":{"nodeSelector":{"bad key":"v"},"tolerations":[{"key":"k","operator":"Exists","value":"v"},
 			{"operator":"Equal"},{"key":"k","effect":"Sometimes"},{"key":"a","operator":"Lt","value":"1"},{"key":"d","tolerationSeconds":5},{"key":"d","tolerationSeconds":6}]}}`),
 		// One bad resource a step: kube reports them in map order.
 		create("fractional-extended-resource", runtimeClasses, `{"metadata":{"name":"rc2-NS"},"handler":"h","overhead":{"podFixed":{"example.com/foo":"1.5"}}}`),
+		create("bad-node-selector-value", runtimeClasses, `{"metadata":{"name":"rc2-NS"},"handler":"h","scheduling":{"nodeSelector":{"k":"bad value!"}}}`),
 		create("unknown-resource", runtimeClasses, `{"metadata":{"name":"rc2-NS"},"handler":"h","overhead":{"podFixed":{"pods":"1"}}}`),
 		create("full", runtimeClasses, `{"metadata":{"name":"rc3-NS"},"handler":"kata","overhead":{"podFixed":{"cpu":"250m","memory":"120Mi"}},
 			"scheduling":{"nodeSelector":{"beta.kubernetes.io/os":"linux","runtime":"kata"},"tolerations":[{"key":"kata","operator":"Exists","effect":"NoSchedule"}]}}`),
