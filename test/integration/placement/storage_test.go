@@ -34,7 +34,7 @@ func init() {
 		get("unknown-field-selector", storageClasses+"?fieldSelector=provisioner%3Da"),
 		table("table-of-the-default-in-a-list", storageClasses+tableOfOne+"sc5-NS"),
 		table("table-of-nothing", storageClasses+tableOfOne+"none-NS"),
-		{name: "table-of-the-default-alone", method: "GET", path: storageClasses + "/sc5-NS?includeObject=None", accept: asTable},
+		table("table-of-the-default-alone", storageClasses+"/sc5-NS?includeObject=None"),
 		del("delete", storageClasses+"/sc-NS"),
 		del("delete-missing", storageClasses+"/sc-NS"),
 	}
