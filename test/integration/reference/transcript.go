@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Step is one request of a transcript. NS in its path and body is the
@@ -16,7 +17,14 @@ import (
 type Step struct {
 	Name string
 	Request
+	// Settle makes a recording wait a moment before the step: kube's
+	// admission plugins read informers, which may not have seen the
+	// write of the step before yet.
+	Settle bool
 }
+
+// settleTime is how long a recording waits for kube's informers.
+const settleTime = time.Second
 
 // Replay replays each transcript in a subtest of its own, in the
 // namespace newNamespace makes for it (and the Normalizer of that
@@ -45,6 +53,9 @@ func Replay(t *testing.T, tg *Target, file string, transcripts map[string][]Step
 		t.Run(name, func(t *testing.T) {
 			n := newNamespace(t, name)
 			for i, st := range transcripts[name] {
+				if st.Settle && *Record {
+					time.Sleep(settleTime)
+				}
 				r := st.Request
 				r.Path, r.Body = strings.ReplaceAll(r.Path, "NS", n.ns), strings.ReplaceAll(r.Body, "NS", n.ns)
 				a := n.Answer(tg.Do(t, r))
