@@ -18,6 +18,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	nodev1 "k8s.io/api/node/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 
@@ -113,12 +114,14 @@ func Start(o *Options) (*Server, error) {
 	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
 	priorityClasses := groupStorage(groups, schedulingv1.SchemeGroupVersion.WithResource("priorityclasses")).(rest.Lister)
 	storageClasses := groupStorage(groups, storagev1.SchemeGroupVersion.WithResource("storageclasses")).(rest.Getter)
+	runtimeClasses := groupStorage(groups, nodev1.SchemeGroupVersion.WithResource("runtimeclasses")).(rest.Getter)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
 	api, err := apiserver.New(apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: auth,
 		Admission: admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges},
-			&admission.Priority{PriorityClasses: priorityClasses}, &admission.PersistentVolumeClaimResize{StorageClasses: storageClasses}},
+			&admission.Priority{PriorityClasses: priorityClasses}, &admission.PersistentVolumeClaimResize{StorageClasses: storageClasses},
+			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: runtimeClasses}}},
 		ReadyzChecks:      s.readyChecks,
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
@@ -228,6 +231,15 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 	if err != nil {
 		return nil, nil, err
 	}
+	// What admission plugins built on other groups do to pods and
+	// claims reads those groups' storages, built after core's.
+	crossGroup := &crossGroupAdmission{}
+	for i, p := range providers {
+		if cp, ok := p.(core.RESTStorageProvider); ok {
+			cp.Admission = crossGroup
+			providers[i] = cp
+		}
+	}
 	getter := &restOptionsGetter{
 		factory:   factory,
 		prefix:    o.EtcdPrefix,
@@ -245,6 +257,7 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 		}
 		groups = append(groups, info)
 	}
+	crossGroup.wire(groups)
 	return groups, getter, nil
 }
 

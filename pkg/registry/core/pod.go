@@ -31,6 +31,9 @@ type podLookups struct {
 	// limitRanges returns the storage of LimitRanges, nil when not
 	// served: they give new pods their default resources.
 	limitRanges func() rest.Lister
+	// admission is what admission plugins built on other groups do to
+	// pods (nil: nothing).
+	admission CrossGroupAdmission
 }
 
 // newPods declares the pods resource.
@@ -60,7 +63,8 @@ func installPods(getter generic.RESTOptionsGetter, resources map[string]rest.Sto
 		return err
 	}
 	// kube's LimitRanger admission gives new pods their namespace's
-	// default resources before the pod strategy sees them.
+	// default resources before the pod strategy sees them; the plugins
+	// of other groups' objects follow.
 	store.BeginCreate = func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (generic.FinishFunc, error) {
 		if lister := lookups.limitRanges(); lister != nil {
 			ranges, err := ListLimitRanges(ctx, lister)
@@ -70,8 +74,12 @@ func installPods(getter generic.RESTOptionsGetter, resources map[string]rest.Sto
 			}
 			applyLimitRangeDefaults(obj.(*corev1.Pod), ranges)
 		}
+		if err := admitNewPodPlacement(ctx, obj.(*corev1.Pod), lookups.admission); err != nil {
+			return nil, err
+		}
 		return func(context.Context, bool) {}, nil
 	}
+	store.BeginUpdate = podPlacementOnUpdate(lookups.admission)
 	resources["pods/binding"] = &BindingREST{store: store}
 	resources["bindings"] = &LegacyBindingREST{binding: &BindingREST{store: store}}
 	return nil

@@ -14,11 +14,13 @@ import (
 
 // kube-apiserver's default admission plugins change every new pod: the
 // ServiceAccount plugin names its service account and mounts the API
-// credentials, DefaultTolerationSeconds lets it survive a node problem for
-// five minutes, and Priority resolves its priority. miniapiserver has no
-// mutating admission chain; the pod strategy applies the same changes on
-// create. Unlike kube, a missing service account is no error: there is no
-// controller here that would create "default" in each namespace.
+// credentials, and DefaultTolerationSeconds lets it survive a node problem
+// for five minutes (in the pods' BeginCreate, between the plugins of
+// crossgroup_admission.go, as in kube's order). miniapiserver has no
+// mutating admission chain; the pod strategy and hooks apply the same
+// changes on create. Unlike kube, a missing service account is no error:
+// there is no controller here that would create "default" in each
+// namespace.
 
 const (
 	// DefaultServiceAccountName is the service account of a pod that
@@ -37,12 +39,6 @@ const (
 	defaultTolerationSeconds = 300
 )
 
-// The priority classes kube-apiserver creates at start.
-var systemPriorityClasses = map[string]int32{
-	"system-node-critical":    2000001000,
-	"system-cluster-critical": 2000000000,
-}
-
 // admitPod applies the admission plugins' changes to a pod being created.
 // serviceAccounts reads service accounts when that resource is served.
 func admitPod(ctx context.Context, pod *corev1.Pod, serviceAccounts rest.Getter) {
@@ -50,8 +46,6 @@ func admitPod(ctx context.Context, pod *corev1.Pod, serviceAccounts rest.Getter)
 	if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; !mirror {
 		admitServiceAccount(ctx, pod, serviceAccounts)
 	}
-	addDefaultTolerations(&pod.Spec)
-	admitPriority(&pod.Spec)
 }
 
 func admitServiceAccount(ctx context.Context, pod *corev1.Pod, serviceAccounts rest.Getter) {
@@ -172,22 +166,5 @@ func addDefaultTolerations(spec *corev1.PodSpec) {
 				TolerationSeconds: ptr.To[int64](defaultTolerationSeconds),
 			})
 		}
-	}
-}
-
-// admitPriority resolves the pod's priority from its priority class: the
-// system classes kube creates, or 0 without a class. miniapiserver serves
-// no PriorityClass objects, so another class name keeps the priority the
-// pod carries (0 when none).
-func admitPriority(spec *corev1.PodSpec) {
-	priority := int32(0)
-	if v, ok := systemPriorityClasses[spec.PriorityClassName]; ok {
-		priority = v
-	} else if spec.PriorityClassName != "" && spec.Priority != nil {
-		priority = *spec.Priority
-	}
-	spec.Priority = &priority
-	if spec.PreemptionPolicy == nil {
-		spec.PreemptionPolicy = ptr.To(corev1.PreemptLowerPriority)
 	}
 }

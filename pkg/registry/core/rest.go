@@ -32,6 +32,9 @@ type RESTStorageProvider struct {
 	// RootCA, when set, is the PEM published in every namespace as the
 	// ConfigMap kube-root-ca.crt.
 	RootCA []byte
+	// Admission, when set, is what admission plugins built on other
+	// groups' objects do to new pods and claims.
+	Admission CrossGroupAdmission
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -60,7 +63,6 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 		newEvents(p.EventTTL),
 		serviceAccounts,
 		persistentVolumes,
-		persistentVolumeClaims,
 		limitRanges,
 		resourceQuotas,
 		podTemplates,
@@ -73,6 +75,11 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 	if err := installServices(getter, p.ServiceClusterIPRange, p.ServiceNodePortRange, resources); err != nil {
 		return fail(err)
 	}
+	claims, err := persistentVolumeClaims.Install(SchemeGroupVersion, getter, resources)
+	if err != nil {
+		return fail(err)
+	}
+	claims.BeginCreate = claimDefaultClass(p.Admission)
 	// Created as kube's controller manager creates them.
 	defaults := namespaceDefaults{
 		serviceAccounts: fieldmanager.TrackingCreater(resources["serviceaccounts"].(rest.Creater),
@@ -96,6 +103,7 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 			lr, _ := resources["limitranges"].(rest.Lister)
 			return lr
 		},
+		admission: p.Admission,
 	}
 	if err := installPods(getter, resources, lookups); err != nil {
 		return fail(err)

@@ -39,7 +39,6 @@ func init() {
 		settled(create("pod-gets-the-default", pods, pod("p8", ""))),
 		create("pod-setting-zero-against-the-default", pods, pod("p9", `"priority":0`)),
 		del("default-class-gone", priorityClasses+"/default-NS"),
-		patch("priority-immutable", pods+"/p1", `{"spec":{"priority":5}}`),
 	}
 	transcripts["pod-runtime-class"] = []step{
 		create("class", runtimeClasses, `{"metadata":{"name":"kata-NS"},"handler":"kata","overhead":{"podFixed":{"cpu":"250m","memory":"120Mi"}},

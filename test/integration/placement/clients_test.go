@@ -143,9 +143,10 @@ func TestCSIStorageCapacityNamespaced(t *testing.T) {
 }
 
 // TestPriorityClasses: kube's system classes exist from the start and
-// cannot be deleted; a second globalDefault class is refused.
+// cannot be deleted; a second globalDefault class is refused. Not
+// parallel: while its default class exists, every new pod of the shared
+// server without a class would get it.
 func TestPriorityClasses(t *testing.T) {
-	t.Parallel()
 	ns := srv.CreateNamespace(t)
 	classes := clientset(t).SchedulingV1().PriorityClasses()
 	for name, value := range map[string]int32{"system-node-critical": 2000001000, "system-cluster-critical": 2000000000} {
@@ -161,10 +162,6 @@ func TestPriorityClasses(t *testing.T) {
 			t.Errorf("delete %s: %+v", name, st)
 		}
 	}
-	// Tests of the package share the server: one default class at a
-	// time, and gone at the end.
-	serialDefault.Lock()
-	defer serialDefault.Unlock()
 	def := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "default-" + ns}, Value: 100, GlobalDefault: true}
 	if _, err := classes.Create(ctx(t), def, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -206,5 +203,33 @@ func TestRuntimeClassCreateByUpdate(t *testing.T) {
 	_, err = classes.Update(ctx(t), rc, metav1.UpdateOptions{})
 	if st := statusOf(t, err); st.Code != http.StatusUnprocessableEntity || st.Details.Causes[0].Message != "Invalid value: null: field is immutable" {
 		t.Errorf("handler changed: %+v", st)
+	}
+}
+
+// TestPodPriorityKeptOnUpdate: a pod replaced without its priority (as
+// from a manifest) keeps the one admission gave it, as kube's Priority
+// plugin keeps it.
+func TestPodPriorityKeptOnUpdate(t *testing.T) {
+	t.Parallel()
+	ns := srv.CreateNamespace(t)
+	pods := clientset(t).CoreV1().Pods(ns)
+	p, err := pods.Create(ctx(t), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec:       corev1.PodSpec{PriorityClassName: "system-cluster-critical", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *p.Spec.Priority != 2000000000 || *p.Spec.PreemptionPolicy != corev1.PreemptLowerPriority {
+		t.Fatalf("created with priority %v, policy %v", *p.Spec.Priority, *p.Spec.PreemptionPolicy)
+	}
+	p.Spec.Priority, p.Spec.PreemptionPolicy = nil, nil
+	p.Spec.Containers[0].Image = "nginx:2"
+	p, err = pods.Update(ctx(t), p, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Spec.Priority == nil || *p.Spec.Priority != 2000000000 || p.Spec.PreemptionPolicy == nil || p.Spec.Containers[0].Image != "nginx:2" {
+		t.Errorf("updated: priority %v, policy %v, image %s", p.Spec.Priority, p.Spec.PreemptionPolicy, p.Spec.Containers[0].Image)
 	}
 }

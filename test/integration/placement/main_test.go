@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,11 +27,6 @@ import (
 
 // srv is the server every test of the package shares.
 var srv *testserver.TestServer
-
-// serialDefault is held by a test while it has a globalDefault priority
-// class (or a default storage class) on the shared server, and by tests
-// whose new pods (or claims) must not get one.
-var serialDefault sync.Mutex
 
 func TestMain(m *testing.M) {
 	testserver.Main(m, func(ts *testserver.TestServer, _ string) { srv = ts })
