@@ -9,11 +9,11 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
@@ -23,19 +23,15 @@ import (
 // start, and so does this server.
 var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
 
-func ensureSystemNamespaces(ctx context.Context, core rest.APIGroupInfo) error {
-	storage := core.VersionedResourcesStorageMap["v1"]["namespaces"]
+func ensureSystemNamespaces(ctx context.Context, namespaces *core.NamespaceREST) error {
 	// Created as kube-apiserver creates them, by its own client.
-	creater := fieldmanager.TrackingCreater(storage.(rest.Creater), corev1.SchemeGroupVersion.WithKind("Namespace"), "kube-apiserver")
-	getter, _ := storage.(rest.Getter)
+	creater := fieldmanager.TrackingCreater(namespaces, corev1.SchemeGroupVersion.WithKind("Namespace"), "kube-apiserver")
 	ctx = request.WithNamespace(ctx, "")
 	for _, name := range systemNamespaces {
 		// Kept from an earlier start: a restart then builds no field
 		// manager before its first write.
-		if getter != nil {
-			if _, err := getter.Get(ctx, name, &metav1.GetOptions{}); err == nil {
-				continue
-			}
+		if _, err := namespaces.Get(ctx, name, &metav1.GetOptions{}); err == nil {
+			continue
 		}
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		if _, err := creater.Create(ctx, ns, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -48,16 +44,11 @@ func ensureSystemNamespaces(ctx context.Context, core rest.APIGroupInfo) error {
 // ensureSystemPriorityClasses creates kube's system priority classes
 // that are missing, as kube-apiserver's post-start hook does on every
 // start (a class deleted with its collection comes back).
-func ensureSystemPriorityClasses(ctx context.Context, groups []rest.APIGroupInfo) error {
-	storage := groupStorage(groups, schedulingv1.SchemeGroupVersion.WithResource("priorityclasses"))
-	if storage == nil {
-		return nil
-	}
-	creater := fieldmanager.TrackingCreater(storage.(rest.Creater), schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"), "kube-apiserver")
-	getter := storage.(rest.Getter)
+func ensureSystemPriorityClasses(ctx context.Context, classes *generic.Store) error {
+	creater := fieldmanager.TrackingCreater(classes, schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"), "kube-apiserver")
 	ctx = request.WithNamespace(ctx, "")
 	for _, pc := range scheduling.SystemPriorityClasses() {
-		if _, err := getter.Get(ctx, pc.Name, &metav1.GetOptions{}); err == nil {
+		if _, err := classes.Get(ctx, pc.Name, &metav1.GetOptions{}); err == nil {
 			continue
 		}
 		if _, err := creater.Create(ctx, pc, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -67,23 +58,11 @@ func ensureSystemPriorityClasses(ctx context.Context, groups []rest.APIGroupInfo
 	return nil
 }
 
-// groupStorage returns the storage of a resource in a group version, nil
-// when it is not served.
-func groupStorage(groups []rest.APIGroupInfo, gvr schema.GroupVersionResource) rest.Storage {
-	for _, g := range groups {
-		if g.GroupName == gvr.Group {
-			return g.VersionedResourcesStorageMap[gvr.Version][gvr.Resource]
-		}
-	}
-	return nil
-}
-
 // ensureKubernetesService creates default/kubernetes, as kube-apiserver
 // does at start. A failure (its address taken by a user's service) is
 // logged: the server still serves, as kube's does.
-func ensureKubernetesService(ctx context.Context, o *Options, coreGroup rest.APIGroupInfo, securePort int) {
+func ensureKubernetesService(ctx context.Context, o *Options, services rest.Creater, securePort int) {
 	serviceRange, _ := o.serviceClusterIPRange() // validated already
-	services := coreGroup.VersionedResourcesStorageMap["v1"]["services"].(rest.Creater)
 	if err := core.EnsureKubernetesService(ctx, services, serviceRange, securePort); err != nil {
 		slog.Warn("creating the kubernetes service", "err", err)
 	}

@@ -8,23 +8,15 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// namespaceController builds the namespace controller over the served
-// groups: it deletes every namespaced resource that can be listed and
-// deleted as a collection.
-func namespaceController(groups []rest.APIGroupInfo) *namespace.Controller {
+// namespaceController builds the namespace controller over namespaces,
+// their finalize subresource and the served groups: it deletes every
+// namespaced resource that can be listed and deleted as a collection.
+func namespaceController(groups []rest.APIGroupInfo, namespaces namespace.Namespaces, finalizer rest.Updater) *namespace.Controller {
 	var resources []namespace.Resource
-	var namespaces namespace.Namespaces
-	var finalizer rest.Updater
 	for _, g := range groups {
 		for _, version := range g.PrioritizedVersions[:1] {
 			storages := g.VersionedResourcesStorageMap[version]
 			for name, st := range storages {
-				if g.GroupName == "" && name == "namespaces" {
-					namespaces, _ = st.(namespace.Namespaces)
-				}
-				if g.GroupName == "" && name == "namespaces/finalize" {
-					finalizer, _ = st.(rest.Updater)
-				}
 				scoper, scoped := st.(rest.Scoper)
 				deleter, deletes := st.(rest.CollectionDeleter)
 				lister, lists := st.(rest.Lister)

@@ -18,9 +18,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
-	nodev1 "k8s.io/api/node/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
-	storagev1 "k8s.io/api/storage/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
@@ -92,7 +89,7 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.CAPEM = caPEM
-	groups, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
+	groups, st, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -110,18 +107,17 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.AdminToken = token
-	namespaces := groups[0].VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Getter)
-	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
-	priorityClasses := groupStorage(groups, schedulingv1.SchemeGroupVersion.WithResource("priorityclasses")).(rest.Lister)
-	storageClasses := groupStorage(groups, storagev1.SchemeGroupVersion.WithResource("storageclasses")).(rest.Getter)
-	runtimeClasses := groupStorage(groups, nodev1.SchemeGroupVersion.WithResource("runtimeclasses")).(rest.Getter)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
 	api, err := apiserver.New(apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: auth,
-		Admission: admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges},
-			&admission.Priority{PriorityClasses: priorityClasses}, &admission.PersistentVolumeClaimResize{StorageClasses: storageClasses},
-			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: runtimeClasses}}},
+		Admission: admission.Chain{
+			&admission.NamespaceLifecycle{Namespaces: st.core.Namespaces},
+			&admission.LimitRanger{LimitRanges: st.core.LimitRanges},
+			&admission.Priority{PriorityClasses: st.scheduling.PriorityClasses},
+			&admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses},
+			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}},
+		},
 		ReadyzChecks:      s.readyChecks,
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
@@ -131,10 +127,10 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureSystemNamespaces(ctx, groups[0]); err != nil {
+	if err := ensureSystemNamespaces(ctx, st.core.Namespaces); err != nil {
 		return nil, err
 	}
-	if err := ensureSystemPriorityClasses(ctx, groups); err != nil {
+	if err := ensureSystemPriorityClasses(ctx, st.scheduling.PriorityClasses); err != nil {
 		return nil, err
 	}
 
@@ -143,7 +139,7 @@ func Start(o *Options) (*Server, error) {
 		return nil, fmt.Errorf("--secure-port: %w", err)
 	}
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
-	ensureKubernetesService(ctx, o, groups[0], secureLn.Addr().(*net.TCPAddr).Port)
+	ensureKubernetesService(ctx, o, st.core.Services, secureLn.Addr().(*net.TCPAddr).Port)
 	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
 	s.serve(ctx, secureLn, api.SecureHandler(), tlsConfig, o.ShutdownTimeout)
 	if o.InsecurePort != 0 {
@@ -166,7 +162,7 @@ func Start(o *Options) (*Server, error) {
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
 	}()
 	if o.NamespaceController {
-		nc := namespaceController(groups)
+		nc := namespaceController(groups, st.core.Namespaces, st.core.NamespaceFinalize)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -211,34 +207,43 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 // published in every namespace (nil: none). The OpenAPI generator
 // (hack/openapi-gen) builds its groups from the same list.
 func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvider, error) {
-	serviceRange, err := o.serviceClusterIPRange()
+	coreProvider, err := coreStorageProvider(o, rootCA)
 	if err != nil {
 		return nil, err
 	}
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders()...), nil
+}
+
+// coreStorageProvider is the provider of the core group, configured from o.
+func coreStorageProvider(o *Options, rootCA []byte) (core.RESTStorageProvider, error) {
+	serviceRange, err := o.serviceClusterIPRange()
+	if err != nil {
+		return core.RESTStorageProvider{}, err
+	}
+	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA}, nil
+}
+
+// groupStorageProviders are the providers of the named groups, in the
+// order discovery lists them (after the core group).
+func groupStorageProviders() []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
-		core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA},
 		apps.RESTStorageProvider{},
 		storagegroup.RESTStorageProvider{},
 		scheduling.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
 		node.RESTStorageProvider{},
-	}, nil
+	}
 }
 
-// buildGroups builds the storage of every API group.
-func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, *restOptionsGetter, error) {
-	providers, err := RESTStorageProviders(o, rootCA)
+// buildGroups builds the storage of every API group, and returns the
+// typed handles of those parts of it that the rest of the wiring uses.
+// The named groups are built first: kube's Priority, RuntimeClass and
+// DefaultStorageClass admission change new pods and claims from the
+// objects of three of them, and the core group's hooks read their stores.
+func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
+	coreProvider, err := coreStorageProvider(o, rootCA)
 	if err != nil {
-		return nil, nil, err
-	}
-	// What admission plugins built on other groups do to pods and
-	// claims reads those groups' storages, built after core's.
-	crossGroup := &crossGroupAdmission{}
-	for i, p := range providers {
-		if cp, ok := p.(core.RESTStorageProvider); ok {
-			cp.Admission = crossGroup
-			providers[i] = cp
-		}
+		return nil, groupStorages{}, nil, err
 	}
 	getter := &restOptionsGetter{
 		factory:   factory,
@@ -246,19 +251,28 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 		seen:      map[string]bool{},
 		decorator: decoratorFor(o),
 	}
-	var groups []rest.APIGroupInfo
-	for _, p := range providers {
-		info, err := p.NewRESTStorage(getter)
+	var st groupStorages
+	groups := []rest.APIGroupInfo{{}} // the core group's place, filled last
+	fail := func(err error) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
+		for i := range groups[1:] {
+			groups[1+i].Destroy()
+		}
+		return nil, groupStorages{}, nil, err
+	}
+	for _, p := range groupStorageProviders() {
+		info, err := st.build(p, getter)
 		if err != nil {
-			for i := range groups {
-				groups[i].Destroy()
-			}
-			return nil, nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
+			return fail(fmt.Errorf("building the %q API group: %w", p.GroupName(), err))
 		}
 		groups = append(groups, info)
 	}
-	crossGroup.wire(groups)
-	return groups, getter, nil
+	coreProvider.PodPriority = scheduling.PodPriority{Classes: st.scheduling.PriorityClasses}
+	coreProvider.PodRuntimeClass = node.PodRuntimeClass{Classes: st.node.RuntimeClasses}
+	coreProvider.ClaimStorageClass = storagegroup.ClaimDefaulter{Classes: st.storage.StorageClasses}
+	if st.core, groups[0], err = coreProvider.NewLegacyRESTStorage(getter); err != nil {
+		return fail(fmt.Errorf("building the core API group: %w", err))
+	}
+	return groups, st, getter, nil
 }
 
 func watchCacheSizeNames(o *Options) []string {

@@ -15,7 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -63,7 +64,7 @@ func (runtimeClassStrategy) Validate(_ context.Context, obj runtime.Object) fiel
 func (runtimeClassStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	rc, oldRC := obj.(*nodev1.RuntimeClass), old.(*nodev1.RuntimeClass)
 	allErrs := validateRuntimeClass(rc, true)
-	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))...)
 	if rc.Handler != oldRC.Handler {
 		allErrs = append(allErrs, field.Invalid(field.NewPath("handler"), nil, apivalidation.FieldImmutableErrorMsg))
 		if rc.Handler == "" {
@@ -84,14 +85,14 @@ func (runtimeClassStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.O
 // validateRuntimeClass is kube's handwritten validation; withHandler adds
 // the handler's format check (a DNS label).
 func validateRuntimeClass(rc *nodev1.RuntimeClass, withHandler bool) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&rc.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&rc.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	if withHandler && rc.Handler != "" {
 		for _, msg := range apivalidation.NameIsDNSLabel(rc.Handler, false) {
 			allErrs = append(allErrs, field.Invalid(field.NewPath("handler"), rc.Handler, msg))
 		}
 	}
 	if rc.Overhead != nil {
-		allErrs = append(allErrs, core.ValidateResourceLimits(rc.Overhead.PodFixed, field.NewPath("overhead"))...)
+		allErrs = append(allErrs, corevalidation.ValidateContainerResources(&corev1.ResourceRequirements{Limits: rc.Overhead.PodFixed}, field.NewPath("overhead"))...)
 	}
 	if s := rc.Scheduling; s != nil {
 		p := field.NewPath("scheduling")
@@ -104,31 +105,17 @@ func validateRuntimeClass(rc *nodev1.RuntimeClass, withHandler bool) field.Error
 // validateTolerations checks tolerations as a pod's, and refuses two
 // equal but for their tolerationSeconds.
 func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) field.ErrorList {
-	allErrs := core.ValidateTolerations(tolerations, fldPath)
+	allErrs := podspec.ValidateTolerations(tolerations, fldPath)
 	type listKey struct{ key, operator, value, effect string }
 	seen := map[listKey]bool{}
 	for i, t := range tolerations {
 		k := listKey{t.Key, string(t.Operator), t.Value, string(t.Effect)}
 		if seen[k] {
-			allErrs = append(allErrs, field.Duplicate(fldPath.Index(i), internalToleration(t)))
+			allErrs = append(allErrs, field.Duplicate(fldPath.Index(i), corevalidation.InternalValue(t)))
 		}
 		seen[k] = true
 	}
 	return allErrs
-}
-
-// internalToleration is how kube's message shows a duplicate toleration:
-// its internal type, marshalled without JSON names.
-type internalTolerationType struct {
-	Key               string
-	Operator          corev1.TolerationOperator
-	Value             string
-	Effect            corev1.TaintEffect
-	TolerationSeconds *int64
-}
-
-func internalToleration(t corev1.Toleration) internalTolerationType {
-	return internalTolerationType{t.Key, t.Operator, t.Value, t.Effect, t.TolerationSeconds}
 }
 
 // runtimeClassWarnings names deprecated node labels in the node selector.
@@ -138,7 +125,7 @@ func runtimeClassWarnings(rc *nodev1.RuntimeClass) []string {
 	}
 	var warnings []string
 	for _, key := range slices.Sorted(maps.Keys(rc.Scheduling.NodeSelector)) {
-		if msg, ok := core.DeprecatedNodeLabel(key); ok {
+		if msg, ok := podspec.DeprecatedNodeLabel(key); ok {
 			warnings = append(warnings, field.NewPath("scheduling", "nodeSelector").String()+": "+msg)
 		}
 	}

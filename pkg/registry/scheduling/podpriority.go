@@ -28,11 +28,11 @@ type PodPriority struct {
 	Classes PriorityClassReader
 }
 
-// AdmitCreate sets pod's priority, name of the default class, and
+// Admit sets a new pod's priority, name of the default class, and
 // preemption policy; a missing class, or a priority or policy the pod
 // sets that its class disagrees with, is refused (403) in kube's words.
 // name is the pod's name as kube's admission sees it.
-func (p PodPriority) AdmitCreate(ctx context.Context, pod *corev1.Pod, name string) error {
+func (p PodPriority) Admit(ctx context.Context, pod *corev1.Pod, name string) error {
 	className, priority, policy, err := p.resolve(ctx, pod.Spec.PriorityClassName, name)
 	if err != nil {
 		return err
@@ -49,18 +49,6 @@ func (p PodPriority) AdmitCreate(ctx context.Context, pod *corev1.Pod, name stri
 		pod.Spec.PreemptionPolicy = policy
 	}
 	return nil
-}
-
-// AdmitUpdate keeps the priority and preemption policy a pod got at its
-// creation when an update leaves them out (a client replacing the pod
-// from a manifest): validation refuses any other change of them.
-func AdmitUpdate(pod, old *corev1.Pod) {
-	if pod.Spec.Priority == nil {
-		pod.Spec.Priority = old.Spec.Priority
-	}
-	if pod.Spec.PreemptionPolicy == nil {
-		pod.Spec.PreemptionPolicy = old.Spec.PreemptionPolicy
-	}
 }
 
 // resolve returns the class a pod gets, its priority and its policy.

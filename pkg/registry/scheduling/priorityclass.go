@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -112,7 +112,7 @@ func (priorityClassStrategy) PrepareForCreate(_ context.Context, obj runtime.Obj
 // and caps the value of the others.
 func (priorityClassStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	pc := obj.(*schedulingv1.PriorityClass)
-	allErrs := core.ValidateObjectMeta(&pc.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&pc.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	if strings.HasPrefix(pc.Name, systemPrefix) {
 		if err := checkSystemClass(pc.Name, pc.Value, pc.GlobalDefault); err != nil {
 			allErrs = append(allErrs, field.Forbidden(field.NewPath("metadata", "name"),
@@ -132,7 +132,7 @@ func (priorityClassStrategy) Validate(_ context.Context, obj runtime.Object) fie
 // included, as in kube.
 func (priorityClassStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	pc, oldPC := obj.(*schedulingv1.PriorityClass), old.(*schedulingv1.PriorityClass)
-	allErrs := core.ValidateObjectMetaUpdate(&pc.ObjectMeta, &oldPC.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&pc.ObjectMeta, &oldPC.ObjectMeta, field.NewPath("metadata"))
 	if pc.Value != oldPC.Value {
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("value"), "may not be changed in an update."))
 	}
@@ -160,7 +160,7 @@ type priorityClassREST struct {
 func (r *priorityClassREST) Delete(ctx context.Context, name string, deleteValidation rest.ValidateObjectFunc, options *metav1.DeleteOptions) (runtime.Object, bool, error) {
 	for _, sc := range SystemPriorityClasses() {
 		if name == sc.Name {
-			return nil, false, apierrors.NewForbidden(r.DefaultQualifiedResource, name, errors.New("this is a system priority class and cannot be deleted"))
+			return nil, false, apierrors.NewForbidden(schedulingv1.Resource(priorityClasses.Name), name, errors.New("this is a system priority class and cannot be deleted"))
 		}
 	}
 	return r.Store.Delete(ctx, name, deleteValidation, options)

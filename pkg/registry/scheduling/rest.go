@@ -18,13 +18,32 @@ var _ generic.RESTStorageProvider = RESTStorageProvider{}
 // GroupName implements generic.RESTStorageProvider.
 func (RESTStorageProvider) GroupName() string { return schedulingv1.GroupName }
 
+// GroupStorage is what the server's wiring uses of the group besides its
+// routes.
+type GroupStorage struct {
+	// PriorityClasses is the priority classes' store: kube's Priority
+	// admission reads it, and the server creates kube's system classes
+	// through it.
+	PriorityClasses *generic.Store
+}
+
 // NewRESTStorage implements generic.RESTStorageProvider.
-func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	info, err := generic.BuildGroup(schedulingv1.SchemeGroupVersion, getter, priorityClasses)
+func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
+	_, info, err := p.NewGroupStorage(getter)
+	return info, err
+}
+
+// NewGroupStorage builds the group: the APIGroupInfo its routes are
+// mounted from, and the typed handles of what the wiring uses besides.
+func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
+	gv := schedulingv1.SchemeGroupVersion
+	info := generic.NewGroupInfo(gv)
+	resources := info.VersionedResourcesStorageMap[gv.Version]
+	store, err := priorityClasses.Install(gv, getter, resources)
 	if err != nil {
-		return rest.APIGroupInfo{}, err
+		return GroupStorage{}, rest.APIGroupInfo{}, err
 	}
-	storages := info.VersionedResourcesStorageMap[schedulingv1.SchemeGroupVersion.Version]
-	storages[priorityClasses.Name] = &priorityClassREST{Store: storages[priorityClasses.Name].(*generic.Store)}
-	return info, nil
+	// The system classes cannot be deleted by name.
+	resources[priorityClasses.Name] = &priorityClassREST{Store: store}
+	return GroupStorage{PriorityClasses: store}, info, nil
 }

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -107,7 +107,7 @@ func (csiDriverStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Ob
 
 func (csiDriverStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	d := obj.(*storagev1.CSIDriver)
-	allErrs := core.ValidateObjectMeta(&d.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&d.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateCSIDriverSpec(&d.Spec, field.NewPath("spec"))...)
 }
 
@@ -115,7 +115,7 @@ func (csiDriverStrategy) Validate(_ context.Context, obj runtime.Object) field.E
 // modes, are immutable (the first under kube's misspelt path).
 func (csiDriverStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	d, oldD := obj.(*storagev1.CSIDriver), old.(*storagev1.CSIDriver)
-	allErrs := core.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateCSIDriverSpec(&d.Spec, field.NewPath("spec"))...)
 	allErrs = append(allErrs, apivalidation.ValidateImmutableField(d.Spec.AttachRequired, oldD.Spec.AttachRequired, field.NewPath("spec", "attachedRequired"))...)
 	return append(allErrs, apivalidation.ValidateImmutableField(d.Spec.VolumeLifecycleModes, oldD.Spec.VolumeLifecycleModes, field.NewPath("spec", "volumeLifecycleModes"))...)

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -84,7 +84,7 @@ func (csiNodeStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object
 }
 
 func validateCSINode(n *storagev1.CSINode) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&n.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&n.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	names := sets.New[string]()
 	for i, d := range n.Spec.Drivers {
 		p := field.NewPath("spec", "drivers").Index(i)
@@ -171,5 +171,5 @@ func (csiNodeStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtim
 
 func (csiNodeStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	n, oldN := obj.(*storagev1.CSINode), old.(*storagev1.CSINode)
-	return core.ValidateObjectMetaUpdate(&n.ObjectMeta, &oldN.ObjectMeta, field.NewPath("metadata"))
+	return corevalidation.ValidateObjectMetaUpdate(&n.ObjectMeta, &oldN.ObjectMeta, field.NewPath("metadata"))
 }

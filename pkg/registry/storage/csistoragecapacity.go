@@ -15,7 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -46,7 +47,7 @@ func (csiStorageCapacityStrategy) ValidateUpdate(_ context.Context, obj, old run
 	opts := metav1validation.LabelSelectorValidationOptions{}
 	oldInvalid := len(metav1validation.ValidateLabelSelector(oldC.NodeTopology, opts, nil)) > 0
 	allErrs := validateCSIStorageCapacity(c, oldInvalid)
-	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&c.ObjectMeta, &oldC.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&c.ObjectMeta, &oldC.ObjectMeta, field.NewPath("metadata"))...)
 	if !equality.Semantic.DeepEqual(c.NodeTopology, oldC.NodeTopology) {
 		allErrs = append(allErrs, field.Invalid(field.NewPath("nodeTopology"), c.NodeTopology, apivalidation.FieldImmutableErrorMsg))
 	}
@@ -65,7 +66,7 @@ func (csiStorageCapacityStrategy) WarningsOnUpdate(_ context.Context, obj, _ run
 }
 
 func validateCSIStorageCapacity(c *storagev1.CSIStorageCapacity, allowInvalidLabelValues bool) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&c.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&c.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	opts := metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: allowInvalidLabelValues}
 	allErrs = append(allErrs, metav1validation.ValidateLabelSelector(c.NodeTopology, opts, field.NewPath("nodeTopology"))...)
 	for _, msg := range apivalidation.NameIsDNSSubdomain(c.StorageClassName, false) {
@@ -84,12 +85,12 @@ func nodeSelectorWarnings(selector *metav1.LabelSelector, fldPath *field.Path) [
 	}
 	var warnings []string
 	for i, e := range selector.MatchExpressions {
-		if msg, ok := core.DeprecatedNodeLabel(e.Key); ok {
+		if msg, ok := podspec.DeprecatedNodeLabel(e.Key); ok {
 			warnings = append(warnings, fmt.Sprintf("%s: %s is %s", fldPath.Child("matchExpressions").Index(i).Child("key"), e.Key, msg))
 		}
 	}
 	for _, label := range slices.Sorted(maps.Keys(selector.MatchLabels)) {
-		if msg, ok := core.DeprecatedNodeLabel(label); ok {
+		if msg, ok := podspec.DeprecatedNodeLabel(label); ok {
 			warnings = append(warnings, fmt.Sprintf("%s: %s", fldPath.Child("matchLabels").Child(label), msg))
 		}
 	}

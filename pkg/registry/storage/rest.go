@@ -20,8 +20,36 @@ var _ generic.RESTStorageProvider = RESTStorageProvider{}
 // GroupName implements generic.RESTStorageProvider.
 func (RESTStorageProvider) GroupName() string { return storagev1.GroupName }
 
+// GroupStorage is what the server's wiring uses of the group besides its
+// routes.
+type GroupStorage struct {
+	// StorageClasses is the storage classes' store, which kube's
+	// DefaultStorageClass and PersistentVolumeClaimResize admission read.
+	StorageClasses *generic.Store
+}
+
 // NewRESTStorage implements generic.RESTStorageProvider.
-func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	return generic.BuildGroup(storagev1.SchemeGroupVersion, getter,
-		storageClasses, volumeAttachments, volumeAttributesClasses, csiNodes, csiDrivers, csiStorageCapacities)
+func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
+	_, info, err := p.NewGroupStorage(getter)
+	return info, err
+}
+
+// NewGroupStorage builds the group: the APIGroupInfo its routes are
+// mounted from, and the typed handles of what the wiring uses besides.
+func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
+	gv := storagev1.SchemeGroupVersion
+	info := generic.NewGroupInfo(gv)
+	resources := info.VersionedResourcesStorageMap[gv.Version]
+	var st GroupStorage
+	var err error
+	if st.StorageClasses, err = storageClasses.Install(gv, getter, resources); err != nil {
+		return GroupStorage{}, rest.APIGroupInfo{}, err
+	}
+	for _, r := range []generic.Resource{volumeAttachments, volumeAttributesClasses, csiNodes, csiDrivers, csiStorageCapacities} {
+		if _, err := r.Install(gv, getter, resources); err != nil {
+			info.Destroy()
+			return GroupStorage{}, rest.APIGroupInfo{}, err
+		}
+	}
+	return st, info, nil
 }

@@ -17,7 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -98,7 +99,7 @@ func (storageClassStrategy) WarningsOnCreate(_ context.Context, obj runtime.Obje
 func (storageClassStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	sc, oldSC := obj.(*storagev1.StorageClass), old.(*storagev1.StorageClass)
 	allErrs := validateStorageClass(sc)
-	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&sc.ObjectMeta, &oldSC.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&sc.ObjectMeta, &oldSC.ObjectMeta, field.NewPath("metadata"))...)
 	if sc.Provisioner != oldSC.Provisioner {
 		allErrs = append(allErrs, requiredValue(field.NewPath("provisioner"), sc.Provisioner)...)
 		allErrs = append(allErrs, immutable(field.NewPath("provisioner")))
@@ -127,7 +128,7 @@ var (
 // validateStorageClass is kube's handwritten validation of a class (its
 // required provisioner is declarative, the caller's).
 func validateStorageClass(sc *storagev1.StorageClass) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&sc.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&sc.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateProvisioner(sc.Provisioner, field.NewPath("provisioner"))...)
 	allErrs = append(allErrs, validateParameters(sc.Parameters, true, field.NewPath("parameters"))...)
 	if p := sc.ReclaimPolicy; p != nil && *p != "" && !supportedReclaimPolicies.Has(*p) {
@@ -193,7 +194,7 @@ func storageClassWarnings(sc *storagev1.StorageClass) []string {
 	var warnings []string
 	for i, term := range sc.AllowedTopologies {
 		for j, expr := range term.MatchLabelExpressions {
-			if msg, ok := core.DeprecatedNodeLabel(expr.Key); ok {
+			if msg, ok := podspec.DeprecatedNodeLabel(expr.Key); ok {
 				p := field.NewPath("allowedTopologies").Index(i).Child("matchLabelExpressions").Index(j).Child("key")
 				warnings = append(warnings, fmt.Sprintf("%s: %s", p, msg))
 			}

@@ -13,7 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/pvspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -65,7 +66,7 @@ func (volumeAttachmentStrategy) GetResetFields() map[fieldpath.APIVersion]*field
 // defaults of its source.
 func (volumeAttachmentStrategy) Default(obj runtime.Object) {
 	if spec := obj.(*storagev1.VolumeAttachment).Spec.Source.InlineVolumeSpec; spec != nil {
-		core.DefaultInlinePersistentVolumeSpec(spec)
+		pvspec.DefaultInline(spec)
 	}
 }
 
@@ -100,7 +101,7 @@ func (volumeAttachmentStrategy) ValidateUpdate(_ context.Context, obj, old runti
 // validateVolumeAttachment is kube's handwritten validation, with the
 // attacher's checks when withAttacher.
 func validateVolumeAttachment(va *storagev1.VolumeAttachment, withAttacher bool) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&va.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&va.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	specPath := field.NewPath("spec")
 	if withAttacher {
 		allErrs = append(allErrs, validateDriverName(va.Spec.Attacher, specPath.Child("attacher"))...)
@@ -132,7 +133,7 @@ func validateAttachmentSource(src *storagev1.VolumeAttachmentSource, fldPath *fi
 		}
 		return nil
 	default:
-		return core.ValidateInlinePersistentVolumeSpec(src.InlineVolumeSpec, fldPath.Child("inlineVolumeSpec"))
+		return pvspec.ValidateInline(src.InlineVolumeSpec, fldPath.Child("inlineVolumeSpec"))
 	}
 }
 

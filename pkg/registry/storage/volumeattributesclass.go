@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -57,7 +57,7 @@ func (volumeAttributesClassStrategy) Validate(_ context.Context, obj runtime.Obj
 // ValidateUpdate: a class's driver and parameters cannot change.
 func (volumeAttributesClassStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	c, oldC := obj.(*storagev1.VolumeAttributesClass), old.(*storagev1.VolumeAttributesClass)
-	allErrs := core.ValidateObjectMetaUpdate(&c.ObjectMeta, &oldC.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&c.ObjectMeta, &oldC.ObjectMeta, field.NewPath("metadata"))
 	if c.DriverName != oldC.DriverName {
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("driverName"), "updates to driverName are forbidden."))
 	}
@@ -68,7 +68,7 @@ func (volumeAttributesClassStrategy) ValidateUpdate(_ context.Context, obj, old 
 }
 
 func validateVolumeAttributesClass(c *storagev1.VolumeAttributesClass) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&c.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	allErrs = append(allErrs, requiredValue(field.NewPath("driverName"), c.DriverName)...)
 	allErrs = append(allErrs, validateProvisioner(c.DriverName, field.NewPath("driverName"))...)
 	return append(allErrs, validateParameters(c.Parameters, false, field.NewPath("parameters"))...)
