@@ -208,7 +208,9 @@ func TestRuntimeClassCreateByUpdate(t *testing.T) {
 
 // TestPodPriorityKeptOnUpdate: a pod replaced without its priority (as
 // from a manifest) keeps the one admission gave it, as kube's Priority
-// plugin keeps it.
+// plugin keeps it; another priority is refused as any change of the spec
+// (kube's message diffs its internal PodSpec, so the transcript does not
+// record it).
 func TestPodPriorityKeptOnUpdate(t *testing.T) {
 	t.Parallel()
 	ns := srv.CreateNamespace(t)
@@ -231,5 +233,10 @@ func TestPodPriorityKeptOnUpdate(t *testing.T) {
 	}
 	if p.Spec.Priority == nil || *p.Spec.Priority != 2000000000 || p.Spec.PreemptionPolicy == nil || p.Spec.Containers[0].Image != "nginx:2" {
 		t.Errorf("updated: priority %v, policy %v, image %s", p.Spec.Priority, p.Spec.PreemptionPolicy, p.Spec.Containers[0].Image)
+	}
+	p.Spec.Priority = ptr.To[int32](5)
+	_, err = pods.Update(ctx(t), p, metav1.UpdateOptions{})
+	if st := statusOf(t, err); st.Code != http.StatusUnprocessableEntity || len(st.Details.Causes) != 1 || st.Details.Causes[0].Field != "spec" {
+		t.Errorf("priority changed: %+v", st)
 	}
 }
