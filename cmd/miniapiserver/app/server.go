@@ -24,8 +24,10 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	eventsgroup "github.com/miniapiserver/miniapiserver/pkg/registry/events"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -207,27 +209,32 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 // published in every namespace (nil: none). The OpenAPI generator
 // (hack/openapi-gen) builds its groups from the same list.
 func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvider, error) {
-	coreProvider, err := coreStorageProvider(o, rootCA)
+	events := &generic.StoreRef{}
+	coreProvider, err := coreStorageProvider(o, rootCA, events)
 	if err != nil {
 		return nil, err
 	}
-	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders()...), nil
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(events)...), nil
 }
 
 // coreStorageProvider is the provider of the core group, configured from o.
-func coreStorageProvider(o *Options, rootCA []byte) (core.RESTStorageProvider, error) {
+// It hands its events store to events.
+func coreStorageProvider(o *Options, rootCA []byte, events *generic.StoreRef) (core.RESTStorageProvider, error) {
 	serviceRange, err := o.serviceClusterIPRange()
 	if err != nil {
 		return core.RESTStorageProvider{}, err
 	}
-	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA}, nil
+	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA, Events: events}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the
-// order discovery lists them (after the core group).
-func groupStorageProviders() []generic.RESTStorageProvider {
+// order discovery lists them (after the core group). events.k8s.io serves
+// the core group's events store, set once the core group is built.
+func groupStorageProviders(coreEvents *generic.StoreRef) []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
 		apps.RESTStorageProvider{},
+		eventsgroup.RESTStorageProvider{Events: coreEvents},
+		autoscaling.RESTStorageProvider{},
 		storagegroup.RESTStorageProvider{},
 		scheduling.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
@@ -237,11 +244,13 @@ func groupStorageProviders() []generic.RESTStorageProvider {
 
 // buildGroups builds the storage of every API group, and returns the
 // typed handles of those parts of it that the rest of the wiring uses.
-// The named groups are built first: kube's Priority, RuntimeClass and
-// DefaultStorageClass admission change new pods and claims from the
-// objects of three of them, and the core group's hooks read their stores.
+// The core group is built between two kinds of named groups: those whose
+// stores its hooks read (kube's Priority, RuntimeClass and
+// DefaultStorageClass admission of new pods and claims) come before it,
+// the others after it (events.k8s.io serves its events store).
 func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
-	coreProvider, err := coreStorageProvider(o, rootCA)
+	events := &generic.StoreRef{}
+	coreProvider, err := coreStorageProvider(o, rootCA, events)
 	if err != nil {
 		return nil, groupStorages{}, nil, err
 	}
@@ -251,26 +260,40 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 		seen:      map[string]bool{},
 		decorator: decoratorFor(o),
 	}
-	var st groupStorages
-	groups := []rest.APIGroupInfo{{}} // the core group's place, filled last
+	providers := groupStorageProviders(events)
+	// groups[0] is the core group's, groups[1+i] that of providers[i].
+	groups := make([]rest.APIGroupInfo, 1+len(providers))
 	fail := func(err error) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
-		for i := range groups[1:] {
-			groups[1+i].Destroy()
+		for i := range groups {
+			groups[i].Destroy()
 		}
 		return nil, groupStorages{}, nil, err
 	}
-	for _, p := range groupStorageProviders() {
-		info, err := st.build(p, getter)
-		if err != nil {
-			return fail(fmt.Errorf("building the %q API group: %w", p.GroupName(), err))
+	var st groupStorages
+	buildNamed := func(beforeCore bool) error {
+		for i, p := range providers {
+			if readByCore(p) != beforeCore {
+				continue
+			}
+			info, err := st.build(p, getter)
+			if err != nil {
+				return fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
+			}
+			groups[1+i] = info
 		}
-		groups = append(groups, info)
+		return nil
+	}
+	if err := buildNamed(true); err != nil {
+		return fail(err)
 	}
 	coreProvider.PodPriority = scheduling.PodPriority{Classes: st.scheduling.PriorityClasses}
 	coreProvider.PodRuntimeClass = node.PodRuntimeClass{Classes: st.node.RuntimeClasses}
 	coreProvider.ClaimStorageClass = storagegroup.ClaimDefaulter{Classes: st.storage.StorageClasses}
 	if st.core, groups[0], err = coreProvider.NewLegacyRESTStorage(getter); err != nil {
 		return fail(fmt.Errorf("building the core API group: %w", err))
+	}
+	if err := buildNamed(false); err != nil {
+		return fail(err)
 	}
 	return groups, st, getter, nil
 }

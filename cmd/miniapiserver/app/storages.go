@@ -34,3 +34,14 @@ func (st *groupStorages) build(p generic.RESTStorageProvider, getter generic.RES
 	}
 	return info, err
 }
+
+// readByCore reports whether p's group is one whose stores the core
+// group's hooks read (through the typed handles build keeps): it is built
+// before the core group.
+func readByCore(p generic.RESTStorageProvider) bool {
+	switch p.(type) {
+	case scheduling.RESTStorageProvider, node.RESTStorageProvider, storagegroup.RESTStorageProvider:
+		return true
+	}
+	return false
+}
