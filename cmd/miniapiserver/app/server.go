@@ -31,7 +31,10 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	eventsgroup "github.com/miniapiserver/miniapiserver/pkg/registry/events"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
+	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 )
@@ -93,7 +96,7 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.CAPEM = caPEM
-	groups, coreStorage, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
+	groups, st, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -116,8 +119,11 @@ func Start(o *Options) (*Server, error) {
 		APIGroups:     groups,
 		Authenticator: auth,
 		Admission: admission.Chain{
-			&admission.NamespaceLifecycle{Namespaces: coreStorage.Namespaces},
-			&admission.LimitRanger{LimitRanges: coreStorage.LimitRanges},
+			&admission.NamespaceLifecycle{Namespaces: st.core.Namespaces},
+			&admission.LimitRanger{LimitRanges: st.core.LimitRanges},
+			&admission.Priority{PriorityClasses: st.scheduling.PriorityClasses},
+			&admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses},
+			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}},
 		},
 		// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the
 		// wait for the server to start.
@@ -130,7 +136,10 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureSystemNamespaces(ctx, coreStorage.Namespaces); err != nil {
+	if err := ensureSystemNamespaces(ctx, st.core.Namespaces); err != nil {
+		return nil, err
+	}
+	if err := ensureSystemPriorityClasses(ctx, st.scheduling.PriorityClasses); err != nil {
 		return nil, err
 	}
 
@@ -139,7 +148,7 @@ func Start(o *Options) (*Server, error) {
 		return nil, fmt.Errorf("--secure-port: %w", err)
 	}
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
-	ensureKubernetesService(ctx, o, coreStorage.Services, secureLn.Addr().(*net.TCPAddr).Port)
+	ensureKubernetesService(ctx, o, st.core.Services, secureLn.Addr().(*net.TCPAddr).Port)
 	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
 	s.serve(ctx, secureLn, api.SecureHandler(), tlsConfig, o.ShutdownTimeout)
 	if o.InsecurePort != 0 {
@@ -166,7 +175,7 @@ func Start(o *Options) (*Server, error) {
 		etcd3.RunMaintenance(ctx, client, etcd3.MaintenanceConfig{Interval: o.EtcdDefragInterval, DefragThreshold: o.EtcdDefragThreshold})
 	}()
 	if o.NamespaceController {
-		nc := namespaceController(groups, coreStorage.Namespaces, coreStorage.NamespaceFinalize)
+		nc := namespaceController(groups, st.core.Namespaces, st.core.NamespaceFinalize)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -241,18 +250,24 @@ func groupStorageProviders(coreEvents *generic.StoreRef) []generic.RESTStoragePr
 		apps.RESTStorageProvider{},
 		eventsgroup.RESTStorageProvider{Events: coreEvents},
 		autoscaling.RESTStorageProvider{},
+		storagegroup.RESTStorageProvider{},
+		scheduling.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
+		node.RESTStorageProvider{},
 	}
 }
 
-// buildGroups builds the storage of every API group (the core group
-// first), and returns the typed handles of the core group's storage that
-// the rest of the wiring uses.
-func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, core.LegacyRESTStorage, *restOptionsGetter, error) {
+// buildGroups builds the storage of every API group, and returns the
+// typed handles of those parts of it that the rest of the wiring uses.
+// The core group is built between two kinds of named groups: those whose
+// stores its hooks read (kube's Priority, RuntimeClass and
+// DefaultStorageClass admission of new pods and claims) come before it,
+// the others after it (events.k8s.io serves its events store).
+func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
 	events := &generic.StoreRef{}
 	coreProvider, err := coreStorageProvider(o, rootCA, events)
 	if err != nil {
-		return nil, core.LegacyRESTStorage{}, nil, err
+		return nil, groupStorages{}, nil, err
 	}
 	getter := &restOptionsGetter{
 		factory:   factory,
@@ -260,22 +275,42 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 		seen:      map[string]bool{},
 		decorator: decoratorFor(o),
 	}
-	coreStorage, coreInfo, err := coreProvider.NewLegacyRESTStorage(getter)
-	if err != nil {
-		return nil, core.LegacyRESTStorage{}, nil, fmt.Errorf("building the core API group: %w", err)
-	}
-	groups := []rest.APIGroupInfo{coreInfo}
-	for _, p := range groupStorageProviders(events) {
-		info, err := p.NewRESTStorage(getter)
-		if err != nil {
-			for i := range groups {
-				groups[i].Destroy()
-			}
-			return nil, core.LegacyRESTStorage{}, nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
+	providers := groupStorageProviders(events)
+	// groups[0] is the core group's, groups[1+i] that of providers[i].
+	groups := make([]rest.APIGroupInfo, 1+len(providers))
+	fail := func(err error) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
+		for i := range groups {
+			groups[i].Destroy()
 		}
-		groups = append(groups, info)
+		return nil, groupStorages{}, nil, err
 	}
-	return groups, coreStorage, getter, nil
+	var st groupStorages
+	buildNamed := func(beforeCore bool) error {
+		for i, p := range providers {
+			if readByCore(p) != beforeCore {
+				continue
+			}
+			info, err := st.build(p, getter)
+			if err != nil {
+				return fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
+			}
+			groups[1+i] = info
+		}
+		return nil
+	}
+	if err := buildNamed(true); err != nil {
+		return fail(err)
+	}
+	coreProvider.PodPriority = scheduling.PodPriority{Classes: st.scheduling.PriorityClasses}
+	coreProvider.PodRuntimeClass = node.PodRuntimeClass{Classes: st.node.RuntimeClasses}
+	coreProvider.ClaimStorageClass = storagegroup.ClaimDefaulter{Classes: st.storage.StorageClasses}
+	if st.core, groups[0], err = coreProvider.NewLegacyRESTStorage(getter); err != nil {
+		return fail(fmt.Errorf("building the core API group: %w", err))
+	}
+	if err := buildNamed(false); err != nil {
+		return fail(err)
+	}
+	return groups, st, getter, nil
 }
 
 func watchCacheSizeNames(o *Options) []string {

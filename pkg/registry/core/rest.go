@@ -38,6 +38,14 @@ type RESTStorageProvider struct {
 	// Events, when set, receives the events store, which events.k8s.io
 	// serves too.
 	Events *generic.StoreRef
+	// PodPriority, PodRuntimeClass and ClaimStorageClass, when set, are
+	// kube's Priority, RuntimeClass and DefaultStorageClass admission
+	// plugins: what new pods and claims get from the objects of
+	// scheduling.k8s.io, node.k8s.io and storage.k8s.io, over those
+	// groups' stores (cmd builds them first).
+	PodPriority       PodAdmitter
+	PodRuntimeClass   PodAdmitter
+	ClaimStorageClass ClaimAdmitter
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -87,7 +95,7 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 		endpoints,
 		nodes,
 		persistentVolumes,
-		persistentVolumeClaims,
+		newPersistentVolumeClaims(p.ClaimStorageClass),
 		resourceQuotas,
 		podTemplates,
 		replicationControllers,
@@ -132,7 +140,10 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	if legacy.Namespaces, legacy.NamespaceFinalize, err = installNamespaces(getter, defaults, resources); err != nil {
 		return fail(err)
 	}
-	if _, err := install(newPods(podLookups{serviceAccounts: serviceAccountStore, limitRanges: legacy.LimitRanges})); err != nil {
+	if _, err := install(newPods(podLookups{
+		serviceAccounts: serviceAccountStore, limitRanges: legacy.LimitRanges,
+		priority: p.PodPriority, runtimeClass: p.PodRuntimeClass,
+	})); err != nil {
 		return fail(err)
 	}
 	return legacy, info, nil

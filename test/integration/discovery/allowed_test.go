@@ -60,8 +60,6 @@ networking.k8s.io/v1 ipaddresses
 networking.k8s.io/v1 networkpolicies
 networking.k8s.io/v1 servicecidrs
 
-node.k8s.io/v1 runtimeclasses
-
 policy/v1 poddisruptionbudgets
 v1 pods/eviction
 
@@ -75,15 +73,6 @@ resource.k8s.io/v1 devicetaintrules
 resource.k8s.io/v1 resourceclaims
 resource.k8s.io/v1 resourceclaimtemplates
 resource.k8s.io/v1 resourceslices
-
-scheduling.k8s.io/v1 priorityclasses
-
-storage.k8s.io/v1 csidrivers
-storage.k8s.io/v1 csinodes
-storage.k8s.io/v1 csistoragecapacities
-storage.k8s.io/v1 storageclasses
-storage.k8s.io/v1 volumeattachments
-storage.k8s.io/v1 volumeattributesclasses
 
 storagemigration.k8s.io/v1 storageversionmigrations
 
