@@ -4,10 +4,14 @@
 package api
 
 import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,6 +29,10 @@ func init() {
 		appsv1.AddToScheme,
 		coordinationv1.AddToScheme,
 		autoscalingv1.AddToScheme,
+		certificatesv1.AddToScheme,
+		admissionregistrationv1.AddToScheme,
+		flowcontrolv1.AddToScheme,
+		storagemigrationv1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
 		utilruntime.Must(add(Scheme))
@@ -34,6 +42,8 @@ func init() {
 	for _, gv := range []schema.GroupVersion{
 		metav1.SchemeGroupVersion, corev1.SchemeGroupVersion, appsv1.SchemeGroupVersion,
 		coordinationv1.SchemeGroupVersion, autoscalingv1.SchemeGroupVersion,
+		certificatesv1.SchemeGroupVersion, admissionregistrationv1.SchemeGroupVersion,
+		flowcontrolv1.SchemeGroupVersion, storagemigrationv1.SchemeGroupVersion,
 	} {
 		metav1.AddToGroupVersion(Scheme, gv)
 	}

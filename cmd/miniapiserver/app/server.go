@@ -24,10 +24,12 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/storagemigration"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 )
@@ -204,7 +206,9 @@ func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvi
 	return []generic.RESTStorageProvider{
 		core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA},
 		apps.RESTStorageProvider{},
+		certificates.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
+		storagemigration.RESTStorageProvider{},
 	}, nil
 }
 

@@ -1,0 +1,178 @@
+package controlplane
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
+)
+
+// step is one request of a transcript and what kube-apiserver answered:
+// the code and the body, normalized (see normalize).
+type step struct {
+	Name        string          `json:"name"`
+	Method      string          `json:"method"`
+	Path        string          `json:"path"`
+	ContentType string          `json:"contentType,omitempty"`
+	Body        json.RawMessage `json:"body,omitempty"`
+	Want        struct {
+		Code int `json:"code"`
+		Body any `json:"body"`
+	} `json:"want"`
+}
+
+// server is where a transcript is replayed.
+type server struct {
+	url, token string
+	client     *http.Client
+}
+
+func (s server) do(t *testing.T, method, path, contentType string, body []byte) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx(t), method, s.url+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Accept", "application/json")
+	if contentType == "" && body != nil {
+		contentType = "application/json"
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, data
+}
+
+// replay sends the steps of testdata/<name>.json in order (later steps
+// see what earlier ones did) and compares each answer with kube's. With
+// -record-from it sends them to that kube-apiserver instead and rewrites
+// the file with its answers.
+func replay(t *testing.T, name string) {
+	file := "testdata/" + name + ".json"
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []step
+	if err := json.Unmarshal(data, &steps); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	target := server{url: srv.URL, token: srv.Token, client: srv.HTTPClient(t)}
+	recording := *recordFrom != ""
+	if recording {
+		target = server{url: *recordFrom, token: *recordToken, client: &http.Client{Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}}
+	}
+	for i := range steps {
+		s := &steps[i]
+		var body []byte
+		if len(s.Body) > 0 && string(s.Body) != "null" {
+			body = s.Body
+		}
+		code, resp := target.do(t, s.Method, s.Path, s.ContentType, body)
+		got := normalize(t, resp, recording)
+		if recording {
+			s.Want.Code, s.Want.Body = code, got
+			continue
+		}
+		t.Run(s.Name, func(t *testing.T) {
+			if code != s.Want.Code {
+				t.Errorf("code %d, want %d: %s", code, s.Want.Code, resp)
+			}
+			if !reflect.DeepEqual(got, s.Want.Body) {
+				w, _ := json.MarshalIndent(s.Want.Body, "", "  ")
+				g, _ := json.MarshalIndent(got, "", "  ")
+				t.Errorf("answer differs from kube's: %s\ngot:\n%s", firstDiff(string(w), string(g)), g)
+			}
+		})
+	}
+	if recording {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", " ")
+		if err := enc.Encode(steps); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// normalize decodes an answer and drops what differs between two servers
+// or two runs: identities, resource versions, times. Recorded answers
+// name kube's user as this server's administrator.
+func normalize(t *testing.T, data []byte, recorded bool) any {
+	t.Helper()
+	if recorded {
+		data = bytes.ReplaceAll(data, []byte(`"`+*recordUser+`"`), []byte(`"`+app.AdminUser.Name+`"`))
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return string(data)
+	}
+	return scrub(v)
+}
+
+// scrubbed are the fields that differ between servers and runs.
+var scrubbed = map[string]bool{
+	"uid": true, "resourceVersion": true, "creationTimestamp": true, "time": true,
+	"lastTransitionTime": true, "lastUpdateTime": true,
+}
+
+func scrub(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if scrubbed[k] {
+				if _, isString := x.(string); isString {
+					v[k] = "<" + k + ">"
+					continue
+				}
+			}
+			v[k] = scrub(x)
+		}
+	case []any:
+		for i := range v {
+			v[i] = scrub(v[i])
+		}
+	}
+	return v
+}
+
+// firstDiff describes the first line where two texts differ.
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return "line " + strconv.Itoa(i+1) + ":\n  want: " + wl + "\n  got:  " + gl
+		}
+	}
+	return ""
+}
