@@ -145,7 +145,7 @@ func (csrStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) 
 
 func (csrStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	csr := obj.(*certificatesv1.CertificateSigningRequest)
-	return validateCSR(csr, csrOptionsFor(csr, nil))
+	return append(validateCSR(csr, csrOptionsFor(csr, nil)), validateApprovalUnion(csr, nil)...)
 }
 
 func (csrStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {

@@ -2,6 +2,7 @@ package certificates
 
 import (
 	"bytes"
+	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -10,6 +11,8 @@ import (
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/operation"
+	"k8s.io/apimachinery/pkg/api/validate"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -24,7 +27,7 @@ type csrOptions struct {
 	allowSettingApprovalConditions bool // /approval
 	allowSettingCertificate        bool // /status
 
-	allowBothApprovedAndDenied   bool
+	allowBothApprovedAndDenied   bool // not a rule of validateCSR's: see approvalUnion
 	allowLegacySignerName        bool
 	allowDuplicateConditionTypes bool
 	allowEmptyConditionType      bool
@@ -171,7 +174,6 @@ func validateCertificateChain(pemData []byte) error {
 func validateCSRConditions(fldPath *field.Path, csr *certificatesv1.CertificateSigningRequest, opts csrOptions) field.ErrorList {
 	var allErrs field.ErrorList
 	seen := map[certificatesv1.RequestConditionType]bool{}
-	var approved, denied bool
 	for i, c := range csr.Status.Conditions {
 		p := fldPath.Index(i)
 		if !opts.allowEmptyConditionType && c.Type == "" {
@@ -187,13 +189,6 @@ func validateCSRConditions(fldPath *field.Path, csr *certificatesv1.CertificateS
 		case !slices.Contains(allowed, string(c.Status)):
 			allErrs = append(allErrs, field.NotSupported(p.Child("status"), c.Status, allowed))
 		}
-		if !opts.allowBothApprovedAndDenied {
-			approved = approved || c.Type == certificatesv1.CertificateApproved
-			denied = denied || c.Type == certificatesv1.CertificateDenied
-			if (c.Type == certificatesv1.CertificateApproved && denied) || (c.Type == certificatesv1.CertificateDenied && approved) {
-				allErrs = append(allErrs, field.Invalid(fldPath, c.Type, "Approved and Denied conditions are mutually exclusive"))
-			}
-		}
 		if !opts.allowDuplicateConditionTypes {
 			if seen[c.Type] {
 				allErrs = append(allErrs, field.Duplicate(p.Child("type"), c.Type))
@@ -202,6 +197,27 @@ func validateCSRConditions(fldPath *field.Path, csr *certificatesv1.CertificateS
 		}
 	}
 	return allErrs
+}
+
+// approvalUnion: a CSR is Approved or Denied, not both. kube v1.37
+// states the rule declaratively (at beta, so its message replaces the
+// hand-written one) and reports it after the other errors, once.
+var approvalUnion = validate.NewUnionMembership(
+	validate.NewUnionMember(`conditions[{"type": "Approved"}]`), validate.NewUnionMember(`conditions[{"type": "Denied"}]`))
+
+func validateApprovalUnion(csr, old *certificatesv1.CertificateSigningRequest) field.ErrorList {
+	op := operation.Operation{Type: operation.Create}
+	var oldConds []certificatesv1.CertificateSigningRequestCondition
+	if old != nil {
+		op.Type, oldConds = operation.Update, old.Status.Conditions
+	}
+	has := func(t certificatesv1.RequestConditionType) validate.ExtractorFn[[]certificatesv1.CertificateSigningRequestCondition, bool] {
+		return func(conds []certificatesv1.CertificateSigningRequestCondition) bool {
+			return slices.ContainsFunc(conds, func(c certificatesv1.CertificateSigningRequestCondition) bool { return c.Type == t })
+		}
+	}
+	return validate.ZeroOrOneOfUnion(context.Background(), op, field.NewPath("status", "conditions"), csr.Status.Conditions, oldConds,
+		approvalUnion, has(certificatesv1.CertificateApproved), has(certificatesv1.CertificateDenied))
 }
 
 func validateCSRUpdate(csr, old *certificatesv1.CertificateSigningRequest, opts csrOptions) field.ErrorList {
@@ -233,7 +249,11 @@ func validateCSRUpdate(csr, old *certificatesv1.CertificateSigningRequest, opts 
 			allErrs = append(allErrs, field.Forbidden(certificate, "updates may not modify existing certificate content"))
 		}
 	}
-	return append(allErrs, core.ValidateObjectMetaUpdate(&csr.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&csr.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
+	if !opts.allowBothApprovedAndDenied {
+		allErrs = append(allErrs, validateApprovalUnion(csr, old)...)
+	}
+	return allErrs
 }
 
 func findConditions(csr *certificatesv1.CertificateSigningRequest, t certificatesv1.RequestConditionType) []certificatesv1.CertificateSigningRequestCondition {

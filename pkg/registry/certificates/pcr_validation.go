@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net/mail"
+	"strconv"
 	"strings"
 	"time"
 
@@ -144,7 +145,8 @@ func validatePCRStatusUpdate(r, old *certificatesv1.PodCertificateRequest, now t
 	var allErrs field.ErrorList
 	known := 0
 	for i, c := range r.Status.Conditions {
-		p := field.NewPath("status", "conditions").Index(i)
+		// sic: kube's path puts a dot before the index.
+		p := field.NewPath("status", "conditions", "["+strconv.Itoa(i)+"]")
 		switch c.Type {
 		case certificatesv1.PodCertificateRequestConditionTypeIssued, certificatesv1.PodCertificateRequestConditionTypeDenied, certificatesv1.PodCertificateRequestConditionTypeFailed:
 			if known++; known > 1 {
