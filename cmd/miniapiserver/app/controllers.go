@@ -1,9 +1,13 @@
 package app
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/namespace"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -41,4 +45,23 @@ func namespaceController(groups []rest.APIGroupInfo) *namespace.Controller {
 	}
 	sort.Slice(resources, func(i, j int) bool { return resources[i].Name < resources[j].Name })
 	return namespace.New(namespaces, finalizer, resources)
+}
+
+// flowControlController builds the controller that keeps kube's flow
+// control configuration, over the flowcontrol.apiserver.k8s.io storages.
+func flowControlController(groups []rest.APIGroupInfo) (*flowcontrol.Controller, error) {
+	for _, g := range groups {
+		if g.GroupName != flowcontrolv1.GroupName {
+			continue
+		}
+		storages := g.VersionedResourcesStorageMap[flowcontrolv1.SchemeGroupVersion.Version]
+		fs, okFS := storages["flowschemas"].(flowcontrol.Storage)
+		status, okStatus := storages["flowschemas/status"].(rest.Updater)
+		pl, okPL := storages["prioritylevelconfigurations"].(flowcontrol.Storage)
+		if !okFS || !okStatus || !okPL {
+			break
+		}
+		return flowcontrol.New(flowcontrol.Config{FlowSchemas: fs, FlowSchemaStatus: status, PriorityLevels: pl}), nil
+	}
+	return nil, fmt.Errorf("the %s storages are missing", flowcontrolv1.GroupName)
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/storagemigration"
@@ -108,7 +109,12 @@ func Start(o *Options) (*Server, error) {
 	s.AdminToken = token
 	namespaces := groups[0].VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Getter)
 	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
-	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
+	flowControl, err := flowControlController(groups)
+	if err != nil {
+		return nil, err
+	}
+	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups),
+		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
 	api, err := apiserver.New(apiserver.Config{
 		APIGroups:         groups,
 		Authenticator:     auth,
@@ -152,6 +158,11 @@ func Start(o *Options) (*Server, error) {
 	go func() {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
+	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		flowControl.Run(ctx)
 	}()
 	if o.NamespaceController {
 		nc := namespaceController(groups)
@@ -208,6 +219,7 @@ func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvi
 		apps.RESTStorageProvider{},
 		certificates.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
+		flowcontrol.RESTStorageProvider{},
 		storagemigration.RESTStorageProvider{},
 	}, nil
 }

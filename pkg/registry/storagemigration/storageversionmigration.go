@@ -77,16 +77,12 @@ func (svmStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorLi
 	return validateSVM(obj.(*storagemigrationv1.StorageVersionMigration))
 }
 
-// kubeSVMSpec is the spec as kube prints it in the immutability message:
-// its internal type, whose fields have no JSON names.
-type kubeSVMSpec struct{ Resource metav1.GroupResource }
-
 func (svmStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	svm, oldSVM := obj.(*storagemigrationv1.StorageVersionMigration), old.(*storagemigrationv1.StorageVersionMigration)
 	allErrs := validateSVM(svm)
 	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&svm.ObjectMeta, &oldSVM.ObjectMeta, field.NewPath("metadata"))...)
 	if svm.Spec != oldSVM.Spec {
-		allErrs = append(allErrs, field.Invalid(field.NewPath("spec"), kubeSVMSpec(svm.Spec), apivalidation.FieldImmutableErrorMsg))
+		allErrs = append(allErrs, field.Invalid(field.NewPath("spec"), generic.InternalShape(svm.Spec), apivalidation.FieldImmutableErrorMsg))
 	}
 	return allErrs
 }
