@@ -30,21 +30,27 @@ var flowSchemaStatus = objectFilter{kind: "FlowSchema", apply: func(obj map[stri
 	}
 }}
 
-// TestFlowControlTranscript: kube's mandatory and suggested objects as
+// TestFlowControl runs the flow control tests one after the other: the
+// transcript starts by listing kube's objects, which the others add to.
+func TestFlowControl(t *testing.T) {
+	t.Parallel()
+	t.Run("Transcript", testFlowControlTranscript)
+	t.Run("Dangling", testFlowSchemaDangling)
+}
+
+// testFlowControlTranscript: kube's mandatory and suggested objects as
 // they are at startup, then flowschemas and prioritylevelconfigurations
 // as kube validates and defaults them (the mandatory objects' specs
 // fixed, the union rules of priority levels, subjects and rules of flow
 // schemas).
-func TestFlowControlTranscript(t *testing.T) {
-	t.Parallel()
+func testFlowControlTranscript(t *testing.T) {
 	replay(t, "flowcontrol", flowSchemaStatus)
 }
 
-// TestFlowSchemaDangling: the server's flow control keeps a flow
+// testFlowSchemaDangling: the server's flow control keeps a flow
 // schema's Dangling condition, as kube's does: True while the priority
 // level it names is missing, False once it exists.
-func TestFlowSchemaDangling(t *testing.T) {
-	t.Parallel()
+func testFlowSchemaDangling(t *testing.T) {
 	fc := clientset(t).FlowcontrolV1()
 	name := testserver.NamespaceName(t)
 	_, err := fc.FlowSchemas().Create(ctx(t), &flowcontrolv1.FlowSchema{ObjectMeta: metav1.ObjectMeta{Name: name},
