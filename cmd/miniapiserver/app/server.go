@@ -23,6 +23,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
@@ -218,6 +219,7 @@ func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvi
 		core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA},
 		apps.RESTStorageProvider{},
 		certificates.RESTStorageProvider{},
+		admissionregistration.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
 		flowcontrol.RESTStorageProvider{},
 		storagemigration.RESTStorageProvider{},

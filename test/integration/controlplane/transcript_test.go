@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,8 +27,9 @@ type step struct {
 	ContentType string          `json:"contentType,omitempty"`
 	Body        json.RawMessage `json:"body,omitempty"`
 	Want        struct {
-		Code int `json:"code"`
-		Body any `json:"body"`
+		Code     int      `json:"code"`
+		Warnings []string `json:"warnings,omitempty"`
+		Body     any      `json:"body"`
 	} `json:"want"`
 }
 
@@ -38,6 +40,13 @@ type server struct {
 }
 
 func (s server) do(t *testing.T, method, path, contentType string, body []byte) (int, []byte) {
+	t.Helper()
+	code, _, data := s.send(t, method, path, contentType, body)
+	return code, data
+}
+
+// send is do that also returns the texts of the Warning headers.
+func (s server) send(t *testing.T, method, path, contentType string, body []byte) (int, []string, []byte) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx(t), method, s.url+path, bytes.NewReader(body))
 	if err != nil {
@@ -60,7 +69,14 @@ func (s server) do(t *testing.T, method, path, contentType string, body []byte) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, data
+	var warnings []string
+	for _, h := range resp.Header.Values("Warning") {
+		// 299 - "text"
+		if text, err := strconv.Unquote(strings.TrimPrefix(h, "299 - ")); err == nil {
+			warnings = append(warnings, text)
+		}
+	}
+	return resp.StatusCode, warnings, data
 }
 
 // replay sends the steps of testdata/<name>.json in order (later steps
@@ -89,15 +105,18 @@ func replay(t *testing.T, name string, filters ...objectFilter) {
 		if len(s.Body) > 0 && string(s.Body) != "null" {
 			body = s.Body
 		}
-		code, resp := target.do(t, s.Method, s.Path, s.ContentType, body)
+		code, warnings, resp := target.send(t, s.Method, s.Path, s.ContentType, body)
 		got := normalize(t, resp, recording, filters)
 		if recording {
-			s.Want.Code, s.Want.Body = code, got
+			s.Want.Code, s.Want.Warnings, s.Want.Body = code, warnings, got
 			continue
 		}
 		t.Run(s.Name, func(t *testing.T) {
 			if code != s.Want.Code {
 				t.Errorf("code %d, want %d: %s", code, s.Want.Code, resp)
+			}
+			if !slices.Equal(warnings, s.Want.Warnings) {
+				t.Errorf("warnings %q, want %q", warnings, s.Want.Warnings)
 			}
 			if !reflect.DeepEqual(got, s.Want.Body) {
 				w, _ := json.MarshalIndent(s.Want.Body, "", "  ")

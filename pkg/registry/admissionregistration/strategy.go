@@ -1,0 +1,61 @@
+package admissionregistration
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+)
+
+// configStrategy is what kube's strategies of this group share: the
+// generation starts at 1 and follows the configuration, every update
+// names the resourceVersion it read, and names ending in ".static.k8s.io"
+// belong to configurations loaded from files at startup (refused on
+// create, warned about on update).
+type configStrategy struct{ generic.BaseStrategy }
+
+func (configStrategy) AllowUnconditionalUpdate() bool { return false }
+
+// staticSuffix is kube's reserved suffix of manifest-based admission
+// configurations.
+const staticSuffix = ".static.k8s.io"
+
+func staticSuffixMessage() string {
+	return fmt.Sprintf("names ending with %q are reserved for static manifest-based configurations and cannot be managed via the API", staticSuffix)
+}
+
+// validateStaticSuffix is the create-time check of the reserved suffix.
+func validateStaticSuffix(obj runtime.Object) field.ErrorList {
+	m, err := meta.Accessor(obj)
+	if err != nil || !strings.HasSuffix(m.GetName(), staticSuffix) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), m.GetName(), staticSuffixMessage())}
+}
+
+// staticSuffixWarnings is the update-time warning about the suffix.
+func staticSuffixWarnings(obj runtime.Object) []string {
+	m, err := meta.Accessor(obj)
+	if err != nil || !strings.HasSuffix(m.GetName(), staticSuffix) {
+		return nil
+	}
+	return []string{"metadata.name: " + staticSuffixMessage()}
+}
+
+// setGeneration starts obj's generation at 1 (old nil) or moves it on
+// from old's when its configuration changed.
+func setGeneration(obj, old runtime.Object, changed bool) {
+	m, _ := meta.Accessor(obj)
+	if old == nil {
+		m.SetGeneration(1)
+		return
+	}
+	oldMeta, _ := meta.Accessor(old)
+	if changed {
+		m.SetGeneration(oldMeta.GetGeneration() + 1)
+	}
+}
