@@ -6,6 +6,7 @@ import (
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -35,7 +36,7 @@ var certificateSigningRequests = generic.Resource{
 			{Name: "SignerName", Type: "string", Description: csrSpecDocs["signerName"]},
 			{Name: "Requestor", Type: "string", Description: csrSpecDocs["request"]},
 			{Name: "RequestedDuration", Type: "string", Description: csrSpecDocs["expirationSeconds"]},
-			{Name: "Condition", Type: "string", Description: certificatesv1.CertificateSigningRequestStatus{}.SwaggerDoc()["conditions"]},
+			{Name: "Condition", Type: "string", Description: certificatesv1beta1.CertificateSigningRequestStatus{}.SwaggerDoc()["conditions"]},
 		},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			csr := obj.(*certificatesv1.CertificateSigningRequest)
@@ -48,7 +49,8 @@ var certificateSigningRequests = generic.Resource{
 	},
 }
 
-var csrSpecDocs = certificatesv1.CertificateSigningRequestSpec{}.SwaggerDoc()
+// csrSpecDocs describe kubectl's columns; kube takes them from v1beta1.
+var csrSpecDocs = certificatesv1beta1.CertificateSigningRequestSpec{}.SwaggerDoc()
 
 func orNone(s string) string {
 	if s == "" {
