@@ -1,8 +1,6 @@
 package admissionregistration
 
 import (
-	"context"
-
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +17,7 @@ var validatingAdmissionPolicyBindings = generic.Resource{
 	Categories:           apiExtensions,
 	New:                  func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{} },
 	NewList:              func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyBindingList{} },
-	Strategy:             validatingBindingStrategy{},
+	Strategy:             validatingBindingStrategy,
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: bindingTable(func(obj runtime.Object) (metav1.ObjectMeta, string, *admissionregistrationv1.ParamRef) {
 		b := obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
@@ -32,7 +30,7 @@ var mutatingAdmissionPolicyBindings = generic.Resource{
 	Categories:           apiExtensions,
 	New:                  func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyBinding{} },
 	NewList:              func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyBindingList{} },
-	Strategy:             mutatingBindingStrategy{},
+	Strategy:             mutatingBindingStrategy,
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: bindingTable(func(obj runtime.Object) (metav1.ObjectMeta, string, *admissionregistrationv1.ParamRef) {
 		b := obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding)
@@ -66,31 +64,24 @@ func bindingTable(row func(runtime.Object) (metav1.ObjectMeta, string, *admissio
 	}
 }
 
-type validatingBindingStrategy struct{ configStrategy }
-
-// Default implements rest.Defaulter: the defaults of match resources.
-func (validatingBindingStrategy) Default(obj runtime.Object) {
-	defaultMatchResources(obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding).Spec.MatchResources)
+// The bindings' defaults are those of their match resources; an update
+// is validated as a create.
+var validatingBindingStrategy = specStrategy{
+	setDefaults: func(obj runtime.Object) {
+		defaultMatchResources(obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding).Spec.MatchResources)
+	},
+	validate: func(obj, _ runtime.Object) field.ErrorList {
+		return validateValidatingBinding(obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding))
+	},
 }
 
-func (validatingBindingStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	setGeneration(obj, nil, true)
-}
-
-func (validatingBindingStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	setGeneration(obj, old, generic.SpecChanged(obj, old))
-}
-
-func (validatingBindingStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return append(validateValidatingBinding(obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)), validateStaticSuffix(obj)...)
-}
-
-func (validatingBindingStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
-	return validateValidatingBinding(obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding))
-}
-
-func (validatingBindingStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	return staticSuffixWarnings(obj)
+var mutatingBindingStrategy = specStrategy{
+	setDefaults: func(obj runtime.Object) {
+		defaultMatchResources(obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding).Spec.MatchResources)
+	},
+	validate: func(obj, _ runtime.Object) field.ErrorList {
+		return validateMutatingBinding(obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding))
+	},
 }
 
 var validationActions = sets.New(string(admissionregistrationv1.Deny), string(admissionregistrationv1.Warn), string(admissionregistrationv1.Audit))
@@ -139,33 +130,6 @@ func validatePolicyName(name string, fldPath *field.Path) field.ErrorList {
 		allErrs = append(allErrs, field.Invalid(fldPath, name, msg))
 	}
 	return allErrs
-}
-
-type mutatingBindingStrategy struct{ configStrategy }
-
-// Default implements rest.Defaulter: the defaults of match resources.
-func (mutatingBindingStrategy) Default(obj runtime.Object) {
-	defaultMatchResources(obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding).Spec.MatchResources)
-}
-
-func (mutatingBindingStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	setGeneration(obj, nil, true)
-}
-
-func (mutatingBindingStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	setGeneration(obj, old, generic.SpecChanged(obj, old))
-}
-
-func (mutatingBindingStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return append(validateMutatingBinding(obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding)), validateStaticSuffix(obj)...)
-}
-
-func (mutatingBindingStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
-	return validateMutatingBinding(obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding))
-}
-
-func (mutatingBindingStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	return staticSuffixWarnings(obj)
 }
 
 func validateMutatingBinding(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) field.ErrorList {

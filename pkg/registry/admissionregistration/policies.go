@@ -18,8 +18,8 @@ var validatingAdmissionPolicies = generic.Resource{
 	Categories:           apiExtensions,
 	New:                  func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicy{} },
 	NewList:              func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyList{} },
-	Strategy:             validatingPolicyStrategy{},
-	StatusStrategy:       validatingPolicyStatusStrategy{},
+	Strategy:             validatingPolicyStrategy,
+	StatusStrategy:       validatingPolicyStatusStrategy{validatingPolicyStrategy},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: policyTable("Validations", "Validations indicates the number of validation rules defined in this configuration",
 		func(obj runtime.Object) (metav1.ObjectMeta, int, *admissionregistrationv1.ParamKind) {
@@ -33,7 +33,7 @@ var mutatingAdmissionPolicies = generic.Resource{
 	Categories:           apiExtensions,
 	New:                  func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicy{} },
 	NewList:              func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyList{} },
-	Strategy:             mutatingPolicyStrategy{},
+	Strategy:             mutatingPolicyStrategy,
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: policyTable("Mutations", "Mutation indicates the number of mutations rules defined in this configuration",
 		func(obj runtime.Object) (metav1.ObjectMeta, int, *admissionregistrationv1.ParamKind) {
@@ -85,49 +85,50 @@ func defaultMatchResources(mr *admissionregistrationv1.MatchResources) {
 	}
 }
 
-type validatingPolicyStrategy struct{ configStrategy }
-
-// Default implements rest.Defaulter: failurePolicy Fail, and the
-// defaults of match constraints.
-func (validatingPolicyStrategy) Default(obj runtime.Object) {
-	spec := &obj.(*admissionregistrationv1.ValidatingAdmissionPolicy).Spec
-	if spec.FailurePolicy == nil {
-		spec.FailurePolicy = ptr.To(admissionregistrationv1.Fail)
-	}
-	defaultMatchResources(spec.MatchConstraints)
-}
+// statusStrategy is a specStrategy of a kind whose status is written
+// through /status alone (by kube-controller-manager, for validating
+// admission policies).
+type statusStrategy struct{ specStrategy }
 
 // GetResetFields implements rest.ResetFieldsStrategy.
-func (validatingPolicyStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return generic.ResetFields("admissionregistration.k8s.io/v1", "status")
 }
 
-func (validatingPolicyStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-	setGeneration(obj, nil, true)
+// The policies' defaults: failurePolicy Fail, and the defaults of match
+// constraints.
+var validatingPolicyStrategy = statusStrategy{specStrategy{
+	setDefaults: func(obj runtime.Object) {
+		spec := &obj.(*admissionregistrationv1.ValidatingAdmissionPolicy).Spec
+		defaultPolicy(&spec.FailurePolicy, spec.MatchConstraints)
+	},
+	validate: func(obj, old runtime.Object) field.ErrorList {
+		oldP, _ := old.(*admissionregistrationv1.ValidatingAdmissionPolicy)
+		return validateValidatingPolicy(obj.(*admissionregistrationv1.ValidatingAdmissionPolicy), oldP)
+	},
+}}
+
+var mutatingPolicyStrategy = specStrategy{
+	setDefaults: func(obj runtime.Object) {
+		spec := &obj.(*admissionregistrationv1.MutatingAdmissionPolicy).Spec
+		defaultPolicy(&spec.FailurePolicy, spec.MatchConstraints)
+	},
+	validate: func(obj, old runtime.Object) field.ErrorList {
+		oldP, _ := old.(*admissionregistrationv1.MutatingAdmissionPolicy)
+		return validateMutatingPolicy(obj.(*admissionregistrationv1.MutatingAdmissionPolicy), oldP)
+	},
 }
 
-func (validatingPolicyStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
-	setGeneration(obj, old, generic.SpecChanged(obj, old))
-}
-
-func (validatingPolicyStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	p := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy)
-	return append(validateValidatingPolicy(p, nil), validateStaticSuffix(obj)...)
-}
-
-func (validatingPolicyStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return validateValidatingPolicy(obj.(*admissionregistrationv1.ValidatingAdmissionPolicy), old.(*admissionregistrationv1.ValidatingAdmissionPolicy))
-}
-
-func (validatingPolicyStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	return staticSuffixWarnings(obj)
+func defaultPolicy(failurePolicy **admissionregistrationv1.FailurePolicyType, mc *admissionregistrationv1.MatchResources) {
+	if *failurePolicy == nil {
+		*failurePolicy = ptr.To(admissionregistrationv1.Fail)
+	}
+	defaultMatchResources(mc)
 }
 
 // validatingPolicyStatusStrategy serves validatingadmissionpolicies/status,
 // where kube-controller-manager reports the policy's type checking.
-type validatingPolicyStatusStrategy struct{ validatingPolicyStrategy }
+type validatingPolicyStatusStrategy struct{ statusStrategy }
 
 // GetResetFields implements rest.ResetFieldsStrategy.
 func (validatingPolicyStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
@@ -142,37 +143,4 @@ func (validatingPolicyStatusStrategy) PrepareForUpdate(_ context.Context, obj, o
 
 func (validatingPolicyStatusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 	return validatePolicyStatus(&obj.(*admissionregistrationv1.ValidatingAdmissionPolicy).Status, field.NewPath("status"))
-}
-
-type mutatingPolicyStrategy struct{ configStrategy }
-
-// Default implements rest.Defaulter: failurePolicy Fail, and the
-// defaults of match constraints.
-func (mutatingPolicyStrategy) Default(obj runtime.Object) {
-	spec := &obj.(*admissionregistrationv1.MutatingAdmissionPolicy).Spec
-	if spec.FailurePolicy == nil {
-		spec.FailurePolicy = ptr.To(admissionregistrationv1.Fail)
-	}
-	defaultMatchResources(spec.MatchConstraints)
-}
-
-func (mutatingPolicyStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	setGeneration(obj, nil, true)
-}
-
-func (mutatingPolicyStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	setGeneration(obj, old, generic.SpecChanged(obj, old))
-}
-
-func (mutatingPolicyStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	p := obj.(*admissionregistrationv1.MutatingAdmissionPolicy)
-	return append(validateMutatingPolicy(p, nil), validateStaticSuffix(obj)...)
-}
-
-func (mutatingPolicyStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return validateMutatingPolicy(obj.(*admissionregistrationv1.MutatingAdmissionPolicy), old.(*admissionregistrationv1.MutatingAdmissionPolicy))
-}
-
-func (mutatingPolicyStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	return staticSuffixWarnings(obj)
 }

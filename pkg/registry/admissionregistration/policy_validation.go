@@ -254,41 +254,43 @@ func validateMutatingOperations(rules []admissionregistrationv1.NamedRuleWithOpe
 }
 
 func validateMutation(compiler plugincel.Compiler, m *admissionregistrationv1.Mutation, params bool, stored storedExpressions, fldPath *field.Path) field.ErrorList {
-	decls := plugincel.OptionalVariableDeclarations{HasParams: params, HasAuthorizer: true, HasPatchTypes: true}
-	compileMutation := func(text string, returns []*celgo.Type, p *field.Path) field.ErrorList {
-		trimmed := strings.TrimSpace(text)
-		if trimmed == "" {
-			return field.ErrorList{field.Required(p, "")}
-		}
-		return compileErrors(compiler, expression{text: trimmed, returns: returns}, decls, stored.mutations.Has(text), trimmed, p)
+	// The member the patch type names must be set, the other not.
+	type member struct {
+		name       string
+		expression *string
+		returns    []*celgo.Type
 	}
+	jsonPatch, applyConfig := member{name: "jsonPatch", returns: jsonPatchResult}, member{name: "applyConfiguration", returns: applyConfigResult}
+	if m.JSONPatch != nil {
+		jsonPatch.expression = &m.JSONPatch.Expression
+	}
+	if m.ApplyConfiguration != nil {
+		applyConfig.expression = &m.ApplyConfiguration.Expression
+	}
+	var want, other member
 	switch m.PatchType {
 	case "":
 		return field.ErrorList{field.Required(fldPath.Child("patchType"), "")}
 	case admissionregistrationv1.PatchTypeJSONPatch:
-		var allErrs field.ErrorList
-		if m.JSONPatch == nil {
-			allErrs = append(allErrs, field.Required(fldPath.Child("jsonPatch"), "must be specified when patchType is JSONPatch"))
-		} else {
-			allErrs = append(allErrs, compileMutation(m.JSONPatch.Expression, jsonPatchResult, fldPath.Child("jsonPatch", "expression"))...)
-		}
-		if m.ApplyConfiguration != nil {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("applyConfiguration"), "{applyConfiguration}", "must not be specified when patchType is JSONPatch"))
-		}
-		return allErrs
+		want, other = jsonPatch, applyConfig
 	case admissionregistrationv1.PatchTypeApplyConfiguration:
-		var allErrs field.ErrorList
-		if m.ApplyConfiguration == nil {
-			allErrs = append(allErrs, field.Required(fldPath.Child("applyConfiguration"), "must be specified when patchType is ApplyConfiguration"))
-		} else {
-			allErrs = append(allErrs, compileMutation(m.ApplyConfiguration.Expression, applyConfigResult, fldPath.Child("applyConfiguration", "expression"))...)
-		}
-		if m.JSONPatch != nil {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("jsonPatch"), "{jsonPatch}", "must not be specified when patchType is ApplyConfiguration"))
-		}
-		return allErrs
+		want, other = applyConfig, jsonPatch
+	default:
+		return field.ErrorList{field.NotSupported(fldPath.Child("patchType"), m.PatchType, sets.List(supportedPatchType))}
 	}
-	return field.ErrorList{field.NotSupported(fldPath.Child("patchType"), m.PatchType, sets.List(supportedPatchType))}
+	var allErrs field.ErrorList
+	if want.expression == nil {
+		allErrs = append(allErrs, field.Required(fldPath.Child(want.name), "must be specified when patchType is "+string(m.PatchType)))
+	} else if trimmed, p := strings.TrimSpace(*want.expression), fldPath.Child(want.name, "expression"); trimmed == "" {
+		allErrs = append(allErrs, field.Required(p, ""))
+	} else {
+		decls := plugincel.OptionalVariableDeclarations{HasParams: params, HasAuthorizer: true, HasPatchTypes: true}
+		allErrs = append(allErrs, compileErrors(compiler, expression{text: trimmed, returns: want.returns}, decls, stored.mutations.Has(*want.expression), trimmed, p)...)
+	}
+	if other.expression != nil {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child(other.name), "{"+other.name+"}", "must not be specified when patchType is "+string(m.PatchType)))
+	}
+	return allErrs
 }
 
 // storedOf collects the expressions of a stored policy, by role.

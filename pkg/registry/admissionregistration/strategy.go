@@ -1,10 +1,12 @@
 package admissionregistration
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -19,6 +21,41 @@ import (
 type configStrategy struct{ generic.BaseStrategy }
 
 func (configStrategy) AllowUnconditionalUpdate() bool { return false }
+
+// specStrategy is the strategy of the policies and their bindings: the
+// generation follows the spec; status, where a kind has one, is kept
+// from the main endpoint.
+type specStrategy struct {
+	configStrategy
+	setDefaults func(runtime.Object)
+	// validate validates obj, created (old nil) or replacing old.
+	validate func(obj, old runtime.Object) field.ErrorList
+}
+
+// Default implements rest.Defaulter.
+func (s specStrategy) Default(obj runtime.Object) { s.setDefaults(obj) }
+
+func (specStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	generic.ResetStatus(obj)
+	setGeneration(obj, nil, true)
+}
+
+func (specStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	generic.KeepStatus(obj, old)
+	setGeneration(obj, old, generic.SpecChanged(obj, old))
+}
+
+func (s specStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return append(s.validate(obj, nil), validateStaticSuffix(obj)...)
+}
+
+func (s specStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return s.validate(obj, old)
+}
+
+func (specStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
+	return staticSuffixWarnings(obj)
+}
 
 // staticSuffix is kube's reserved suffix of manifest-based admission
 // configurations.
@@ -58,4 +95,9 @@ func setGeneration(obj, old runtime.Object, changed bool) {
 	if changed {
 		m.SetGeneration(oldMeta.GetGeneration() + 1)
 	}
+}
+
+// objectMeta returns the metadata of an object of this group's kinds.
+func objectMeta(obj runtime.Object) *metav1.ObjectMeta {
+	return obj.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
 }

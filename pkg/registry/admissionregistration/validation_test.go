@@ -91,4 +91,3 @@ func BenchmarkValidatePolicy(b *testing.B) {
 		validateValidatingPolicy(p, nil)
 	}
 }
-

@@ -18,7 +18,7 @@ var validatingWebhookConfigurations = generic.Resource{
 	Categories:           apiExtensions,
 	New:                  func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfiguration{} },
 	NewList:              func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfigurationList{} },
-	Strategy:             validatingWebhooksStrategy{},
+	Strategy:             validatingWebhooksStrategy,
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: webhooksTable(func(obj runtime.Object) (string, int, metav1.Time) {
 		c := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
@@ -31,7 +31,7 @@ var mutatingWebhookConfigurations = generic.Resource{
 	Categories:           apiExtensions,
 	New:                  func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfiguration{} },
 	NewList:              func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfigurationList{} },
-	Strategy:             mutatingWebhooksStrategy{},
+	Strategy:             mutatingWebhooksStrategy,
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: webhooksTable(func(obj runtime.Object) (string, int, metav1.Time) {
 		c := obj.(*admissionregistrationv1.MutatingWebhookConfiguration)
@@ -54,88 +54,72 @@ func webhooksTable(row func(runtime.Object) (string, int, metav1.Time)) generic.
 	}
 }
 
-type validatingWebhooksStrategy struct{ configStrategy }
-
-// Default implements rest.Defaulter: kube v1's webhook defaults.
-func (validatingWebhooksStrategy) Default(obj runtime.Object) {
-	for i := range obj.(*admissionregistrationv1.ValidatingWebhookConfiguration).Webhooks {
-		w := &obj.(*admissionregistrationv1.ValidatingWebhookConfiguration).Webhooks[i]
-		defaultWebhook(&w.FailurePolicy, &w.MatchPolicy, &w.NamespaceSelector, &w.ObjectSelector, &w.TimeoutSeconds, &w.ClientConfig, w.Rules)
-	}
+// webhooksStrategy is the strategy of validating and mutating webhook
+// configurations, which kube validates alike.
+type webhooksStrategy struct {
+	configStrategy
+	// webhooks returns what validation reads of a configuration's webhooks.
+	webhooks func(runtime.Object) []webhook
+	// setDefaults sets kube v1's defaults of a configuration.
+	setDefaults func(runtime.Object)
 }
 
-func (validatingWebhooksStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+// Default implements rest.Defaulter.
+func (s webhooksStrategy) Default(obj runtime.Object) { s.setDefaults(obj) }
+
+func (webhooksStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	setGeneration(obj, nil, true)
 }
 
-func (validatingWebhooksStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	c, oldC := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration), old.(*admissionregistrationv1.ValidatingWebhookConfiguration)
-	setGeneration(obj, old, !reflect.DeepEqual(c.Webhooks, oldC.Webhooks))
+// PrepareForUpdate moves the generation on when the webhooks change.
+func (s webhooksStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	setGeneration(obj, old, !reflect.DeepEqual(s.webhooks(obj), s.webhooks(old)))
 }
 
-func (validatingWebhooksStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	c := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
-	allErrs := validateWebhookConfiguration(&c.ObjectMeta, validatingWebhooks(c.Webhooks), strictWebhookOptions())
+func (s webhooksStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	allErrs := validateWebhookConfiguration(objectMeta(obj), s.webhooks(obj), strictWebhookOptions())
 	return append(allErrs, validateStaticSuffix(obj)...)
 }
 
-func (validatingWebhooksStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	c, oldC := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration), old.(*admissionregistrationv1.ValidatingWebhookConfiguration)
-	hooks, oldHooks := validatingWebhooks(c.Webhooks), validatingWebhooks(oldC.Webhooks)
-	return validateWebhookConfiguration(&c.ObjectMeta, hooks, webhookUpdateOptions(hooks, oldHooks))
+func (s webhooksStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	hooks := s.webhooks(obj)
+	return validateWebhookConfiguration(objectMeta(obj), hooks, webhookUpdateOptions(hooks, s.webhooks(old)))
 }
 
-func (validatingWebhooksStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return excludedRuleWarnings(validatingWebhooks(obj.(*admissionregistrationv1.ValidatingWebhookConfiguration).Webhooks))
+func (s webhooksStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	return excludedRuleWarnings(s.webhooks(obj))
 }
 
-func (validatingWebhooksStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	hooks := validatingWebhooks(obj.(*admissionregistrationv1.ValidatingWebhookConfiguration).Webhooks)
-	return append(staticSuffixWarnings(obj), excludedRuleWarnings(hooks)...)
+func (s webhooksStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
+	return append(staticSuffixWarnings(obj), excludedRuleWarnings(s.webhooks(obj))...)
 }
 
-type mutatingWebhooksStrategy struct{ configStrategy }
-
-// Default implements rest.Defaulter: kube v1's webhook defaults, and
-// reinvocationPolicy Never.
-func (mutatingWebhooksStrategy) Default(obj runtime.Object) {
-	for i := range obj.(*admissionregistrationv1.MutatingWebhookConfiguration).Webhooks {
-		w := &obj.(*admissionregistrationv1.MutatingWebhookConfiguration).Webhooks[i]
-		defaultWebhook(&w.FailurePolicy, &w.MatchPolicy, &w.NamespaceSelector, &w.ObjectSelector, &w.TimeoutSeconds, &w.ClientConfig, w.Rules)
-		if w.ReinvocationPolicy == nil {
-			w.ReinvocationPolicy = ptr.To(admissionregistrationv1.NeverReinvocationPolicy)
+var validatingWebhooksStrategy = webhooksStrategy{
+	webhooks: func(obj runtime.Object) []webhook {
+		return validatingWebhooks(obj.(*admissionregistrationv1.ValidatingWebhookConfiguration).Webhooks)
+	},
+	setDefaults: func(obj runtime.Object) {
+		for i := range obj.(*admissionregistrationv1.ValidatingWebhookConfiguration).Webhooks {
+			w := &obj.(*admissionregistrationv1.ValidatingWebhookConfiguration).Webhooks[i]
+			defaultWebhook(&w.FailurePolicy, &w.MatchPolicy, &w.NamespaceSelector, &w.ObjectSelector, &w.TimeoutSeconds, &w.ClientConfig, w.Rules)
 		}
-	}
+	},
 }
 
-func (mutatingWebhooksStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	setGeneration(obj, nil, true)
-}
-
-func (mutatingWebhooksStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	c, oldC := obj.(*admissionregistrationv1.MutatingWebhookConfiguration), old.(*admissionregistrationv1.MutatingWebhookConfiguration)
-	setGeneration(obj, old, !reflect.DeepEqual(c.Webhooks, oldC.Webhooks))
-}
-
-func (mutatingWebhooksStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	c := obj.(*admissionregistrationv1.MutatingWebhookConfiguration)
-	allErrs := validateWebhookConfiguration(&c.ObjectMeta, mutatingWebhooks(c.Webhooks), strictWebhookOptions())
-	return append(allErrs, validateStaticSuffix(obj)...)
-}
-
-func (mutatingWebhooksStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	c, oldC := obj.(*admissionregistrationv1.MutatingWebhookConfiguration), old.(*admissionregistrationv1.MutatingWebhookConfiguration)
-	hooks, oldHooks := mutatingWebhooks(c.Webhooks), mutatingWebhooks(oldC.Webhooks)
-	return validateWebhookConfiguration(&c.ObjectMeta, hooks, webhookUpdateOptions(hooks, oldHooks))
-}
-
-func (mutatingWebhooksStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return excludedRuleWarnings(mutatingWebhooks(obj.(*admissionregistrationv1.MutatingWebhookConfiguration).Webhooks))
-}
-
-func (mutatingWebhooksStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	hooks := mutatingWebhooks(obj.(*admissionregistrationv1.MutatingWebhookConfiguration).Webhooks)
-	return append(staticSuffixWarnings(obj), excludedRuleWarnings(hooks)...)
+var mutatingWebhooksStrategy = webhooksStrategy{
+	webhooks: func(obj runtime.Object) []webhook {
+		return mutatingWebhooks(obj.(*admissionregistrationv1.MutatingWebhookConfiguration).Webhooks)
+	},
+	// and reinvocationPolicy Never.
+	setDefaults: func(obj runtime.Object) {
+		for i := range obj.(*admissionregistrationv1.MutatingWebhookConfiguration).Webhooks {
+			w := &obj.(*admissionregistrationv1.MutatingWebhookConfiguration).Webhooks[i]
+			defaultWebhook(&w.FailurePolicy, &w.MatchPolicy, &w.NamespaceSelector, &w.ObjectSelector, &w.TimeoutSeconds, &w.ClientConfig, w.Rules)
+			if w.ReinvocationPolicy == nil {
+				w.ReinvocationPolicy = ptr.To(admissionregistrationv1.NeverReinvocationPolicy)
+			}
+		}
+	},
 }
 
 // defaultWebhook sets kube v1's defaults of a webhook: failurePolicy

@@ -122,13 +122,19 @@ func (flowSchemaStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*field
 }
 
 func (flowSchemaStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	fs, oldFS := obj.(*flowcontrolv1.FlowSchema), old.(*flowcontrolv1.FlowSchema)
-	managedFields := fs.ManagedFields
-	fs.ObjectMeta = oldFS.ObjectMeta
-	fs.ManagedFields = managedFields
-	fs.Spec = oldFS.Spec
+	keepAllButStatus(obj, old)
 }
 
 func (flowSchemaStatusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 	return validateFlowSchemaStatus(&obj.(*flowcontrolv1.FlowSchema).Status, field.NewPath("status"))
+}
+
+// keepAllButStatus makes obj old but for its status and managed fields,
+// as kube's flow control status strategies do.
+func keepAllButStatus(obj, old runtime.Object) {
+	m := obj.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
+	managedFields := m.ManagedFields
+	*m = *old.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
+	m.ManagedFields = managedFields
+	generic.KeepAllButStatus(obj, old)
 }

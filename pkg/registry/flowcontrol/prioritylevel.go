@@ -121,11 +121,7 @@ func (priorityLevelStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fi
 }
 
 func (priorityLevelStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	pl, oldPL := obj.(*flowcontrolv1.PriorityLevelConfiguration), old.(*flowcontrolv1.PriorityLevelConfiguration)
-	managedFields := pl.ManagedFields
-	pl.ObjectMeta = oldPL.ObjectMeta
-	pl.ManagedFields = managedFields
-	pl.Spec = oldPL.Spec
+	keepAllButStatus(obj, old)
 }
 
 func (priorityLevelStatusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {

@@ -177,16 +177,8 @@ func validateVerbs(verbs []string, fldPath *field.Path) field.ErrorList {
 
 func validateResourceRule(rule *flowcontrolv1.ResourcePolicyRule, fldPath *field.Path) field.ErrorList {
 	allErrs := validateVerbs(rule.Verbs, fldPath.Child("verbs"))
-	if len(rule.APIGroups) == 0 {
-		allErrs = append(allErrs, field.Required(fldPath.Child("apiGroups"), "resource rules must supply at least one api group"))
-	} else if len(rule.APIGroups) > 1 && slices.Contains(rule.APIGroups, "*") {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("apiGroups"), rule.APIGroups, "if '*' is present, must not specify other api groups"))
-	}
-	if len(rule.Resources) == 0 {
-		allErrs = append(allErrs, field.Required(fldPath.Child("resources"), "resource rules must supply at least one resource"))
-	} else if len(rule.Resources) > 1 && slices.Contains(rule.Resources, "*") {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("resources"), rule.Resources, "if '*' is present, must not specify other resources"))
-	}
+	allErrs = append(allErrs, validateMatchList(rule.APIGroups, "api group", fldPath.Child("apiGroups"))...)
+	allErrs = append(allErrs, validateMatchList(rule.Resources, "resource", fldPath.Child("resources"))...)
 	namespaces := fldPath.Child("namespaces")
 	switch {
 	case len(rule.Namespaces) == 0 && !rule.ClusterScope:
@@ -203,6 +195,17 @@ func validateResourceRule(rule *flowcontrolv1.ResourcePolicyRule, fldPath *field
 		}
 	}
 	return allErrs
+}
+
+// validateMatchList: at least one what, "*" alone.
+func validateMatchList(list []string, what string, fldPath *field.Path) field.ErrorList {
+	if len(list) == 0 {
+		return field.ErrorList{field.Required(fldPath, "resource rules must supply at least one "+what)}
+	}
+	if len(list) > 1 && slices.Contains(list, "*") {
+		return field.ErrorList{field.Invalid(fldPath, list, "if '*' is present, must not specify other "+what+"s")}
+	}
+	return nil
 }
 
 func validateNonResourceRule(rule *flowcontrolv1.NonResourcePolicyRule, fldPath *field.Path) field.ErrorList {

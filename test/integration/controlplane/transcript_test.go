@@ -8,12 +8,13 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
 )
@@ -118,10 +119,8 @@ func replay(t *testing.T, name string, filters ...objectFilter) {
 			if !slices.Equal(warnings, s.Want.Warnings) {
 				t.Errorf("warnings %q, want %q", warnings, s.Want.Warnings)
 			}
-			if !reflect.DeepEqual(got, s.Want.Body) {
-				w, _ := json.MarshalIndent(s.Want.Body, "", "  ")
-				g, _ := json.MarshalIndent(got, "", "  ")
-				t.Errorf("answer differs from kube's: %s\ngot:\n%s", firstDiff(string(w), string(g)), g)
+			if diff := cmp.Diff(s.Want.Body, got); diff != "" {
+				t.Errorf("answer differs from kube's (-kube +this server):\n%s", diff)
 			}
 		})
 	}
@@ -181,24 +180,6 @@ func (f objectFilter) filter(v any) {
 			}
 		}
 	}
-}
-
-// firstDiff describes the first line where two texts differ.
-func firstDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return "line " + strconv.Itoa(i+1) + ":\n  want: " + wl + "\n  got:  " + gl
-		}
-	}
-	return ""
 }
 
 // scrubbed are the fields that differ between servers and runs.
