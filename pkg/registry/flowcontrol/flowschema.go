@@ -73,35 +73,15 @@ func (t flowSchemaTable) ConvertToTable(ctx context.Context, obj runtime.Object,
 
 var _ rest.TableConvertor = flowSchemaTable{}
 
-// flowSchemaStrategy is kube's: status belongs to the API server's flow
-// control (/status), the generation follows the spec.
-type flowSchemaStrategy struct{ generic.BaseStrategy }
+// flowSchemaStrategy is kube's: matching precedence 1000 by default.
+type flowSchemaStrategy struct{ configStrategy }
 
-// GetResetFields implements rest.ResetFieldsStrategy.
-func (flowSchemaStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("flowcontrol.apiserver.k8s.io/v1", "status")
-}
-
-// Default implements rest.Defaulter: matching precedence 1000.
+// Default implements rest.Defaulter.
 func (flowSchemaStrategy) Default(obj runtime.Object) {
 	fs := obj.(*flowcontrolv1.FlowSchema)
 	if fs.Spec.MatchingPrecedence == 0 {
 		fs.Spec.MatchingPrecedence = 1000
 	}
-}
-
-func (flowSchemaStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	fs := obj.(*flowcontrolv1.FlowSchema)
-	fs.Status = flowcontrolv1.FlowSchemaStatus{}
-	fs.Generation = 1
-}
-
-func (flowSchemaStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	fs, oldFS := obj.(*flowcontrolv1.FlowSchema), old.(*flowcontrolv1.FlowSchema)
-	if generic.SpecChanged(fs, oldFS) {
-		fs.Generation = oldFS.Generation + 1
-	}
-	fs.Status = oldFS.Status
 }
 
 func (flowSchemaStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
@@ -112,21 +92,45 @@ func (flowSchemaStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Objec
 	return validateFlowSchema(obj.(*flowcontrolv1.FlowSchema))
 }
 
-// flowSchemaStatusStrategy serves flowschemas/status: only status (and
-// who manages it) changes.
-type flowSchemaStatusStrategy struct{ flowSchemaStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy.
-func (flowSchemaStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("flowcontrol.apiserver.k8s.io/v1", "metadata", "spec")
-}
-
-func (flowSchemaStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	keepAllButStatus(obj, old)
-}
+type flowSchemaStatusStrategy struct{ configStatusStrategy }
 
 func (flowSchemaStatusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 	return validateFlowSchemaStatus(&obj.(*flowcontrolv1.FlowSchema).Status, field.NewPath("status"))
+}
+
+// configStrategy is what kube's strategies of both kinds share: status
+// belongs to the API server's flow control (/status), the generation
+// follows the spec.
+type configStrategy struct{ generic.BaseStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy.
+func (configStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("flowcontrol.apiserver.k8s.io/v1", "status")
+}
+
+func (configStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	generic.ResetStatus(obj)
+	obj.(metav1.Object).SetGeneration(1)
+}
+
+func (configStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	generic.KeepStatus(obj, old)
+	if generic.SpecChanged(obj, old) {
+		obj.(metav1.Object).SetGeneration(old.(metav1.Object).GetGeneration() + 1)
+	}
+}
+
+// configStatusStrategy serves the status of both kinds: only status (and
+// who manages it) changes.
+type configStatusStrategy struct{ generic.BaseStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy.
+func (configStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("flowcontrol.apiserver.k8s.io/v1", "metadata", "spec")
+}
+
+func (configStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	keepAllButStatus(obj, old)
 }
 
 // keepAllButStatus makes obj old but for its status and managed fields,

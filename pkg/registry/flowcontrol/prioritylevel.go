@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
@@ -47,14 +46,8 @@ var priorityLevels = generic.Resource{
 	},
 }
 
-// priorityLevelStrategy is kube's: status belongs to the API server's
-// flow control (/status), the generation follows the spec.
-type priorityLevelStrategy struct{ generic.BaseStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy.
-func (priorityLevelStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("flowcontrol.apiserver.k8s.io/v1", "status")
-}
+// priorityLevelStrategy is kube's, with its defaults.
+type priorityLevelStrategy struct{ configStrategy }
 
 // Default implements rest.Defaulter: kube v1's defaults of the exempt
 // and limited configurations and of queuing.
@@ -89,20 +82,6 @@ func defaultTo(p *int32, v int32) *int32 {
 	return p
 }
 
-func (priorityLevelStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	pl := obj.(*flowcontrolv1.PriorityLevelConfiguration)
-	pl.Status = flowcontrolv1.PriorityLevelConfigurationStatus{}
-	pl.Generation = 1
-}
-
-func (priorityLevelStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	pl, oldPL := obj.(*flowcontrolv1.PriorityLevelConfiguration), old.(*flowcontrolv1.PriorityLevelConfiguration)
-	if generic.SpecChanged(pl, oldPL) {
-		pl.Generation = oldPL.Generation + 1
-	}
-	pl.Status = oldPL.Status
-}
-
 func (priorityLevelStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	return validatePriorityLevel(obj.(*flowcontrolv1.PriorityLevelConfiguration), nil)
 }
@@ -111,18 +90,7 @@ func (priorityLevelStrategy) ValidateUpdate(_ context.Context, obj, old runtime.
 	return validatePriorityLevel(obj.(*flowcontrolv1.PriorityLevelConfiguration), old.(*flowcontrolv1.PriorityLevelConfiguration))
 }
 
-// priorityLevelStatusStrategy serves prioritylevelconfigurations/status:
-// only status (and who manages it) changes.
-type priorityLevelStatusStrategy struct{ priorityLevelStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy.
-func (priorityLevelStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("flowcontrol.apiserver.k8s.io/v1", "spec", "metadata")
-}
-
-func (priorityLevelStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	keepAllButStatus(obj, old)
-}
+type priorityLevelStatusStrategy struct{ configStatusStrategy }
 
 func (priorityLevelStatusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 	return validatePriorityLevelStatus(&obj.(*flowcontrolv1.PriorityLevelConfiguration).Status, field.NewPath("status"))
