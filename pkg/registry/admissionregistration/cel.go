@@ -35,16 +35,16 @@ func (e expression) ReturnTypes() []*celgo.Type { return e.returns }
 func (e expression) GetName() string            { return e.name }
 
 var (
-	boolResult         = []*celgo.Type{celgo.BoolType}
-	stringResult       = []*celgo.Type{celgo.StringType}
-	auditResult        = []*celgo.Type{celgo.StringType, celgo.NullType}
-	variableResult     = []*celgo.Type{celgo.AnyType, celgo.DynType}
-	applyConfigResult  = []*celgo.Type{celtypes.NewObjectType("Object")}
-	jsonPatchResult    = []*celgo.Type{celgo.ListType(celtypes.NewObjectType("JSONPatch"))}
-	statelessCompiler  = sync.OnceValue(func() plugincel.Compiler { return plugincel.NewCompiler(baseEnv()) })
-	withAuthorizer     = plugincel.OptionalVariableDeclarations{HasAuthorizer: true}
-	celIdentifier      = regexp.MustCompile("^[_a-zA-Z][_a-zA-Z0-9]*$")
-	celReservedWords   = sets.New("true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function", "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while")
+	boolResult        = []*celgo.Type{celgo.BoolType}
+	stringResult      = []*celgo.Type{celgo.StringType}
+	auditResult       = []*celgo.Type{celgo.StringType, celgo.NullType}
+	variableResult    = []*celgo.Type{celgo.AnyType, celgo.DynType}
+	applyConfigResult = []*celgo.Type{celtypes.NewObjectType("Object")}
+	jsonPatchResult   = []*celgo.Type{celgo.ListType(celtypes.NewObjectType("JSONPatch"))}
+	statelessCompiler = sync.OnceValue(func() plugincel.Compiler { return plugincel.NewCompiler(baseEnv()) })
+	celIdentifier     = regexp.MustCompile("^[_a-zA-Z][_a-zA-Z0-9]*$")
+	celReservedWords  = sets.New("true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function",
+		"if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while")
 	supportedPatchType = sets.New(string(admissionregistrationv1.PatchTypeApplyConfiguration), string(admissionregistrationv1.PatchTypeJSONPatch))
 )
 

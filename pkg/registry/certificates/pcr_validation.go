@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -165,9 +166,9 @@ func validatePCRStatusUpdate(r, old *certificatesv1.PodCertificateRequest, now t
 	}
 	status := field.NewPath("status")
 	switch {
-	case pcrIs(old, certificatesv1.PodCertificateRequestConditionTypeIssued) || pcrIs(old, certificatesv1.PodCertificateRequestConditionTypeDenied) || pcrIs(old, certificatesv1.PodCertificateRequestConditionTypeFailed):
+	case pcrIs(old, terminalPCRConditions...):
 		return unchanged(r.Status, old.Status, status, "immutable after PodCertificateRequest is issued, denied, or failed")
-	case pcrIs(r, certificatesv1.PodCertificateRequestConditionTypeDenied) || pcrIs(r, certificatesv1.PodCertificateRequestConditionTypeFailed):
+	case pcrIs(r, certificatesv1.PodCertificateRequestConditionTypeDenied, certificatesv1.PodCertificateRequestConditionTypeFailed):
 		want := certificatesv1.PodCertificateRequestStatus{Conditions: r.Status.Conditions}
 		return unchanged(r.Status, want, status, "non-condition status fields must be empty when denying or failing the PodCertificateRequest")
 	case pcrIs(r, certificatesv1.PodCertificateRequestConditionTypeIssued):
@@ -176,9 +177,10 @@ func validatePCRStatusUpdate(r, old *certificatesv1.PodCertificateRequest, now t
 	return unchanged(r.Status, old.Status, status, `status is immutable unless transitioning to "Issued", "Denied", or "Failed"`)
 }
 
-func pcrIs(r *certificatesv1.PodCertificateRequest, condition string) bool {
+// pcrIs reports whether one of conditions is true of r.
+func pcrIs(r *certificatesv1.PodCertificateRequest, conditions ...string) bool {
 	for _, c := range r.Status.Conditions {
-		if c.Type == condition && c.Status == metav1.ConditionTrue {
+		if c.Status == metav1.ConditionTrue && slices.Contains(conditions, c.Type) {
 			return true
 		}
 	}
