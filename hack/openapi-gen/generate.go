@@ -102,7 +102,7 @@ func buildGroups() ([]rest.APIGroupInfo, error) {
 	}
 	var groups []rest.APIGroupInfo
 	for _, p := range providers {
-		info, err := p.NewRESTStorage(unusedStorage{})
+		info, err := p.NewRESTStorage(unusedStorage)
 		if err != nil {
 			return nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
 		}
@@ -113,16 +113,9 @@ func buildGroups() ([]rest.APIGroupInfo, error) {
 
 // unusedStorage gives every resource a nil storage.Interface: the groups
 // are only inspected, never served.
-type unusedStorage struct{}
-
-func (unusedStorage) GetRESTOptions(gr schema.GroupResource) (generic.RESTOptions, error) {
-	return generic.RESTOptions{
-		StorageFactory: func(storage.Config) (storage.Interface, storage.DestroyFunc, error) {
-			return nil, func() {}, nil
-		},
-		Decorator:      generic.UndecoratedStorage,
-		ResourcePrefix: "/registry/" + gr.Resource,
-	}, nil
+var unusedStorage = generic.UndecoratedRESTOptions{
+	Factory: func(storage.Config) (storage.Interface, storage.DestroyFunc, error) { return nil, func() {}, nil },
+	Prefix:  "/registry",
 }
 
 // rootTypes are the Go types the routes read and write.

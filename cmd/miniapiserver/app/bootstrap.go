@@ -20,19 +20,15 @@ import (
 // start, and so does this server.
 var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
 
-func ensureSystemNamespaces(ctx context.Context, core rest.APIGroupInfo) error {
-	storage := core.VersionedResourcesStorageMap["v1"]["namespaces"]
+func ensureSystemNamespaces(ctx context.Context, namespaces *core.NamespaceREST) error {
 	// Created as kube-apiserver creates them, by its own client.
-	creater := fieldmanager.TrackingCreater(storage.(rest.Creater), corev1.SchemeGroupVersion.WithKind("Namespace"), "kube-apiserver")
-	getter, _ := storage.(rest.Getter)
+	creater := fieldmanager.TrackingCreater(namespaces, corev1.SchemeGroupVersion.WithKind("Namespace"), "kube-apiserver")
 	ctx = request.WithNamespace(ctx, "")
 	for _, name := range systemNamespaces {
 		// Kept from an earlier start: a restart then builds no field
 		// manager before its first write.
-		if getter != nil {
-			if _, err := getter.Get(ctx, name, &metav1.GetOptions{}); err == nil {
-				continue
-			}
+		if _, err := namespaces.Get(ctx, name, &metav1.GetOptions{}); err == nil {
+			continue
 		}
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		if _, err := creater.Create(ctx, ns, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -45,9 +41,8 @@ func ensureSystemNamespaces(ctx context.Context, core rest.APIGroupInfo) error {
 // ensureKubernetesService creates default/kubernetes, as kube-apiserver
 // does at start. A failure (its address taken by a user's service) is
 // logged: the server still serves, as kube's does.
-func ensureKubernetesService(ctx context.Context, o *Options, coreGroup rest.APIGroupInfo, securePort int) {
+func ensureKubernetesService(ctx context.Context, o *Options, services rest.Creater, securePort int) {
 	serviceRange, _ := o.serviceClusterIPRange() // validated already
-	services := coreGroup.VersionedResourcesStorageMap["v1"]["services"].(rest.Creater)
 	if err := core.EnsureKubernetesService(ctx, services, serviceRange, securePort); err != nil {
 		slog.Warn("creating the kubernetes service", "err", err)
 	}

@@ -90,7 +90,7 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.CAPEM = caPEM
-	groups, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
+	groups, handles, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -108,18 +108,16 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.AdminToken = token
-	namespaces := groups[0].VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Getter)
-	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
-	flowControl, err := flowControlController(groups)
-	if err != nil {
-		return nil, err
-	}
+	flowControl := flowControlController(handles.flowControl)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups),
 		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
 	api, err := apiserver.New(apiserver.Config{
-		APIGroups:         groups,
-		Authenticator:     auth,
-		Admission:         admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges}},
+		APIGroups:     groups,
+		Authenticator: auth,
+		Admission: admission.Chain{
+			&admission.NamespaceLifecycle{Namespaces: handles.core.Namespaces},
+			&admission.LimitRanger{LimitRanges: handles.core.LimitRanges},
+		},
 		ReadyzChecks:      s.readyChecks,
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
@@ -129,7 +127,7 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureSystemNamespaces(ctx, groups[0]); err != nil {
+	if err := ensureSystemNamespaces(ctx, handles.core.Namespaces); err != nil {
 		return nil, err
 	}
 
@@ -138,7 +136,7 @@ func Start(o *Options) (*Server, error) {
 		return nil, fmt.Errorf("--secure-port: %w", err)
 	}
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
-	ensureKubernetesService(ctx, o, groups[0], secureLn.Addr().(*net.TCPAddr).Port)
+	ensureKubernetesService(ctx, o, handles.core.Services, secureLn.Addr().(*net.TCPAddr).Port)
 	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
 	s.serve(ctx, secureLn, api.SecureHandler(), tlsConfig, o.ShutdownTimeout)
 	if o.InsecurePort != 0 {
@@ -166,7 +164,7 @@ func Start(o *Options) (*Server, error) {
 		flowControl.Run(ctx)
 	}()
 	if o.NamespaceController {
-		nc := namespaceController(groups)
+		nc := namespaceController(groups, handles.core.Namespaces, handles.core.NamespaceFinalize)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -211,26 +209,50 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 // published in every namespace (nil: none). The OpenAPI generator
 // (hack/openapi-gen) builds its groups from the same list.
 func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvider, error) {
-	serviceRange, err := o.serviceClusterIPRange()
+	coreProvider, err := coreStorageProvider(o, rootCA)
 	if err != nil {
 		return nil, err
 	}
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders()...), nil
+}
+
+// coreStorageProvider is the provider of the core group, configured from o.
+func coreStorageProvider(o *Options, rootCA []byte) (core.RESTStorageProvider, error) {
+	serviceRange, err := o.serviceClusterIPRange()
+	if err != nil {
+		return core.RESTStorageProvider{}, err
+	}
+	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA}, nil
+}
+
+// groupStorageProviders are the providers of the named groups, in the
+// order discovery lists them (after the core group).
+func groupStorageProviders() []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
-		core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA},
 		apps.RESTStorageProvider{},
 		certificates.RESTStorageProvider{},
 		admissionregistration.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
 		flowcontrol.RESTStorageProvider{},
 		storagemigration.RESTStorageProvider{},
-	}, nil
+	}
 }
 
-// buildGroups builds the storage of every API group.
-func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, *restOptionsGetter, error) {
-	providers, err := RESTStorageProviders(o, rootCA)
+// storageHandles are the typed handles of the storages the server's
+// wiring uses besides their routes, so that the compiler checks it.
+type storageHandles struct {
+	core        core.LegacyRESTStorage
+	flowControl flowcontrol.Storage
+}
+
+// buildGroups builds the storage of every API group (the core group
+// first), and returns the typed handles of the storages the rest of the
+// wiring uses.
+func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, storageHandles, *restOptionsGetter, error) {
+	var handles storageHandles
+	coreProvider, err := coreStorageProvider(o, rootCA)
 	if err != nil {
-		return nil, nil, err
+		return nil, handles, nil, err
 	}
 	getter := &restOptionsGetter{
 		factory:   factory,
@@ -238,18 +260,28 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 		seen:      map[string]bool{},
 		decorator: decoratorFor(o),
 	}
-	var groups []rest.APIGroupInfo
-	for _, p := range providers {
-		info, err := p.NewRESTStorage(getter)
+	coreStorage, coreInfo, err := coreProvider.NewLegacyRESTStorage(getter)
+	if err != nil {
+		return nil, handles, nil, fmt.Errorf("building the core API group: %w", err)
+	}
+	handles.core = coreStorage
+	groups := []rest.APIGroupInfo{coreInfo}
+	for _, p := range groupStorageProviders() {
+		var info rest.APIGroupInfo
+		if fc, ok := p.(flowcontrol.RESTStorageProvider); ok {
+			handles.flowControl, info, err = fc.NewFlowControlStorage(getter)
+		} else {
+			info, err = p.NewRESTStorage(getter)
+		}
 		if err != nil {
 			for i := range groups {
 				groups[i].Destroy()
 			}
-			return nil, nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
+			return nil, storageHandles{}, nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
 		}
 		groups = append(groups, info)
 	}
-	return groups, getter, nil
+	return groups, handles, getter, nil
 }
 
 func watchCacheSizeNames(o *Options) []string {

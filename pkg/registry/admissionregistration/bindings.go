@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -90,7 +90,7 @@ var validationActions = sets.New(string(admissionregistrationv1.Deny), string(ad
 // declaratively at beta: a policy name and at least one validation
 // action are required (their messages after the others).
 func validateValidatingBinding(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&b.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&b.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	spec := field.NewPath("spec")
 	allErrs = append(allErrs, validatePolicyName(b.Spec.PolicyName, spec.Child("policyName"))...)
 	allErrs = append(allErrs, validateParamRef(b.Spec.ParamRef, spec.Child("paramRef"))...)
@@ -133,7 +133,7 @@ func validatePolicyName(name string, fldPath *field.Path) field.ErrorList {
 }
 
 func validateMutatingBinding(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&b.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&b.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	spec := field.NewPath("spec")
 	if b.Spec.PolicyName == "" {
 		allErrs = append(allErrs, field.Required(spec.Child("policyName"), ""))

@@ -16,7 +16,7 @@ import (
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/client-go/util/jsonpath"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 )
 
 const (
@@ -48,7 +48,7 @@ func validateValidatingPolicy(p, old *admissionregistrationv1.ValidatingAdmissio
 		opts.ignoreMatchConditions = apiequality.Semantic.DeepEqual(p.Spec.ParamKind, old.Spec.ParamKind) && apiequality.Semantic.DeepEqual(p.Spec.MatchConditions, old.Spec.MatchConditions)
 		opts.stored = storedOf(old.Spec.MatchConditions, old.Spec.Validations, old.Spec.AuditAnnotations, nil)
 	}
-	allErrs := core.ValidateObjectMeta(&p.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&p.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateValidatingPolicySpec(&p.ObjectMeta, &p.Spec, opts, field.NewPath("spec"))...)
 }
 
@@ -220,7 +220,7 @@ func validateMutatingPolicy(p, old *admissionregistrationv1.MutatingAdmissionPol
 		opts.ignoreMatchConditions = apiequality.Semantic.DeepEqual(p.Spec.ParamKind, old.Spec.ParamKind) && apiequality.Semantic.DeepEqual(p.Spec.MatchConditions, old.Spec.MatchConditions)
 		opts.stored = storedOf(old.Spec.MatchConditions, nil, nil, old.Spec.Mutations)
 	}
-	allErrs := core.ValidateObjectMeta(&p.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&p.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	fldPath, spec := field.NewPath("spec"), &p.Spec
 	compiler := newCompiler(true)
 	allErrs = append(allErrs, validatePolicyCommon(spec.FailurePolicy, spec.ParamKind, spec.MatchConstraints, spec.MatchConditions, spec.Variables, compiler, opts, fldPath)...)

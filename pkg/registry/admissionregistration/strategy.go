@@ -37,12 +37,12 @@ func (s specStrategy) Default(obj runtime.Object) { s.setDefaults(obj) }
 
 func (specStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	generic.ResetStatus(obj)
-	setGeneration(obj, nil, true)
+	generic.StartGeneration(obj)
 }
 
 func (specStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	generic.KeepStatus(obj, old)
-	setGeneration(obj, old, generic.SpecChanged(obj, old))
+	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 func (s specStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
@@ -81,20 +81,6 @@ func staticSuffixWarnings(obj runtime.Object) []string {
 		return nil
 	}
 	return []string{"metadata.name: " + staticSuffixMessage()}
-}
-
-// setGeneration starts obj's generation at 1 (old nil) or moves it on
-// from old's when its configuration changed.
-func setGeneration(obj, old runtime.Object, changed bool) {
-	m, _ := meta.Accessor(obj)
-	if old == nil {
-		m.SetGeneration(1)
-		return
-	}
-	oldMeta, _ := meta.Accessor(old)
-	if changed {
-		m.SetGeneration(oldMeta.GetGeneration() + 1)
-	}
 }
 
 // objectMeta returns the metadata of an object of this group's kinds.

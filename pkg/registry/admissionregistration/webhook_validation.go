@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 )
 
 // webhook is what validation reads of a validating or a mutating
@@ -122,7 +122,7 @@ var (
 func isAcceptedReviewVersion(v string) bool { return slices.Contains(acceptedReviewVersions, v) }
 
 func validateWebhookConfiguration(m *metav1.ObjectMeta, hooks []webhook, opts webhookOptions) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(m, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(m, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	names := sets.New[string]()
 	for i := range hooks {
 		p := field.NewPath("webhooks").Index(i)

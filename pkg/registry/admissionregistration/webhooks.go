@@ -68,12 +68,14 @@ type webhooksStrategy struct {
 func (s webhooksStrategy) Default(obj runtime.Object) { s.setDefaults(obj) }
 
 func (webhooksStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	setGeneration(obj, nil, true)
+	generic.StartGeneration(obj)
 }
 
 // PrepareForUpdate moves the generation on when the webhooks change.
 func (s webhooksStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	setGeneration(obj, old, !reflect.DeepEqual(s.webhooks(obj), s.webhooks(old)))
+	if !reflect.DeepEqual(s.webhooks(obj), s.webhooks(old)) {
+		generic.BumpGeneration(obj, old)
+	}
 }
 
 func (s webhooksStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {

@@ -10,13 +10,11 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 )
 
 // Validation shared by the apps/v1 workloads, after kube's
@@ -43,30 +41,20 @@ func validateTemplateForSelector(template *corev1.PodTemplateSpec, selector *met
 	if err != nil {
 		return field.ErrorList{field.Invalid(fldPath.Child("selector"), selector, "invalid label selector")}
 	}
-	return core.ValidatePodTemplateSpecForWorkload(template, matcher(s), kind, fldPath.Child("template"))
+	return podspec.ValidatePodTemplateSpecForWorkload(template, matcher(s), kind, fldPath.Child("template"))
 }
 
 func matcher(s labels.Selector) func(map[string]string) (bool, bool) {
 	return func(l map[string]string) (bool, bool) { return s.Matches(labels.Set(l)), s.Empty() }
 }
 
-// selectorString is the selector a Scale reports.
+// selectorString is a selector as kube prints it in tables.
 func selectorString(selector *metav1.LabelSelector) (string, error) {
 	s, err := metav1.LabelSelectorAsSelector(selector)
 	if err != nil {
 		return "", err
 	}
 	return s.String(), nil
-}
-
-// replicasPaths maps each apps version a kind was served in (the versions
-// kube's scale subresource knows) to spec.replicas.
-func replicasPaths(versions ...string) managedfields.ResourcePathMappings {
-	m := managedfields.ResourcePathMappings{}
-	for _, v := range versions {
-		m["apps/"+v] = fieldpath.MakePathOrDie("spec", "replicas")
-	}
-	return m
 }
 
 func validateNonnegative(v int64, fldPath *field.Path) field.ErrorList {

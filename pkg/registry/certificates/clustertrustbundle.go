@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -64,12 +64,12 @@ func (ctbStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) fi
 	// An unchanged bundle is not parsed again: an update must not fail
 	// because Go's PEM or X.509 parsing got stricter.
 	allErrs := validateClusterTrustBundle(b, b.Spec.TrustBundle != oldB.Spec.TrustBundle)
-	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&b.ObjectMeta, &oldB.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&b.ObjectMeta, &oldB.ObjectMeta, field.NewPath("metadata"))...)
 	return append(allErrs, apivalidation.ValidateImmutableField(b.Spec.SignerName, oldB.Spec.SignerName, field.NewPath("spec", "signerName"))...)
 }
 
 func validateClusterTrustBundle(b *certificatesv1.ClusterTrustBundle, parseBundle bool) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&b.ObjectMeta, false, ctbNameValidator(b.Spec.SignerName), field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&b.ObjectMeta, false, ctbNameValidator(b.Spec.SignerName), field.NewPath("metadata"))
 	if b.Spec.SignerName != "" {
 		allErrs = append(allErrs, validateSignerName(field.NewPath("spec", "signerName"), b.Spec.SignerName)...)
 	}

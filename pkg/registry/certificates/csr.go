@@ -22,11 +22,14 @@ import (
 
 var certificateSigningRequests = generic.Resource{
 	Name: "certificatesigningrequests", Singular: "certificatesigningrequest", Kind: "CertificateSigningRequest",
-	ShortNames:           []string{"csr"},
-	New:                  func() runtime.Object { return &certificatesv1.CertificateSigningRequest{} },
-	NewList:              func() runtime.Object { return &certificatesv1.CertificateSigningRequestList{} },
-	Strategy:             csrStrategy{},
-	StatusStrategy:       csrStatusStrategy{},
+	ShortNames:     []string{"csr"},
+	New:            func() runtime.Object { return &certificatesv1.CertificateSigningRequest{} },
+	NewList:        func() runtime.Object { return &certificatesv1.CertificateSigningRequestList{} },
+	Strategy:       csrStrategy{},
+	StatusStrategy: csrStatusStrategy{},
+	Subresources: map[string]generic.SubresourceFunc{
+		"certificatesigningrequests/approval": generic.UpdateSubresource(csrApprovalStrategy{}),
+	},
 	AttrFunc:             csrAttrs,
 	FieldLabelConversion: generic.ExactFieldLabels("metadata.name", "spec.signerName"),
 	Table: generic.TablePrinter{

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 )
 
 // csrOptions are the relaxations of kube's CSR validation: what a
@@ -88,7 +88,7 @@ func hasDuplicates(usages []certificatesv1.KeyUsage) bool {
 func validateCSR(csr *certificatesv1.CertificateSigningRequest, opts csrOptions) field.ErrorList {
 	// Any name will do for a CSR.
 	anyName := func(string, bool) []string { return nil }
-	allErrs := core.ValidateObjectMeta(&csr.ObjectMeta, false, anyName, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&csr.ObjectMeta, false, anyName, field.NewPath("metadata"))
 	spec := field.NewPath("spec")
 	if err := checkCertificateRequest(csr.Spec.Request); err != nil {
 		allErrs = append(allErrs, field.Invalid(spec.Child("request"), csr.Spec.Request, err.Error()))
@@ -249,7 +249,7 @@ func validateCSRUpdate(csr, old *certificatesv1.CertificateSigningRequest, opts 
 			allErrs = append(allErrs, field.Forbidden(certificate, "updates may not modify existing certificate content"))
 		}
 	}
-	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&csr.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&csr.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
 	if !opts.allowBothApprovedAndDenied {
 		allErrs = append(allErrs, validateApprovalUnion(csr, old)...)
 	}

@@ -23,7 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 )
 
 // kube's bounds of a pod certificate request.
@@ -46,7 +46,7 @@ var (
 )
 
 func validatePCRCreate(r *certificatesv1.PodCertificateRequest) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&r.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&r.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	s := r.Spec
 	allErrs = append(allErrs, validateSignerName(pcrSpecPath.Child("signerName"), s.SignerName)...)
 	if s.UnverifiedUserAnnotations != nil {
@@ -140,7 +140,7 @@ var terminalPCRConditions = []string{
 // to Issued (with a certificate for the requested key, and consistent
 // times), Denied or Failed, and then never changes.
 func validatePCRStatusUpdate(r, old *certificatesv1.PodCertificateRequest, now time.Time) field.ErrorList {
-	if allErrs := core.ValidateObjectMetaUpdate(&r.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata")); len(allErrs) > 0 {
+	if allErrs := corevalidation.ValidateObjectMetaUpdate(&r.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata")); len(allErrs) > 0 {
 		return allErrs
 	}
 	var allErrs field.ErrorList

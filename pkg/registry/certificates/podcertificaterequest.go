@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -120,7 +120,7 @@ type kubePCRSpec struct {
 
 func (pcrStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	r, oldR := obj.(*certificatesv1.PodCertificateRequest), old.(*certificatesv1.PodCertificateRequest)
-	allErrs := core.ValidateObjectMetaUpdate(&r.ObjectMeta, &oldR.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&r.ObjectMeta, &oldR.ObjectMeta, field.NewPath("metadata"))
 	if generic.SpecChanged(r, oldR) {
 		s := r.Spec
 		// v1 has no pkixPublicKey or proofOfPossession: they stay nil.

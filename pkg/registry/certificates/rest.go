@@ -26,13 +26,5 @@ func (RESTStorageProvider) GroupName() string { return certificatesv1.GroupName 
 
 // NewRESTStorage implements generic.RESTStorageProvider.
 func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	gv := certificatesv1.SchemeGroupVersion
-	info, err := generic.BuildGroup(gv, getter, certificateSigningRequests, clusterTrustBundles, podCertificateRequests)
-	if err != nil {
-		return rest.APIGroupInfo{}, err
-	}
-	storages := info.VersionedResourcesStorageMap[gv.Version]
-	csrs := storages[certificateSigningRequests.Name].(*generic.Store)
-	storages[certificateSigningRequests.Name+"/approval"] = generic.NewStatusREST(csrs, csrApprovalStrategy{})
-	return info, nil
+	return generic.BuildGroup(certificatesv1.SchemeGroupVersion, getter, certificateSigningRequests, clusterTrustBundles, podCertificateRequests)
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -117,7 +118,7 @@ func validateLegacyEvent(ev *corev1.Event) field.ErrorList {
 	if ev.ReportingController == "" {
 		allErrs = append(allErrs, field.Required(field.NewPath("reportingComponent"), ""))
 	}
-	allErrs = append(allErrs, validateQualifiedName(ev.ReportingController, field.NewPath("reportingComponent"))...)
+	allErrs = append(allErrs, corevalidation.ValidateQualifiedName(ev.ReportingController, field.NewPath("reportingComponent"))...)
 	if ev.ReportingInstance == "" {
 		allErrs = append(allErrs, field.Required(field.NewPath("reportingInstance"), ""))
 	}

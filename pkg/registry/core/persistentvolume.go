@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -59,7 +61,7 @@ func (persistentVolumeStrategy) Default(obj runtime.Object) {
 		mode := corev1.PersistentVolumeFilesystem
 		pv.Spec.VolumeMode = &mode
 	}
-	defaultResourceList(pv.Spec.Capacity)
+	corevalidation.DefaultResourceList(pv.Spec.Capacity)
 	defaultPersistentVolumeSource(&pv.Spec.PersistentVolumeSource)
 }
 
@@ -135,11 +137,11 @@ func (persistentVolumeStrategy) ValidateUpdate(_ context.Context, obj, old runti
 		newSource.CSI.ControllerExpandSecretRef = nil
 	}
 	if !apiequality.Semantic.DeepEqual(newSource, oldPV.Spec.PersistentVolumeSource) {
-		d := internalDiff(oldPV.Spec.PersistentVolumeSource, newSource)
+		d := corevalidation.InternalDiff(oldPV.Spec.PersistentVolumeSource, newSource)
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec", "persistentvolumesource"),
 			fmt.Sprintf("spec.persistentvolumesource is immutable after creation\n%v", d)))
 	}
-	return append(allErrs, validateImmutableField(pv.Spec.VolumeMode, oldPV.Spec.VolumeMode, field.NewPath("volumeMode"))...)
+	return append(allErrs, apivalidation.ValidateImmutableField(pv.Spec.VolumeMode, oldPV.Spec.VolumeMode, field.NewPath("volumeMode"))...)
 }
 
 // persistentVolumeStatusStrategy serves persistentvolumes/status; a phase
@@ -166,7 +168,7 @@ func (persistentVolumeStatusStrategy) PrepareForUpdate(_ context.Context, obj, o
 
 func (persistentVolumeStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	pv, oldPV := obj.(*corev1.PersistentVolume), old.(*corev1.PersistentVolume)
-	return ValidateObjectMetaUpdate(&pv.ObjectMeta, &oldPV.ObjectMeta, field.NewPath("metadata"))
+	return corevalidation.ValidateObjectMetaUpdate(&pv.ObjectMeta, &oldPV.ObjectMeta, field.NewPath("metadata"))
 }
 
 var (
@@ -179,7 +181,7 @@ var (
 )
 
 func validatePersistentVolume(pv *corev1.PersistentVolume) field.ErrorList {
-	allErrs := ValidateObjectMeta(&pv.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&pv.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	spec, fldPath := &pv.Spec, field.NewPath("spec")
 	if len(spec.AccessModes) == 0 {
 		allErrs = append(allErrs, field.Required(fldPath.Child("accessModes"), ""))
@@ -196,7 +198,7 @@ func validatePersistentVolume(pv *corev1.PersistentVolume) field.ErrorList {
 		if q.Value() < 0 {
 			allErrs = append(allErrs, field.Invalid(p, q.Value(), "must be a valid resource quantity"))
 		}
-		allErrs = append(allErrs, validatePositiveQuantityValue(q, p)...)
+		allErrs = append(allErrs, corevalidation.ValidatePositiveQuantityValue(q, p)...)
 	}
 	if p := spec.PersistentVolumeReclaimPolicy; p != "" && !supportedReclaimPolicies.Has(p) {
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("persistentVolumeReclaimPolicy"), p, sets.List(supportedReclaimPolicies)))
@@ -282,7 +284,7 @@ func validatePVSource(spec *corev1.PersistentVolumeSpec, name string, specPath *
 		if hp.Path == "" {
 			return field.ErrorList{field.Required(fldPath.Child("path"), "")}
 		}
-		allErrs = append(allErrs, validatePathNoBacksteps(hp.Path, fldPath.Child("path"))...)
+		allErrs = append(allErrs, corevalidation.ValidatePathNoBacksteps(hp.Path, fldPath.Child("path"))...)
 		if hp.Type != nil && !hostPathTypes.Has(*hp.Type) {
 			allErrs = append(allErrs, field.NotSupported(fldPath.Child("type"), hp.Type, sets.List(hostPathTypes)))
 		}
@@ -300,7 +302,7 @@ func validatePVSource(spec *corev1.PersistentVolumeSpec, name string, specPath *
 		if spec.Local.Path == "" {
 			allErrs = append(allErrs, field.Required(fldPath.Child("path"), ""))
 		} else {
-			allErrs = append(allErrs, validatePathNoBacksteps(spec.Local.Path, fldPath.Child("path"))...)
+			allErrs = append(allErrs, corevalidation.ValidatePathNoBacksteps(spec.Local.Path, fldPath.Child("path"))...)
 		}
 		if spec.NodeAffinity == nil || spec.NodeAffinity.Required == nil {
 			allErrs = append(allErrs, field.Required(specPath.Child("nodeAffinity"), "Local volume requires node affinity"))
@@ -322,7 +324,7 @@ func validateCSIDriverName(driver string, fldPath *field.Path) field.ErrorList {
 	if len(driver) > 63 {
 		allErrs = append(allErrs, field.TooLong(fldPath, "", 63))
 	}
-	return append(allErrs, validateDNS1123Subdomain(strings.ToLower(driver), fldPath)...)
+	return append(allErrs, corevalidation.ValidateDNS1123Subdomain(strings.ToLower(driver), fldPath)...)
 }
 
 var (
@@ -410,30 +412,15 @@ func (persistentVolumeStatusStrategy) WarningsOnUpdate(context.Context, runtime.
 }
 
 func persistentVolumeWarnings(pv *corev1.PersistentVolume) []string {
-	var w warnings
-	if hasKey(pv.Annotations, betaStorageClassAnnotation) {
-		w.addf("%s: %s", field.NewPath("metadata", "annotations").Key(betaStorageClassAnnotation), deprecatedStorageClassAnnotationMessage)
-	}
+	w := podspec.StorageClassAnnotationWarnings(pv.Annotations)
 	spec := field.NewPath("spec")
 	if pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRecycle {
-		w.addf("%s: The Recycle reclaim policy is deprecated. Instead, the recommended approach is to use dynamic provisioning.", spec.Child("persistentVolumeReclaimPolicy"))
+		w = append(w, fmt.Sprintf("%s: The Recycle reclaim policy is deprecated. Instead, the recommended approach is to use dynamic provisioning.", spec.Child("persistentVolumeReclaimPolicy")))
 	}
 	if a := pv.Spec.NodeAffinity; a != nil && a.Required != nil {
 		for i := range a.Required.NodeSelectorTerms {
-			w.add(nodeSelectorTermWarnings(&a.Required.NodeSelectorTerms[i], spec.Child("nodeAffinity", "required", "nodeSelectorTerms").Index(i))...)
+			w = append(w, podspec.NodeSelectorTermWarnings(&a.Required.NodeSelectorTerms[i], spec.Child("nodeAffinity", "required", "nodeSelectorTerms").Index(i))...)
 		}
 	}
-	// kube checks these in its own order, not that of pod volumes.
-	for _, name := range []string{"cephfs", "photonPersistentDisk", "scaleIO", "storageOS", "glusterfs", "rbd"} {
-		for _, plugin := range removedVolumePlugins {
-			if plugin.name == name && plugin.inPV(&pv.Spec.PersistentVolumeSource) {
-				w.addf("%s: %s", spec.Child(name), plugin.message)
-			}
-		}
-	}
-	return w
+	return append(w, podspec.PersistentVolumeSourceWarnings(&pv.Spec.PersistentVolumeSource, spec)...)
 }
-
-// deprecatedStorageClassAnnotationMessage follows the path of the beta
-// storage class annotation, on volumes and claims.
-const deprecatedStorageClassAnnotationMessage = `deprecated since v1.8; use "storageClassName" attribute instead`

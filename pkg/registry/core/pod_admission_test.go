@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -55,7 +56,7 @@ func TestAdmitPodServiceAccount(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &corev1.Pod{Spec: tc.pod}
-			SetDefaultsPod(pod) // as the Store does before PrepareForCreate
+			podspec.SetDefaultsPod(pod) // as the Store does before PrepareForCreate
 			admitPod(context.Background(), pod, tc.accounts)
 			if pod.Spec.ServiceAccountName != tc.wantSA || pod.Spec.DeprecatedServiceAccount != tc.wantSA { //nolint:staticcheck // checked on purpose
 				t.Errorf("service account %q/%q, want %q", pod.Spec.ServiceAccountName, pod.Spec.DeprecatedServiceAccount, tc.wantSA) //nolint:staticcheck

@@ -1,6 +1,9 @@
 // Package core serves the core API group ("", version v1): its
-// RESTStorageProvider, and the strategies, defaults, validation and table
-// columns of each of its resources, one file per resource.
+// RESTStorageProvider, and the declaration, strategies, validation and
+// table columns of each of its resources, one file per resource. What
+// other groups share lives in subpackages: the PodSpec library (podspec),
+// core's common checks (validation), and the services' allocators
+// (service/ipallocator, service/portallocator).
 package core
 
 import (
@@ -39,68 +42,91 @@ var _ generic.RESTStorageProvider = RESTStorageProvider{}
 // GroupName implements generic.RESTStorageProvider.
 func (RESTStorageProvider) GroupName() string { return "" }
 
+// LegacyRESTStorage is what the server's wiring uses of the core group
+// besides its routes (kube's LegacyRESTStorage): typed handles, so that
+// the compiler checks that wiring.
+type LegacyRESTStorage struct {
+	// Namespaces serves namespaces: admission reads them, the server
+	// creates the system namespaces through it, the namespace controller
+	// finishes their deletion.
+	Namespaces *NamespaceREST
+	// NamespaceFinalize serves namespaces/finalize (the namespace
+	// controller's last step).
+	NamespaceFinalize rest.Updater
+	// Services is the services' store: the server creates the kubernetes
+	// service through it.
+	Services *generic.Store
+	// LimitRanges is the LimitRanges' store, which admission reads.
+	LimitRanges *generic.Store
+}
+
 // NewRESTStorage implements generic.RESTStorageProvider.
 func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
+	_, info, err := p.NewLegacyRESTStorage(getter)
+	return info, err
+}
+
+// NewLegacyRESTStorage builds the core group: the APIGroupInfo its routes
+// are mounted from, and the typed handles of what the wiring uses besides.
+func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGetter) (LegacyRESTStorage, rest.APIGroupInfo, error) {
 	p = p.withDefaults()
-	resources := map[string]rest.Storage{}
-	info := rest.APIGroupInfo{
-		GroupName:                    "",
-		PrioritizedVersions:          []string{SchemeGroupVersion.Version},
-		VersionedResourcesStorageMap: map[string]map[string]rest.Storage{SchemeGroupVersion.Version: resources},
-	}
-	fail := func(err error) (rest.APIGroupInfo, error) {
+	info := generic.NewGroupInfo(SchemeGroupVersion)
+	resources := info.VersionedResourcesStorageMap[SchemeGroupVersion.Version]
+	fail := func(err error) (LegacyRESTStorage, rest.APIGroupInfo, error) {
 		info.Destroy()
-		return rest.APIGroupInfo{}, err
+		return LegacyRESTStorage{}, rest.APIGroupInfo{}, err
+	}
+	install := func(r generic.Resource) (*generic.Store, error) {
+		return r.Install(SchemeGroupVersion, getter, resources)
 	}
 	for _, r := range []generic.Resource{
-		configMaps,
 		secrets,
 		endpoints,
 		nodes,
 		newEvents(p.EventTTL),
-		serviceAccounts,
 		persistentVolumes,
 		persistentVolumeClaims,
-		limitRanges,
 		resourceQuotas,
 		podTemplates,
 		replicationControllers,
 	} {
-		if _, err := r.Install(SchemeGroupVersion, getter, resources); err != nil {
+		if _, err := install(r); err != nil {
 			return fail(err)
 		}
 	}
-	if err := installServices(getter, p.ServiceClusterIPRange, p.ServiceNodePortRange, resources); err != nil {
+	var legacy LegacyRESTStorage
+	// New namespaces and new pods use these.
+	configMapStore, err := install(configMaps)
+	if err != nil {
+		return fail(err)
+	}
+	serviceAccountStore, err := install(serviceAccounts)
+	if err != nil {
+		return fail(err)
+	}
+	if legacy.LimitRanges, err = install(limitRanges); err != nil {
+		return fail(err)
+	}
+	al, releaseAllocators, err := newServiceAllocators(getter, p.ServiceClusterIPRange, p.ServiceNodePortRange)
+	if err != nil {
+		return fail(err)
+	}
+	if legacy.Services, err = install(newServices(al, releaseAllocators)); err != nil {
 		return fail(err)
 	}
 	// Created as kube's controller manager creates them.
 	defaults := namespaceDefaults{
-		serviceAccounts: fieldmanager.TrackingCreater(resources["serviceaccounts"].(rest.Creater),
-			SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager),
-		configMaps: fieldmanager.TrackingCreater(resources["configmaps"].(rest.Creater),
-			SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
-		rootCA: p.RootCA,
+		serviceAccounts: fieldmanager.TrackingCreater(serviceAccountStore, SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager),
+		configMaps:      fieldmanager.TrackingCreater(configMapStore, SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
+		rootCA:          p.RootCA,
 	}
-	if err := installNamespaces(getter, defaults, resources); err != nil {
+	if legacy.Namespaces, legacy.NamespaceFinalize, err = installNamespaces(getter, defaults, resources); err != nil {
 		return fail(err)
 	}
-	// Pods consult service accounts when the group serves them, whatever
-	// the order resources are installed in: resources is complete before
-	// the first request.
-	lookups := &podLookups{
-		serviceAccounts: func() rest.Getter {
-			sa, _ := resources["serviceaccounts"].(rest.Getter)
-			return sa
-		},
-		limitRanges: func() rest.Lister {
-			lr, _ := resources["limitranges"].(rest.Lister)
-			return lr
-		},
-	}
-	if err := installPods(getter, resources, lookups); err != nil {
+	if _, err := install(newPods(podLookups{serviceAccounts: serviceAccountStore, limitRanges: legacy.LimitRanges})); err != nil {
 		return fail(err)
 	}
-	return info, nil
+	return legacy, info, nil
 }
 
 func (p RESTStorageProvider) withDefaults() RESTStorageProvider {

@@ -110,14 +110,12 @@ func (configStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 
 func (configStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	generic.ResetStatus(obj)
-	obj.(metav1.Object).SetGeneration(1)
+	generic.StartGeneration(obj)
 }
 
 func (configStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	generic.KeepStatus(obj, old)
-	if generic.SpecChanged(obj, old) {
-		obj.(metav1.Object).SetGeneration(old.(metav1.Object).GetGeneration() + 1)
-	}
+	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 // configStatusStrategy serves the status of both kinds: only status (and

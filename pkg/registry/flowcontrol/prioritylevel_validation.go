@@ -9,8 +9,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 )
 
 const (
@@ -33,7 +32,7 @@ var (
 // (which of exempt and limited a type needs; their messages replace the
 // hand-written ones, after them).
 func validatePriorityLevel(pl, old *flowcontrolv1.PriorityLevelConfiguration) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&pl.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&pl.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	if _, ok := pl.Annotations[preserveZeroSharesAnnotation]; ok {
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("metadata", "annotations"), fmt.Sprintf("annotation '%s' is forbidden", preserveZeroSharesAnnotation)))
 	}
@@ -139,7 +138,7 @@ func validateMandatoryPriorityLevel(pl *flowcontrolv1.PriorityLevelConfiguration
 	if apiequality.Semantic.DeepEqual(&mand.Spec, have) {
 		return nil
 	}
-	return field.ErrorList{field.Invalid(fldPath, generic.InternalShape(pl.Spec), msg)}
+	return field.ErrorList{field.Invalid(fldPath, corevalidation.InternalValue(pl.Spec), msg)}
 }
 
 // validatePriorityLevelUnions are kube's declarative rules: type is

@@ -12,8 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 )
 
 // The rules below are kube's pkg/apis/flowcontrol/validation, on the v1
@@ -45,11 +44,11 @@ func init() {
 }
 
 func validateFlowSchema(fs *flowcontrolv1.FlowSchema) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&fs.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&fs.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	spec := field.NewPath("spec")
 	allErrs = append(allErrs, validateFlowSchemaSpec(fs.Name, &fs.Spec, spec)...)
 	if mand, ok := mandatoryFlowSchemas[fs.Name]; ok && !apiequality.Semantic.DeepEqual(fs.Spec, mand.Spec) {
-		allErrs = append(allErrs, field.Invalid(spec, generic.InternalShape(fs.Spec), fmt.Sprintf("spec of '%s' must equal the fixed value", fs.Name)))
+		allErrs = append(allErrs, field.Invalid(spec, corevalidation.InternalValue(fs.Spec), fmt.Sprintf("spec of '%s' must equal the fixed value", fs.Name)))
 	}
 	return append(allErrs, validateFlowSchemaStatus(&fs.Status, field.NewPath("status"))...)
 }
@@ -67,7 +66,7 @@ func validateFlowSchemaSpec(name string, spec *flowcontrolv1.FlowSchemaSpec, fld
 		allErrs = append(allErrs, field.Invalid(precedence, spec.MatchingPrecedence, "only the schema named 'exempt' may have matchingPrecedence 1"))
 	}
 	if m := spec.DistinguisherMethod; m != nil && !slices.Contains(supportedDistinguisherMethods, string(m.Type)) {
-		allErrs = append(allErrs, field.NotSupported(fldPath.Child("distinguisherMethod", "type"), generic.InternalShape(m), supportedDistinguisherMethods))
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("distinguisherMethod", "type"), corevalidation.InternalValue(m), supportedDistinguisherMethods))
 	}
 	plName := fldPath.Child("priorityLevelConfiguration", "name")
 	if name := spec.PriorityLevelConfiguration.Name; name == "" {

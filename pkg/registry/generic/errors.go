@@ -117,10 +117,3 @@ func storageMessage(err error) string {
 	}
 	return err.Error()
 }
-
-// InterpretUpdateError converts the storage error of an update into the
-// API error kube returns, for registries that write through Storage
-// directly (a namespace's deletion).
-func InterpretUpdateError(err error, gr schema.GroupResource, name string) error {
-	return interpretUpdateError(err, gr, name)
-}

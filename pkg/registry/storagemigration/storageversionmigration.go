@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -80,15 +80,15 @@ func (svmStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorLi
 func (svmStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	svm, oldSVM := obj.(*storagemigrationv1.StorageVersionMigration), old.(*storagemigrationv1.StorageVersionMigration)
 	allErrs := validateSVM(svm)
-	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&svm.ObjectMeta, &oldSVM.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&svm.ObjectMeta, &oldSVM.ObjectMeta, field.NewPath("metadata"))...)
 	if svm.Spec != oldSVM.Spec {
-		allErrs = append(allErrs, field.Invalid(field.NewPath("spec"), generic.InternalShape(svm.Spec), apivalidation.FieldImmutableErrorMsg))
+		allErrs = append(allErrs, field.Invalid(field.NewPath("spec"), corevalidation.InternalValue(svm.Spec), apivalidation.FieldImmutableErrorMsg))
 	}
 	return allErrs
 }
 
 func validateSVM(svm *storagemigrationv1.StorageVersionMigration) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&svm.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&svm.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	gr, p := svm.Spec.Resource, field.NewPath("spec", "resource")
 	// The rules of an APIService's group and resource.
 	if gr.Resource == "" {
@@ -121,7 +121,7 @@ func (svmStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Ob
 
 func (svmStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	svm, oldSVM := obj.(*storagemigrationv1.StorageVersionMigration), old.(*storagemigrationv1.StorageVersionMigration)
-	allErrs := core.ValidateObjectMetaUpdate(&svm.ObjectMeta, &oldSVM.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&svm.ObjectMeta, &oldSVM.ObjectMeta, field.NewPath("metadata"))
 	p := field.NewPath("status")
 	if rv := svm.Status.ResourceVersion; rv != "" {
 		if cmp, err := resourceversion.CompareResourceVersion(rv, rv); err != nil || cmp != 0 {

@@ -1,10 +1,11 @@
-package core
+package podspec
 
 import (
 	"fmt"
 	"math"
 	"strings"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,7 +45,7 @@ func ValidatePodCreate(pod *corev1.Pod) field.ErrorList {
 // validatePodMetadataAndSpec validates what a pod has beyond a template.
 func validatePodMetadataAndSpec(pod *corev1.Pod) field.ErrorList {
 	specPath := field.NewPath("spec")
-	allErrs := ValidateObjectMeta(&pod.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	allErrs = append(allErrs, validatePodSpec(&pod.Spec, &pod.ObjectMeta, specPath, true)...)
 	if pod.Spec.ServiceAccountName == "" {
 		for vi, v := range pod.Spec.Volumes {
@@ -142,12 +143,12 @@ func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, fldPath *
 	}
 	allErrs = append(allErrs, validatePodDNSConfig(spec.DNSConfig, spec.DNSPolicy, fldPath.Child("dnsConfig"))...)
 	for i, g := range spec.ReadinessGates {
-		allErrs = append(allErrs, validateQualifiedName(string(g.ConditionType), fldPath.Child("readinessGates").Index(i).Child("conditionType"))...)
+		allErrs = append(allErrs, corevalidation.ValidateQualifiedName(string(g.ConditionType), fldPath.Child("readinessGates").Index(i).Child("conditionType"))...)
 	}
 	seenGates := sets.New[string]()
 	for i, g := range spec.SchedulingGates {
 		p := fldPath.Child("schedulingGates").Index(i)
-		allErrs = append(allErrs, validateQualifiedName(g.Name, p)...)
+		allErrs = append(allErrs, corevalidation.ValidateQualifiedName(g.Name, p)...)
 		if seenGates.Has(g.Name) {
 			allErrs = append(allErrs, field.Duplicate(p, g.Name))
 		}
@@ -168,22 +169,22 @@ func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, fldPath *
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("activeDeadlineSeconds"), *d, validation.InclusiveRangeError(1, math.MaxInt32)))
 	}
 	if spec.Hostname != "" {
-		allErrs = append(allErrs, validateDNS1123Label(spec.Hostname, fldPath.Child("hostname"))...)
+		allErrs = append(allErrs, corevalidation.ValidateDNS1123Label(spec.Hostname, fldPath.Child("hostname"))...)
 	}
 	if spec.Subdomain != "" {
-		allErrs = append(allErrs, validateDNS1123Label(spec.Subdomain, fldPath.Child("subdomain"))...)
+		allErrs = append(allErrs, corevalidation.ValidateDNS1123Label(spec.Subdomain, fldPath.Child("subdomain"))...)
 	}
 	allErrs = append(allErrs, validateTolerations(spec.Tolerations, fldPath.Child("tolerations"))...)
 	for i, a := range spec.HostAliases {
 		p := fldPath.Child("hostAliases").Index(i)
 		allErrs = append(allErrs, validation.IsValidIPForLegacyField(p.Child("ip"), a.IP, true, nil)...)
 		for j, h := range a.Hostnames {
-			allErrs = append(allErrs, validateDNS1123Subdomain(h, p.Child("hostnames").Index(j))...)
+			allErrs = append(allErrs, corevalidation.ValidateDNS1123Subdomain(h, p.Child("hostnames").Index(j))...)
 		}
 	}
 	allErrs = append(allErrs, validateDNSSubdomainName(spec.PriorityClassName, fldPath.Child("priorityClassName"))...)
 	if rc := spec.RuntimeClassName; rc != nil {
-		allErrs = append(allErrs, validateDNS1123Subdomain(*rc, fldPath.Child("runtimeClassName"))...)
+		allErrs = append(allErrs, corevalidation.ValidateDNS1123Subdomain(*rc, fldPath.Child("runtimeClassName"))...)
 	}
 	if p := spec.PreemptionPolicy; p != nil {
 		allErrs = append(allErrs, validateEnum(*p, fldPath.Child("preemptionPolicy"), corev1.PreemptLowerPriority, corev1.PreemptNever)...)
@@ -287,7 +288,7 @@ func validateHostnameOverride(spec *corev1.PodSpec, fldPath *field.Path) field.E
 	if len(*spec.HostnameOverride) > 64 {
 		allErrs = append(allErrs, field.TooLong(p, "", 64))
 	}
-	return append(allErrs, validateDNS1123Subdomain(*spec.HostnameOverride, p)...)
+	return append(allErrs, corevalidation.ValidateDNS1123Subdomain(*spec.HostnameOverride, p)...)
 }
 
 func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) field.ErrorList {
@@ -357,30 +358,6 @@ func validateDNSSubdomainName(name string, fldPath *field.Path) field.ErrorList 
 	var allErrs field.ErrorList
 	for _, msg := range apivalidation.NameIsDNSSubdomain(name, false) {
 		allErrs = append(allErrs, field.Invalid(fldPath, name, msg))
-	}
-	return allErrs
-}
-
-func validateDNS1123Label(value string, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	for _, msg := range validation.IsDNS1123Label(value) {
-		allErrs = append(allErrs, field.Invalid(fldPath, value, msg))
-	}
-	return allErrs
-}
-
-func validateDNS1123Subdomain(value string, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	for _, msg := range validation.IsDNS1123Subdomain(value) {
-		allErrs = append(allErrs, field.Invalid(fldPath, value, msg))
-	}
-	return allErrs
-}
-
-func validateQualifiedName(value string, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	for _, msg := range validation.IsQualifiedName(value) {
-		allErrs = append(allErrs, field.Invalid(fldPath, value, msg))
 	}
 	return allErrs
 }

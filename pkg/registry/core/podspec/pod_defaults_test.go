@@ -1,4 +1,4 @@
-package core
+package podspec
 
 import (
 	"testing"
@@ -67,7 +67,7 @@ func TestPodQOSClass(t *testing.T) {
 		{"only ephemeral storage", corev1.PodSpec{Containers: []corev1.Container{container(res("ephemeral-storage", "1Gi"), nil)}}, corev1.PodQOSBestEffort},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := podQOSClass(&tc.spec); got != tc.want {
+			if got := QOSClass(&tc.spec); got != tc.want {
 				t.Errorf("%s, want %s", got, tc.want)
 			}
 		})

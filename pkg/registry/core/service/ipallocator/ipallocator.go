@@ -1,4 +1,10 @@
-package core
+// Package ipallocator hands out the cluster IPs of services, as kube 1.37
+// does: each allocated IP is a networking.k8s.io/v1 IPAddress object
+// naming the service that holds it. It sits in the registry, below the
+// services' storage (pkg/registry/core), which calls it from its hooks;
+// the IPAddress objects it writes are the ones the networking.k8s.io
+// group serves (Resource names where they live).
+package ipallocator
 
 import (
 	"context"
@@ -16,22 +22,28 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 // The errors of kube's IP allocators, with their messages.
 var (
-	errRangeFull          = errors.New("range is full")
-	errIPAllocated        = errors.New("provided IP is already allocated")
-	errMismatchedNetwork  = errors.New("the provided network does not match the current range")
-	errPortAllocated      = errors.New("provided port is already allocated")
+	ErrFull               = errors.New("range is full")
+	ErrAllocated          = errors.New("provided IP is already allocated")
+	ErrMismatchedNetwork  = errors.New("the provided network does not match the current range")
 	errIPNotInRangeFormat = "the provided IP (%v) is not in the valid range. The range of valid IPs is %s"
 )
 
-// ipAllocatorName is the managed-by label of kube's IPAddress objects.
-const ipAllocatorName = "ipallocator.k8s.io"
+// ManagedBy is the managed-by label of the IPAddress objects the
+// allocator writes (kube's).
+const ManagedBy = "ipallocator.k8s.io"
 
-// ipAllocator hands out the cluster IPs of one service CIDR, as kube 1.37
+// Resource is where the IPAddress objects live: the networking.k8s.io
+// resource that serves them, whose key prefix (from a RESTOptionsGetter)
+// the allocator writes under, at <prefix>/<ip>.
+var Resource = networkingv1.Resource("ipaddresses")
+
+// Allocator hands out the cluster IPs of one service CIDR, as kube 1.37
 // does: each allocated IP is a networking.k8s.io/v1 IPAddress object, at
 // <prefix>/ipaddresses/<ip>, naming the service that holds it. Creating
 // that key only if absent is the reservation, so concurrent creates (on
@@ -42,7 +54,7 @@ const ipAllocatorName = "ipallocator.k8s.io"
 // starts at a random address; the lower part (the first min(max(16,
 // size/16), 256) addresses) is mostly left to clients that ask for a
 // specific IP.
-type ipAllocator struct {
+type Allocator struct {
 	store  storage.Interface
 	prefix string // key prefix, without the trailing slash
 	cidr   netip.Prefix
@@ -54,7 +66,29 @@ type ipAllocator struct {
 	lowerSize, upperSize *big.Int
 }
 
-func newIPAllocator(cidr netip.Prefix, store storage.Interface, prefix string) (*ipAllocator, error) {
+// NewFromOptions builds the allocator of cidr over a raw store of the
+// IPAddress objects (no watch cache: allocations read and write etcd),
+// at the prefix getter gives Resource. release frees that store.
+func NewFromOptions(cidr netip.Prefix, getter generic.RESTOptionsGetter) (a *Allocator, release func(), err error) {
+	opts, err := getter.GetRESTOptions(Resource)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := generic.StorageConfig(Resource, opts.ResourcePrefix, func() runtime.Object { return &networkingv1.IPAddress{} }, false)
+	store, destroy, err := opts.StorageFactory(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the store of service IP addresses: %w", err)
+	}
+	if a, err = New(cidr, store, opts.ResourcePrefix); err != nil {
+		destroy()
+		return nil, nil, fmt.Errorf("service cluster IP range: %w", err)
+	}
+	return a, destroy, nil
+}
+
+// New returns the allocator of cidr, whose IPAddress objects store keeps
+// under prefix.
+func New(cidr netip.Prefix, store storage.Interface, prefix string) (*Allocator, error) {
 	cidr = cidr.Masked()
 	bits := cidr.Addr().BitLen() - cidr.Bits()
 	if cidr.Addr().Is6() && cidr.Bits() < 64 {
@@ -74,7 +108,7 @@ func newIPAllocator(cidr netip.Prefix, store storage.Interface, prefix string) (
 	}
 	rangeOffset := calculateRangeOffset(size)
 	first := cidr.Addr().Next()
-	return &ipAllocator{
+	return &Allocator{
 		store: store, prefix: prefix, cidr: cidr, family: family,
 		first: first, offset: addOffset(first, big.NewInt(rangeOffset)), last: last,
 		lowerSize: big.NewInt(rangeOffset), upperSize: new(big.Int).Sub(size, big.NewInt(rangeOffset)),
@@ -114,17 +148,23 @@ func addOffset(a netip.Addr, off *big.Int) netip.Addr {
 	return out
 }
 
-// inRange reports whether ip is a usable address of the range.
-func (a *ipAllocator) inRange(ip netip.Addr) bool {
+// CIDR is the range the allocator hands addresses out of.
+func (a *Allocator) CIDR() netip.Prefix { return a.cidr }
+
+// Family is the IP family of the range.
+func (a *Allocator) Family() corev1.IPFamily { return a.family }
+
+// InRange reports whether ip is a usable address of the range.
+func (a *Allocator) InRange(ip netip.Addr) bool {
 	return a.cidr.Contains(ip) && ip.Compare(a.first) >= 0 && ip.Compare(a.last) <= 0
 }
 
-func (a *ipAllocator) key(ip netip.Addr) string { return a.prefix + "/" + ip.String() }
+func (a *Allocator) key(ip netip.Addr) string { return a.prefix + "/" + ip.String() }
 
-// checkRange is what a dry run of Allocate checks (with kube's message of
+// CheckRange is what a dry run of Allocate checks (with kube's message of
 // a dry run).
-func (a *ipAllocator) checkRange(ip netip.Addr) error {
-	if !a.inRange(ip) {
+func (a *Allocator) CheckRange(ip netip.Addr) error {
+	if !a.InRange(ip) {
 		return fmt.Errorf(errIPNotInRangeFormat, ip, a.cidr)
 	}
 	return nil
@@ -133,15 +173,15 @@ func (a *ipAllocator) checkRange(ip netip.Addr) error {
 // Allocate reserves ip for svc. An address outside the usable range
 // (the network and broadcast addresses too) matches no range of the
 // cluster's, in kube's words.
-func (a *ipAllocator) Allocate(ctx context.Context, svc *corev1.Service, ip netip.Addr) error {
-	if !a.inRange(ip) {
-		return errMismatchedNetwork
+func (a *Allocator) Allocate(ctx context.Context, svc *corev1.Service, ip netip.Addr) error {
+	if !a.InRange(ip) {
+		return ErrMismatchedNetwork
 	}
 	return a.create(ctx, svc, ip)
 }
 
 // AllocateNext reserves a free address for svc.
-func (a *ipAllocator) AllocateNext(ctx context.Context, svc *corev1.Service) (netip.Addr, error) {
+func (a *Allocator) AllocateNext(ctx context.Context, svc *corev1.Service) (netip.Addr, error) {
 	taken, err := a.allocated(ctx)
 	if err != nil {
 		return netip.Addr{}, err
@@ -154,18 +194,18 @@ func (a *ipAllocator) AllocateNext(ctx context.Context, svc *corev1.Service) (ne
 			continue
 		}
 		ip, err := a.allocateFrom(ctx, svc, part.start, part.size, taken)
-		if !errors.Is(err, errRangeFull) {
+		if !errors.Is(err, ErrFull) {
 			return ip, err
 		}
 	}
-	return netip.Addr{}, errRangeFull
+	return netip.Addr{}, ErrFull
 }
 
 // allocateFrom walks the size addresses from start on, beginning at a
 // random one, and reserves the first free address. The walk is bounded by
 // the size of the part, which a full /12 or a large IPv6 range makes long:
 // for those it tries a bounded number of random addresses instead.
-func (a *ipAllocator) allocateFrom(ctx context.Context, svc *corev1.Service, start netip.Addr, size *big.Int,
+func (a *Allocator) allocateFrom(ctx context.Context, svc *corev1.Service, start netip.Addr, size *big.Int,
 	taken map[netip.Addr]bool) (netip.Addr, error) {
 	const maxWalk = 1 << 16
 	n := size.Int64()
@@ -181,12 +221,12 @@ func (a *ipAllocator) allocateFrom(ctx context.Context, svc *corev1.Service, sta
 			continue
 		}
 		err := a.create(ctx, svc, ip)
-		if errors.Is(err, errIPAllocated) {
+		if errors.Is(err, ErrAllocated) {
 			continue // another request took it since we listed
 		}
 		return ip, err
 	}
-	return netip.Addr{}, errRangeFull
+	return netip.Addr{}, ErrFull
 }
 
 func randBig(limit *big.Int) *big.Int {
@@ -198,7 +238,7 @@ func randBig(limit *big.Int) *big.Int {
 }
 
 // allocated lists the addresses reserved in the range.
-func (a *ipAllocator) allocated(ctx context.Context) (map[netip.Addr]bool, error) {
+func (a *Allocator) allocated(ctx context.Context) (map[netip.Addr]bool, error) {
 	list, err := a.store.GetList(ctx, a.prefix+"/", storage.ListOptions{Recursive: true, Predicate: storage.Everything})
 	if err != nil {
 		return nil, err
@@ -213,7 +253,7 @@ func (a *ipAllocator) allocated(ctx context.Context) (map[netip.Addr]bool, error
 }
 
 // create writes the IPAddress of ip if none exists.
-func (a *ipAllocator) create(ctx context.Context, svc *corev1.Service, ip netip.Addr) error {
+func (a *Allocator) create(ctx context.Context, svc *corev1.Service, ip netip.Addr) error {
 	obj := &networkingv1.IPAddress{
 		TypeMeta: metav1.TypeMeta{APIVersion: networkingv1.SchemeGroupVersion.String(), Kind: "IPAddress"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -222,7 +262,7 @@ func (a *ipAllocator) create(ctx context.Context, svc *corev1.Service, ip netip.
 			CreationTimestamp: metav1.Now(),
 			Labels: map[string]string{
 				networkingv1.LabelIPAddressFamily: string(a.family),
-				networkingv1.LabelManagedBy:       ipAllocatorName,
+				networkingv1.LabelManagedBy:       ManagedBy,
 			},
 		},
 		Spec: networkingv1.IPAddressSpec{ParentRef: &networkingv1.ParentReference{
@@ -231,15 +271,15 @@ func (a *ipAllocator) create(ctx context.Context, svc *corev1.Service, ip netip.
 	}
 	err := a.store.Create(ctx, a.key(ip), obj, &networkingv1.IPAddress{}, 0)
 	if storage.IsExist(err) {
-		return errIPAllocated
+		return ErrAllocated
 	}
 	return err
 }
 
 // Release frees ip, if the service named by ns and name holds it: a stale
 // release never frees an address another service holds since.
-func (a *ipAllocator) Release(ctx context.Context, ns, name string, ip netip.Addr) error {
-	if !a.inRange(ip) {
+func (a *Allocator) Release(ctx context.Context, ns, name string, ip netip.Addr) error {
+	if !a.InRange(ip) {
 		return nil
 	}
 	err := a.store.Delete(ctx, a.key(ip), &networkingv1.IPAddress{}, nil, func(_ context.Context, obj runtime.Object) error {

@@ -1,4 +1,4 @@
-package generic
+package validation
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-func TestInternalShape(t *testing.T) {
+func TestInternalValue(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		in   any
@@ -39,7 +39,7 @@ func TestInternalShape(t *testing.T) {
 		{name: "nil", in: nil, want: `null`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := json.Marshal(InternalShape(tc.in))
+			got, err := json.Marshal(InternalValue(tc.in))
 			if err != nil {
 				t.Fatal(err)
 			}

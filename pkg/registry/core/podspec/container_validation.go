@@ -1,9 +1,10 @@
-package core
+package podspec
 
 import (
 	"fmt"
 	"strings"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -103,7 +104,7 @@ func validateContainerCommon(c *corev1.Container, volumes map[string]corev1.Volu
 	if c.Name == "" {
 		allErrs = append(allErrs, field.Required(p.Child("name"), ""))
 	} else {
-		allErrs = append(allErrs, validateDNS1123Label(c.Name, p.Child("name"))...)
+		allErrs = append(allErrs, corevalidation.ValidateDNS1123Label(c.Name, p.Child("name"))...)
 	}
 	if c.Image == "" {
 		allErrs = append(allErrs, field.Required(p.Child("image"), ""))
@@ -115,7 +116,7 @@ func validateContainerCommon(c *corev1.Container, volumes map[string]corev1.Volu
 	allErrs = append(allErrs, validateEnvFrom(c.EnvFrom, p.Child("envFrom"))...)
 	allErrs = append(allErrs, validateVolumeMounts(c.VolumeMounts, volumes, p.Child("volumeMounts"))...)
 	allErrs = append(allErrs, validateEnum(c.ImagePullPolicy, p.Child("imagePullPolicy"), corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever)...)
-	allErrs = append(allErrs, validateContainerResources(&c.Resources, p.Child("resources"))...)
+	allErrs = append(allErrs, corevalidation.ValidateContainerResources(&c.Resources, p.Child("resources"))...)
 	return allErrs
 }
 
@@ -250,9 +251,9 @@ func validateObjectFieldSelector(fs *corev1.ObjectFieldSelector, supported []str
 	if path, subscript, ok := splitSubscriptedPath(fs.FieldPath); ok {
 		switch path {
 		case "metadata.annotations":
-			return validateQualifiedName(strings.ToLower(subscript), fldPath)
+			return corevalidation.ValidateQualifiedName(strings.ToLower(subscript), fldPath)
 		case "metadata.labels":
-			return validateQualifiedName(subscript, fldPath)
+			return corevalidation.ValidateQualifiedName(subscript, fldPath)
 		}
 		return field.ErrorList{field.Invalid(fldPath, path, "does not support subscript")}
 	}
@@ -484,9 +485,11 @@ func validateHandler(h handler, gracePeriod *int64, fldPath *field.Path) field.E
 		return nil
 	})
 	one(h.httpGet != nil, "httpGet", func() field.ErrorList { return validateHTTPGetAction(h.httpGet, fldPath.Child("httpGet")) })
-	one(h.tcp != nil, "tcpSocket", func() field.ErrorList { return validatePortNumOrName(h.tcp.Port, fldPath.Child("tcpSocket", "port")) })
+	one(h.tcp != nil, "tcpSocket", func() field.ErrorList {
+		return corevalidation.ValidatePortNumOrName(h.tcp.Port, fldPath.Child("tcpSocket", "port"))
+	})
 	one(h.grpc != nil, "grpc", func() field.ErrorList {
-		return validatePortNumOrName(intstr.FromInt32(h.grpc.Port), fldPath.Child("grpc", "port"))
+		return corevalidation.ValidatePortNumOrName(intstr.FromInt32(h.grpc.Port), fldPath.Child("grpc", "port"))
 	})
 	one(h.sleep != nil, "sleep", func() field.ErrorList {
 		if gracePeriod != nil && (h.sleep.Seconds < 0 || h.sleep.Seconds > *gracePeriod) {
@@ -506,7 +509,7 @@ func validateHTTPGetAction(a *corev1.HTTPGetAction, fldPath *field.Path) field.E
 	if a.Path == "" {
 		allErrs = append(allErrs, field.Required(fldPath.Child("path"), ""))
 	}
-	allErrs = append(allErrs, validatePortNumOrName(a.Port, fldPath.Child("port"))...)
+	allErrs = append(allErrs, corevalidation.ValidatePortNumOrName(a.Port, fldPath.Child("port"))...)
 	if a.Scheme != corev1.URISchemeHTTP && a.Scheme != corev1.URISchemeHTTPS {
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("scheme"), a.Scheme, []corev1.URIScheme{corev1.URISchemeHTTP, corev1.URISchemeHTTPS}))
 	}
@@ -514,20 +517,6 @@ func validateHTTPGetAction(a *corev1.HTTPGetAction, fldPath *field.Path) field.E
 		for _, msg := range validation.IsHTTPHeaderName(h.Name) {
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("httpHeaders"), h.Name, msg))
 		}
-	}
-	return allErrs
-}
-
-func validatePortNumOrName(port intstr.IntOrString, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	if port.Type == intstr.String {
-		for _, msg := range validation.IsValidPortName(port.StrVal) {
-			allErrs = append(allErrs, field.Invalid(fldPath, port.StrVal, msg))
-		}
-		return allErrs
-	}
-	for _, msg := range validation.IsValidPortNum(port.IntValue()) {
-		allErrs = append(allErrs, field.Invalid(fldPath, port.IntValue(), msg))
 	}
 	return allErrs
 }

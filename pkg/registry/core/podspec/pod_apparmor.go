@@ -1,4 +1,4 @@
-package core
+package podspec
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 )
 
-// applyAppArmorAnnotations gives a new pod's containers the AppArmor
+// ApplyAppArmorAnnotations gives a new pod's containers the AppArmor
 // profile their deprecated annotation names, as kube does on create so
 // that old clients keep working with kubelets that only read the field.
 // It warns whenever the annotation was the only place the profile was
 // stated (or could not be understood). The warning is added here, before
 // the pod's other warnings, because once the field is set the annotation
 // no longer looks unaccompanied.
-func applyAppArmorAnnotations(ctx context.Context, pod *corev1.Pod) {
+func ApplyAppArmorAnnotations(ctx context.Context, pod *corev1.Pod) {
 	if pod.Spec.OS != nil && pod.Spec.OS.Name == corev1.Windows {
 		return
 	}

@@ -1,4 +1,4 @@
-package core
+package validation
 
 import (
 	"fmt"
@@ -25,17 +25,17 @@ var standardResourceNames = map[corev1.ResourceName]bool{
 	corev1.ResourceServicesNodePorts: true, corev1.ResourceServicesLoadBalancers: true,
 }
 
-func isHugePageResourceName(name corev1.ResourceName) bool {
+func IsHugePageResourceName(name corev1.ResourceName) bool {
 	return strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix)
 }
 
-// isNativeResource: no domain, or kube's own (kubernetes.io/).
-func isNativeResource(name corev1.ResourceName) bool {
+// IsNativeResource: no domain, or kube's own (kubernetes.io/).
+func IsNativeResource(name corev1.ResourceName) bool {
 	return !strings.Contains(string(name), "/") || strings.Contains(string(name), corev1.ResourceDefaultNamespacePrefix)
 }
 
 func isExtendedResourceName(name corev1.ResourceName) bool {
-	if isNativeResource(name) || strings.HasPrefix(string(name), corev1.DefaultResourceRequestsPrefix) {
+	if IsNativeResource(name) || strings.HasPrefix(string(name), corev1.DefaultResourceRequestsPrefix) {
 		return false
 	}
 	return len(validation.IsQualifiedName(corev1.DefaultResourceRequestsPrefix+string(name))) == 0
@@ -44,28 +44,28 @@ func isExtendedResourceName(name corev1.ResourceName) bool {
 // isOvercommitAllowed: requests may be below limits (not for hugepages
 // nor extended resources).
 func isOvercommitAllowed(name corev1.ResourceName) bool {
-	return isNativeResource(name) && !isHugePageResourceName(name)
+	return IsNativeResource(name) && !IsHugePageResourceName(name)
 }
 
-// validateContainerResources validates a container's requests and limits:
+// ValidateContainerResources validates a container's requests and limits:
 // known names, non-negative quantities, whole numbers for extended
 // resources, and requests not above limits.
-func validateContainerResources(r *corev1.ResourceRequirements, fldPath *field.Path) field.ErrorList {
+func ValidateContainerResources(r *corev1.ResourceRequirements, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	limPath, reqPath := fldPath.Child("limits"), fldPath.Child("requests")
 	cpuOrMemory, hugePages := false, false
 	for _, name := range sortedResourceNames(r.Limits) {
 		q := r.Limits[name]
 		p := limPath.Key(string(name))
-		allErrs = append(allErrs, validateContainerResourceName(name, p)...)
+		allErrs = append(allErrs, ValidateContainerResourceName(name, p)...)
 		allErrs = append(allErrs, validateResourceQuantity(name, q, p)...)
-		hugePages = hugePages || isHugePageResourceName(name)
+		hugePages = hugePages || IsHugePageResourceName(name)
 		cpuOrMemory = cpuOrMemory || name == corev1.ResourceCPU || name == corev1.ResourceMemory
 	}
 	for _, name := range sortedResourceNames(r.Requests) {
 		q := r.Requests[name]
 		p := reqPath.Key(string(name))
-		allErrs = append(allErrs, validateContainerResourceName(name, p)...)
+		allErrs = append(allErrs, ValidateContainerResourceName(name, p)...)
 		allErrs = append(allErrs, validateResourceQuantity(name, q, p)...)
 		if lim, ok := r.Limits[name]; ok {
 			if q.Cmp(lim) != 0 && !isOvercommitAllowed(name) {
@@ -76,7 +76,7 @@ func validateContainerResources(r *corev1.ResourceRequirements, fldPath *field.P
 		} else if !isOvercommitAllowed(name) {
 			allErrs = append(allErrs, field.Required(limPath, "Limit must be set for non overcommitable resources"))
 		}
-		hugePages = hugePages || isHugePageResourceName(name)
+		hugePages = hugePages || IsHugePageResourceName(name)
 		cpuOrMemory = cpuOrMemory || name == corev1.ResourceCPU || name == corev1.ResourceMemory
 	}
 	if hugePages && !cpuOrMemory {
@@ -85,7 +85,7 @@ func validateContainerResources(r *corev1.ResourceRequirements, fldPath *field.P
 	return allErrs
 }
 
-func validateContainerResourceName(name corev1.ResourceName, fldPath *field.Path) field.ErrorList {
+func ValidateContainerResourceName(name corev1.ResourceName, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	for _, msg := range validation.IsQualifiedName(string(name)) {
 		allErrs = append(allErrs, field.Invalid(fldPath, name, msg))
@@ -94,16 +94,16 @@ func validateContainerResourceName(name corev1.ResourceName, fldPath *field.Path
 		return allErrs
 	}
 	if !strings.Contains(string(name), "/") {
-		if !standardResourceNames[name] && !isHugePageResourceName(name) && !strings.HasPrefix(string(name), corev1.ResourceRequestsHugePagesPrefix) {
+		if !standardResourceNames[name] && !IsHugePageResourceName(name) && !strings.HasPrefix(string(name), corev1.ResourceRequestsHugePagesPrefix) {
 			allErrs = append(allErrs, field.Invalid(fldPath, name, "must be a standard resource type or fully qualified"))
 		}
 		switch {
-		case name == corev1.ResourceCPU, name == corev1.ResourceMemory, name == corev1.ResourceEphemeralStorage, isHugePageResourceName(name):
+		case name == corev1.ResourceCPU, name == corev1.ResourceMemory, name == corev1.ResourceEphemeralStorage, IsHugePageResourceName(name):
 			return allErrs
 		}
 		return append(allErrs, field.Invalid(fldPath, name, "must be a standard resource for containers"))
 	}
-	if !isNativeResource(name) && !isExtendedResourceName(name) {
+	if !IsNativeResource(name) && !isExtendedResourceName(name) {
 		return field.ErrorList{field.Invalid(fldPath, name, "doesn't follow extended resource name standard")}
 	}
 	return nil

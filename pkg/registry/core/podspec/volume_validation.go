@@ -1,11 +1,11 @@
-package core
+package podspec
 
 import (
 	"fmt"
 	"path"
-	"path/filepath"
 	"strings"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,7 +32,7 @@ func validateVolumes(volumes []corev1.Volume, podMeta *metav1.ObjectMeta, fldPat
 		if v.Name == "" {
 			el = append(el, field.Required(p.Child("name"), ""))
 		} else {
-			el = append(el, validateDNS1123Label(v.Name, p.Child("name"))...)
+			el = append(el, corevalidation.ValidateDNS1123Label(v.Name, p.Child("name"))...)
 		}
 		if names.Has(v.Name) {
 			el = append(el, field.Duplicate(p.Child("name"), v.Name))
@@ -174,7 +174,7 @@ func validateHostPath(hp *corev1.HostPathVolumeSource, p *field.Path) field.Erro
 	if hp.Path == "" {
 		return field.ErrorList{field.Required(p.Child("path"), "")}
 	}
-	allErrs := validatePathNoBacksteps(hp.Path, p.Child("path"))
+	allErrs := corevalidation.ValidatePathNoBacksteps(hp.Path, p.Child("path"))
 	if t := hp.Type; t != nil {
 		ok := false
 		for _, s := range supportedHostPathTypes {
@@ -313,21 +313,12 @@ func validateProjected(pv *corev1.ProjectedVolumeSource, p *field.Path) field.Er
 	return allErrs
 }
 
-func validatePathNoBacksteps(target string, p *field.Path) field.ErrorList {
-	for _, item := range strings.Split(filepath.ToSlash(target), "/") {
-		if item == ".." {
-			return field.ErrorList{field.Invalid(p, target, "must not contain '..'")}
-		}
-	}
-	return nil
-}
-
 func validateLocalDescendingPath(target string, p *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	if path.IsAbs(target) {
 		allErrs = append(allErrs, field.Invalid(p, target, "must be a relative path"))
 	}
-	return append(allErrs, validatePathNoBacksteps(target, p)...)
+	return append(allErrs, corevalidation.ValidatePathNoBacksteps(target, p)...)
 }
 
 func validateLocalNonReservedPath(target string, p *field.Path) field.ErrorList {

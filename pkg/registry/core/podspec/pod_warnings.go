@@ -1,4 +1,4 @@
-package core
+package podspec
 
 import (
 	"fmt"
@@ -95,9 +95,9 @@ func PodTemplateWarnings(path *field.Path, template *corev1.PodTemplateSpec) []s
 	return podSpecWarnings(path, &template.ObjectMeta, &template.Spec)
 }
 
-// podWarnings returns the warnings for a new pod. Its AppArmor annotations
-// are warned about when they are copied into fields (applyAppArmorAnnotations).
-func podWarnings(pod *corev1.Pod) []string {
+// PodWarnings returns the warnings for a new pod. Its AppArmor annotations
+// are warned about when they are copied into fields (ApplyAppArmorAnnotations).
+func PodWarnings(pod *corev1.Pod) []string {
 	return podSpecWarnings(nil, &pod.ObjectMeta, &pod.Spec)
 }
 
@@ -119,12 +119,12 @@ func podSpecWarnings(base *field.Path, meta *metav1.ObjectMeta, spec *corev1.Pod
 		p := specPath.Child("affinity", "nodeAffinity")
 		if r := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; r != nil {
 			for i := range r.NodeSelectorTerms {
-				w.add(nodeSelectorTermWarnings(&r.NodeSelectorTerms[i], p.Child("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms").Index(i))...)
+				w.add(NodeSelectorTermWarnings(&r.NodeSelectorTerms[i], p.Child("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms").Index(i))...)
 			}
 		}
 		for i := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
 			term := &a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[i].Preference
-			w.add(nodeSelectorTermWarnings(term, p.Child("preferredDuringSchedulingIgnoredDuringExecution").Index(i).Child("preference"))...)
+			w.add(NodeSelectorTermWarnings(term, p.Child("preferredDuringSchedulingIgnoredDuringExecution").Index(i).Child("preference"))...)
 		}
 	}
 	for i, c := range spec.TopologySpreadConstraints {
@@ -233,9 +233,9 @@ func (w *warnings) add(texts ...string) { *w = append(*w, texts...) }
 
 func (w *warnings) addf(format string, args ...any) { *w = append(*w, fmt.Sprintf(format, args...)) }
 
-// nodeSelectorTermWarnings flags deprecated node labels in a term's
+// NodeSelectorTermWarnings flags deprecated node labels in a term's
 // expressions (matchFields name fields, not labels).
-func nodeSelectorTermWarnings(term *corev1.NodeSelectorTerm, path *field.Path) []string {
+func NodeSelectorTermWarnings(term *corev1.NodeSelectorTerm, path *field.Path) []string {
 	var w warnings
 	for i, e := range term.MatchExpressions {
 		if msg, ok := deprecatedNodeLabels[e.Key]; ok {
@@ -350,15 +350,6 @@ func podContainers(spec *corev1.PodSpec, specPath *field.Path) []containerAt {
 		all = append(all, containerAt{&c, specPath.Child("ephemeralContainers").Index(i)})
 	}
 	return all
-}
-
-// PVCSpecWarnings returns the warnings for a claim's spec at path (for
-// claims, ephemeral volumes and StatefulSet claim templates).
-func PVCSpecWarnings(path *field.Path, spec *corev1.PersistentVolumeClaimSpec) []string {
-	var w warnings
-	w.add(fractionalBytes(path.Child("resources", "requests"), spec.Resources.Requests, corev1.ResourceStorage)...)
-	w.add(fractionalBytes(path.Child("resources", "limits"), spec.Resources.Limits, corev1.ResourceStorage)...)
-	return w
 }
 
 func hasKey(m map[string]string, k string) bool {

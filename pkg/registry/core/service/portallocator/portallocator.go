@@ -1,63 +1,98 @@
-package core
+// Package portallocator hands out the node ports of services, as kube
+// does: one bitmap of the ports taken, kept in etcd as a RangeAllocation.
+// It sits in the registry, below the services' storage
+// (pkg/registry/core), which calls it from its hooks.
+package portallocator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"path"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/net"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
-// DefaultServiceNodePortRange is kube-apiserver's default
-// --service-node-port-range.
-var DefaultServiceNodePortRange = net.PortRange{Base: 30000, Size: 2768}
+// The errors of kube's port allocator, with their messages.
+var (
+	ErrFull      = errors.New("range is full")
+	ErrAllocated = errors.New("provided port is already allocated")
+)
 
-// portAllocator hands out node ports as kube does: one RangeAllocation
+// Resource names the allocator's store among the server's resources
+// (--watch-cache-sizes, kube's storage of the node port bitmap); no API
+// serves it.
+var Resource = schema.GroupResource{Resource: "servicenodeportallocations"}
+
+// Allocator hands out node ports as kube does: one RangeAllocation
 // object at <prefix>/ranges/servicenodeports holds a bitmap of the ports
 // taken (bit i is port base+i), and every change is a compare-and-swap on
 // it, so concurrent requests and replicas never hand out a port twice.
 // Dynamic allocation prefers the upper part of the range, starting at a
 // random port; the lower part (min(max(16, size/32), 128) ports) is mostly
 // left to clients that ask for a specific port.
-type portAllocator struct {
+type Allocator struct {
 	store       storage.Interface
 	key         string
 	ports       net.PortRange
 	rangeOffset int
 }
 
-func newPortAllocator(ports net.PortRange, store storage.Interface, key string) *portAllocator {
+// NewFromOptions builds the allocator of ports over a raw store (no watch
+// cache: allocations read and write etcd), its bitmap where kube keeps it:
+// <prefix>/ranges/servicenodeports, beside the prefix getter gives
+// Resource. release frees the store.
+func NewFromOptions(ports net.PortRange, getter generic.RESTOptionsGetter) (a *Allocator, release func(), err error) {
+	opts, err := getter.GetRESTOptions(Resource)
+	if err != nil {
+		return nil, nil, err
+	}
+	key := path.Dir(opts.ResourcePrefix) + "/ranges/servicenodeports"
+	cfg := generic.StorageConfig(Resource, path.Dir(key), func() runtime.Object { return &corev1.RangeAllocation{} }, false)
+	store, destroy, err := opts.StorageFactory(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the store of service node ports: %w", err)
+	}
+	return New(ports, store, key), destroy, nil
+}
+
+// New returns the allocator of ports, whose bitmap store keeps at key.
+func New(ports net.PortRange, store storage.Interface, key string) *Allocator {
 	offset := 0
 	if ports.Size > 16 {
 		offset = min(max(16, ports.Size/32), 128)
 	}
-	return &portAllocator{store: store, key: key, ports: ports, rangeOffset: offset}
+	return &Allocator{store: store, key: key, ports: ports, rangeOffset: offset}
 }
 
-type errPortNotInRange struct{ valid string }
+// NotInRangeError refuses a port outside the range.
+type NotInRangeError struct{ valid string }
 
-func (e errPortNotInRange) Error() string {
+func (e NotInRangeError) Error() string {
 	return fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %s", e.valid)
 }
 
-func (p *portAllocator) contains(port int) bool {
+func (p *Allocator) contains(port int) bool {
 	return port >= p.ports.Base && port < p.ports.Base+p.ports.Size
 }
 
 // Allocate reserves port.
-func (p *portAllocator) Allocate(ctx context.Context, port int) error {
+func (p *Allocator) Allocate(ctx context.Context, port int) error {
 	if !p.contains(port) {
-		return errPortNotInRange{p.ports.String()}
+		return NotInRangeError{p.ports.String()}
 	}
 	return p.update(ctx, func(bits *big.Int) error {
 		if bits.Bit(port-p.ports.Base) == 1 {
-			return errPortAllocated
+			return ErrAllocated
 		}
 		bits.SetBit(bits, port-p.ports.Base, 1)
 		return nil
@@ -65,7 +100,7 @@ func (p *portAllocator) Allocate(ctx context.Context, port int) error {
 }
 
 // AllocateNext reserves a free port.
-func (p *portAllocator) AllocateNext(ctx context.Context) (int, error) {
+func (p *Allocator) AllocateNext(ctx context.Context) (int, error) {
 	var port int
 	err := p.update(ctx, func(bits *big.Int) error {
 		for _, part := range [][2]int{{p.rangeOffset, p.ports.Size}, {0, p.rangeOffset}} {
@@ -83,13 +118,13 @@ func (p *portAllocator) AllocateNext(ctx context.Context) (int, error) {
 				}
 			}
 		}
-		return errRangeFull
+		return ErrFull
 	})
 	return port, err
 }
 
 // Has reports whether port is taken (for dry runs).
-func (p *portAllocator) Has(ctx context.Context, port int) (bool, error) {
+func (p *Allocator) Has(ctx context.Context, port int) (bool, error) {
 	ra := &corev1.RangeAllocation{}
 	if err := p.store.Get(ctx, p.key, storage.GetOptions{IgnoreNotFound: true}, ra); err != nil {
 		return false, err
@@ -98,7 +133,7 @@ func (p *portAllocator) Has(ctx context.Context, port int) (bool, error) {
 }
 
 // Release frees ports; ports outside the range are ignored.
-func (p *portAllocator) Release(ctx context.Context, ports ...int) error {
+func (p *Allocator) Release(ctx context.Context, ports ...int) error {
 	var inRange []int
 	for _, port := range ports {
 		if p.contains(port) {
@@ -117,7 +152,7 @@ func (p *portAllocator) Release(ctx context.Context, ports ...int) error {
 }
 
 // update applies change to the bitmap, retrying on races.
-func (p *portAllocator) update(ctx context.Context, change func(bits *big.Int) error) error {
+func (p *Allocator) update(ctx context.Context, change func(bits *big.Int) error) error {
 	return p.store.GuaranteedUpdate(ctx, p.key, &corev1.RangeAllocation{}, true, nil,
 		func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			ra := input.(*corev1.RangeAllocation)
@@ -141,7 +176,7 @@ func (p *portAllocator) update(ctx context.Context, change func(bits *big.Int) e
 // bitmap reads the ports ra holds as a bitmap of this range. A bitmap
 // written for another range (the flag changed) is translated: its ports
 // outside this range are forgotten.
-func (p *portAllocator) bitmap(ra *corev1.RangeAllocation) *big.Int {
+func (p *Allocator) bitmap(ra *corev1.RangeAllocation) *big.Int {
 	stored := new(big.Int).SetBytes(ra.Data)
 	if ra.Range == "" || ra.Range == p.ports.String() {
 		return stored

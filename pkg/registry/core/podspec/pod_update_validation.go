@@ -1,4 +1,4 @@
-package core
+package podspec
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -29,7 +30,7 @@ var updatablePodSpecFields = []string{
 // added tolerations and removed scheduling gates (and, for pods still
 // gated, additions to their node selector).
 func ValidatePodUpdate(pod, old *corev1.Pod) field.ErrorList {
-	allErrs := ValidateObjectMetaUpdate(&pod.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&pod.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validatePodMetadataAndSpec(pod)...)
 	specPath := field.NewPath("spec")
 
@@ -134,7 +135,7 @@ func validateOnlyDeletedSchedulingGates(gates, old []corev1.PodSchedulingGate, f
 
 // ValidatePodStatusUpdate validates an update through pods/status.
 func ValidatePodStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
-	allErrs := ValidateObjectMetaUpdate(&pod.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&pod.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	statusPath := field.NewPath("status")
 	for i, c := range pod.Status.Conditions {
 		p := statusPath.Child("conditions").Index(i)
@@ -144,7 +145,7 @@ func ValidatePodStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
 		switch c.Type {
 		case corev1.PodScheduled, corev1.PodReady, corev1.PodInitialized:
 		default:
-			allErrs = append(allErrs, validateQualifiedName(string(c.Type), p.Child("Type"))...)
+			allErrs = append(allErrs, corevalidation.ValidateQualifiedName(string(c.Type), p.Child("Type"))...)
 		}
 	}
 	if pod.Spec.NodeName != old.Spec.NodeName {

@@ -1,13 +1,21 @@
-package generic
+package validation
 
 import (
 	"encoding/json"
 	"reflect"
 	"strings"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/util/diff"
 )
 
-// InternalShape returns v as kube prints a value of its internal API
+// InternalDiff is the diff kube's immutability messages show: kube diffs
+// its internal types, so the diff is of their JSON (see InternalValue).
+func InternalDiff(a, b any) string {
+	return diff.Diff(InternalValue(a), InternalValue(b))
+}
+
+// InternalValue returns v as kube prints a value of its internal API
 // types in a field error (field.Invalid(path, spec, ...)): the fields of
 // the versioned type under their Go names, none omitted, in declaration
 // order. kube's internal types carry no JSON tags, so its messages show
@@ -19,7 +27,7 @@ import (
 // the same order, as most kinds do; a kind whose internal type has other
 // fields spells its shape out. Types of k8s.io/apimachinery (ObjectMeta,
 // GroupResource, Condition) are shared by both and keep their JSON names.
-func InternalShape(v any) any {
+func InternalValue(v any) any {
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() {
 		return v

@@ -1,15 +1,16 @@
-package core
+package podspec
 
 import (
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	corev1 "k8s.io/api/core/v1"
 )
 
-// podQOSClass computes a pod's quality of service class as kube does when
+// QOSClass computes a pod's quality of service class as kube does when
 // the pod is created: from pod-level resources when the pod sets some,
 // else from every init and regular container. Guaranteed needs requests
 // equal to limits for both CPU and memory everywhere; no requests nor
 // limits anywhere is BestEffort; anything else is Burstable.
-func podQOSClass(spec *corev1.PodSpec) corev1.PodQOSClass {
+func QOSClass(spec *corev1.PodSpec) corev1.PodQOSClass {
 	if spec.Resources != nil && podLevelResourcesSet(spec.Resources) {
 		return requirementsQOS(spec.Resources)
 	}
@@ -38,7 +39,7 @@ func podQOSClass(spec *corev1.PodSpec) corev1.PodQOSClass {
 func podLevelResourcesSet(r *corev1.ResourceRequirements) bool {
 	for _, list := range []corev1.ResourceList{r.Requests, r.Limits} {
 		for name := range list {
-			if name == corev1.ResourceCPU || name == corev1.ResourceMemory || isHugePageResourceName(name) {
+			if name == corev1.ResourceCPU || name == corev1.ResourceMemory || corevalidation.IsHugePageResourceName(name) {
 				return true
 			}
 		}
