@@ -7,9 +7,11 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +31,8 @@ func init() {
 		appsv1.AddToScheme,
 		coordinationv1.AddToScheme,
 		autoscalingv1.AddToScheme,
+		autoscalingv2.AddToScheme,
+		eventsv1.AddToScheme,
 		certificatesv1.AddToScheme,
 		admissionregistrationv1.AddToScheme,
 		flowcontrolv1.AddToScheme,
@@ -41,8 +45,8 @@ func init() {
 	// kube's API machinery expects.
 	for _, gv := range []schema.GroupVersion{
 		metav1.SchemeGroupVersion, corev1.SchemeGroupVersion, appsv1.SchemeGroupVersion,
-		coordinationv1.SchemeGroupVersion, autoscalingv1.SchemeGroupVersion,
-		certificatesv1.SchemeGroupVersion, admissionregistrationv1.SchemeGroupVersion,
+		coordinationv1.SchemeGroupVersion, autoscalingv1.SchemeGroupVersion, autoscalingv2.SchemeGroupVersion,
+		eventsv1.SchemeGroupVersion, certificatesv1.SchemeGroupVersion, admissionregistrationv1.SchemeGroupVersion,
 		flowcontrolv1.SchemeGroupVersion, storagemigrationv1.SchemeGroupVersion,
 	} {
 		metav1.AddToGroupVersion(Scheme, gv)

@@ -34,7 +34,10 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		names = append(names, p)
 	}
 	sort.Strings(names)
-	if got := strings.Join(names, " "); got != "api api/v1 apis apis/apps apis/apps/v1 apis/coordination.k8s.io apis/coordination.k8s.io/v1 version" {
+	if got := strings.Join(names, " "); got != "api api/v1 apis apis/admissionregistration.k8s.io apis/admissionregistration.k8s.io/v1 "+
+		"apis/apps apis/apps/v1 apis/autoscaling apis/autoscaling/v1 apis/autoscaling/v2 apis/certificates.k8s.io apis/certificates.k8s.io/v1 "+
+		"apis/coordination.k8s.io apis/coordination.k8s.io/v1 apis/events.k8s.io apis/events.k8s.io/v1 "+
+		"apis/flowcontrol.apiserver.k8s.io apis/flowcontrol.apiserver.k8s.io/v1 apis/storagemigration.k8s.io apis/storagemigration.k8s.io/v1 version" {
 		t.Errorf("paths: %s", got)
 	}
 	root := openapi3.NewRoot(dc.OpenAPIV3())
@@ -45,6 +48,13 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		{schema.GroupVersion{Version: "v1"}, "io.k8s.api.core.v1.Pod"},
 		{schema.GroupVersion{Group: "apps", Version: "v1"}, "io.k8s.api.apps.v1.Deployment"},
 		{schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}, "io.k8s.api.coordination.v1.Lease"},
+		{schema.GroupVersion{Group: "autoscaling", Version: "v1"}, "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler"},
+		{schema.GroupVersion{Group: "autoscaling", Version: "v2"}, "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler"},
+		{schema.GroupVersion{Group: "events.k8s.io", Version: "v1"}, "io.k8s.api.events.v1.Event"},
+		{schema.GroupVersion{Group: "certificates.k8s.io", Version: "v1"}, "io.k8s.api.certificates.v1.CertificateSigningRequest"},
+		{schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}, "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy"},
+		{schema.GroupVersion{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, "io.k8s.api.flowcontrol.v1.FlowSchema"},
+		{schema.GroupVersion{Group: "storagemigration.k8s.io", Version: "v1"}, "io.k8s.api.storagemigration.v1.StorageVersionMigration"},
 	} {
 		doc, err := root.GVSpec(tc.gv)
 		if err != nil {
@@ -59,7 +69,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gvs) != 3 {
+	if len(gvs) != 10 {
 		t.Errorf("group versions: %v", gvs)
 	}
 }
