@@ -4,7 +4,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/namespace"
+	flowcontrolregistry "github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -33,4 +35,10 @@ func namespaceController(groups []rest.APIGroupInfo, namespaces namespace.Namesp
 	}
 	sort.Slice(resources, func(i, j int) bool { return resources[i].Name < resources[j].Name })
 	return namespace.New(namespaces, finalizer, resources)
+}
+
+// flowControlController builds the controller that keeps kube's flow
+// control configuration, over the flowcontrol.apiserver.k8s.io storages.
+func flowControlController(s flowcontrolregistry.Storage) *flowcontrol.Controller {
+	return flowcontrol.New(flowcontrol.Config{FlowSchemas: s.FlowSchemas, FlowSchemaStatus: s.FlowSchemaStatus, PriorityLevels: s.PriorityLevels})
 }

@@ -25,16 +25,20 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	eventsgroup "github.com/miniapiserver/miniapiserver/pkg/registry/events"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
 	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storage"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/storagemigration"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 )
@@ -114,7 +118,9 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.AdminToken = token
-	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
+	flowControl := flowControlController(st.flowControl)
+	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups),
+		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
 	api, err := apiserver.New(apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: auth,
@@ -165,7 +171,7 @@ func Start(o *Options) (*Server, error) {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
@@ -173,6 +179,10 @@ func Start(o *Options) (*Server, error) {
 	go func() {
 		defer s.wg.Done()
 		etcd3.RunMaintenance(ctx, client, etcd3.MaintenanceConfig{Interval: o.EtcdDefragInterval, DefragThreshold: o.EtcdDefragThreshold})
+	}()
+	go func() {
+		defer s.wg.Done()
+		flowControl.Run(ctx)
 	}()
 	if o.NamespaceController {
 		nc := namespaceController(groups, st.core.Namespaces, st.core.NamespaceFinalize)
@@ -254,6 +264,10 @@ func groupStorageProviders(coreEvents *generic.StoreRef) []generic.RESTStoragePr
 		scheduling.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
 		node.RESTStorageProvider{},
+		certificates.RESTStorageProvider{},
+		admissionregistration.RESTStorageProvider{},
+		flowcontrol.RESTStorageProvider{},
+		storagemigration.RESTStorageProvider{},
 	}
 }
 

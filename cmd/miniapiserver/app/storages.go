@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -17,6 +18,8 @@ type groupStorages struct {
 	scheduling scheduling.GroupStorage
 	node       node.GroupStorage
 	storage    storagegroup.GroupStorage
+	// flowControl's objects are kept as kube keeps them by a controller.
+	flowControl flowcontrol.Storage
 }
 
 // build builds the group of p, a named group's provider, keeping its
@@ -29,6 +32,8 @@ func (st *groupStorages) build(p generic.RESTStorageProvider, getter generic.RES
 		st.node, info, err = p.NewGroupStorage(getter)
 	case storagegroup.RESTStorageProvider:
 		st.storage, info, err = p.NewGroupStorage(getter)
+	case flowcontrol.RESTStorageProvider:
+		st.flowControl, info, err = p.NewFlowControlStorage(getter)
 	default:
 		info, err = p.NewRESTStorage(getter)
 	}
