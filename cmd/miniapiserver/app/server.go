@@ -24,9 +24,11 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/policy"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
@@ -198,27 +200,33 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 // published in every namespace (nil: none). The OpenAPI generator
 // (hack/openapi-gen) builds its groups from the same list.
 func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvider, error) {
-	coreProvider, err := coreStorageProvider(o, rootCA)
+	budgets := &policy.Budgets{}
+	coreProvider, err := coreStorageProvider(o, rootCA, budgets)
 	if err != nil {
 		return nil, err
 	}
-	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders()...), nil
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(budgets)...), nil
 }
 
-// coreStorageProvider is the provider of the core group, configured from o.
-func coreStorageProvider(o *Options, rootCA []byte) (core.RESTStorageProvider, error) {
+// coreStorageProvider is the provider of the core group, configured from
+// o; its evictions honour budgets.
+func coreStorageProvider(o *Options, rootCA []byte, budgets *policy.Budgets) (core.RESTStorageProvider, error) {
 	serviceRange, err := o.serviceClusterIPRange()
 	if err != nil {
 		return core.RESTStorageProvider{}, err
 	}
-	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA}, nil
+	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA,
+		DisruptionBudgets: budgets}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the
-// order discovery lists them (after the core group).
-func groupStorageProviders() []generic.RESTStorageProvider {
+// order discovery lists them (after the core group). The policy group
+// serves the pods' evictions their budgets.
+func groupStorageProviders(budgets *policy.Budgets) []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
 		apps.RESTStorageProvider{},
+		batch.RESTStorageProvider{},
+		policy.RESTStorageProvider{Budgets: budgets},
 		coordination.RESTStorageProvider{},
 	}
 }
@@ -227,7 +235,8 @@ func groupStorageProviders() []generic.RESTStorageProvider {
 // first), and returns the typed handles of the core group's storage that
 // the rest of the wiring uses.
 func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, core.LegacyRESTStorage, *restOptionsGetter, error) {
-	coreProvider, err := coreStorageProvider(o, rootCA)
+	budgets := &policy.Budgets{}
+	coreProvider, err := coreStorageProvider(o, rootCA, budgets)
 	if err != nil {
 		return nil, core.LegacyRESTStorage{}, nil, err
 	}
@@ -242,7 +251,7 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 		return nil, core.LegacyRESTStorage{}, nil, fmt.Errorf("building the core API group: %w", err)
 	}
 	groups := []rest.APIGroupInfo{coreInfo}
-	for _, p := range groupStorageProviders() {
+	for _, p := range groupStorageProviders(budgets) {
 		info, err := p.NewRESTStorage(getter)
 		if err != nil {
 			for i := range groups {

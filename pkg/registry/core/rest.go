@@ -35,6 +35,9 @@ type RESTStorageProvider struct {
 	// RootCA, when set, is the PEM published in every namespace as the
 	// ConfigMap kube-root-ca.crt.
 	RootCA []byte
+	// DisruptionBudgets are the budgets pods/eviction honours (nil:
+	// evictions of running pods fail, as no budget can be read).
+	DisruptionBudgets DisruptionBudgets
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -123,7 +126,7 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	if legacy.Namespaces, legacy.NamespaceFinalize, err = installNamespaces(getter, defaults, resources); err != nil {
 		return fail(err)
 	}
-	if _, err := install(newPods(podLookups{serviceAccounts: serviceAccountStore, limitRanges: legacy.LimitRanges})); err != nil {
+	if _, err := install(newPods(podLookups{serviceAccounts: serviceAccountStore, limitRanges: legacy.LimitRanges, budgets: p.DisruptionBudgets})); err != nil {
 		return fail(err)
 	}
 	return legacy, info, nil

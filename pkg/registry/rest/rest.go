@@ -36,6 +36,14 @@ type GroupVersionKindProvider interface {
 	GroupVersionKind(containingGV schema.GroupVersion) schema.GroupVersionKind
 }
 
+// GroupVersionAcceptor is implemented by storages that accept request
+// bodies of other group versions than the kind they serve (pods/eviction
+// takes policy/v1beta1 Evictions too): the HTTP layer converts those,
+// through the Scheme, into the storage's New object.
+type GroupVersionAcceptor interface {
+	AcceptsGroupVersion(gv schema.GroupVersion) bool
+}
+
 // ShortNamesProvider gives the short names discovery lists ("cm").
 type ShortNamesProvider interface {
 	ShortNames() []string
