@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"time"
@@ -32,7 +33,7 @@ var jobs = generic.Resource{
 	Strategy:             jobStrategy{generic.BaseStrategy{Namespaced: true}},
 	StatusStrategy:       jobStatusStrategy{jobStrategy{generic.BaseStrategy{Namespaced: true}}},
 	AttrFunc:             jobAttrs,
-	FieldLabelConversion: generic.SupportedFieldLabels("status.successful"),
+	FieldLabelConversion: jobFieldLabelConversion,
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,
@@ -120,11 +121,22 @@ func jobAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 	return j.Labels, f, nil
 }
 
+// jobFieldLabelConversion accepts the fields kube selects jobs on, with
+// its message for others.
+func jobFieldLabelConversion(label, value string) (string, string, error) {
+	switch label {
+	case "metadata.name", "metadata.namespace", "status.successful":
+		return label, value, nil
+	}
+	return "", "", fmt.Errorf("field label %q not supported for Job", label)
+}
+
 type jobStrategy struct{ generic.BaseStrategy }
 
 var (
 	_ rest.Defaulter                       = jobStrategy{}
 	_ rest.GarbageCollectionDeleteStrategy = jobStrategy{}
+	_ rest.DeleteWarningsStrategy          = jobStrategy{}
 )
 
 // GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
@@ -137,6 +149,16 @@ func (jobStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 // old clients.
 func (jobStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCollectionPolicy {
 	return rest.OrphanDependents
+}
+
+// WarningsOnDelete warns a client that names no propagation policy that
+// the job's pods stay.
+func (jobStrategy) WarningsOnDelete(_ context.Context, options *metav1.DeleteOptions) []string {
+	//nolint:staticcheck // OrphanDependents is still honoured, as kube does.
+	if options.PropagationPolicy != nil || options.OrphanDependents != nil {
+		return nil
+	}
+	return []string{"child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning"}
 }
 
 // Default implements rest.Defaulter with kube's defaults of batch/v1 jobs.
@@ -208,6 +230,10 @@ func (jobStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	j := obj.(*batchv1.Job)
 	if !ptr.Deref(j.Spec.ManualSelector, false) {
 		generateSelector(j)
+	}
+	// kube defaults the labels on every read; stored, they read the same.
+	if len(j.Labels) == 0 {
+		j.Labels = maps.Clone(j.Spec.Template.Labels)
 	}
 	generic.ResetStatus(j)
 	generic.StartGeneration(j)

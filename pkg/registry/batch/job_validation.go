@@ -153,7 +153,7 @@ func validateJobSpec(spec *batchv1.JobSpec, fldPath *field.Path) field.ErrorList
 	}
 	if spec.SuccessPolicy != nil {
 		if ptr.Deref(spec.CompletionMode, batchv1.NonIndexedCompletion) != batchv1.IndexedCompletion {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("successPolicy"), *spec.SuccessPolicy, "requires indexed completion mode"))
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("successPolicy"), corevalidation.InternalValue(*spec.SuccessPolicy), "requires indexed completion mode"))
 		} else {
 			allErrs = append(allErrs, validateSuccessPolicy(spec, fldPath.Child("successPolicy"))...)
 		}
