@@ -113,7 +113,7 @@ func (r *EvictionREST) Create(ctx context.Context, obj runtime.Object, createVal
 	if err := r.evict(ctx, name, deleteOptions); err != nil {
 		return nil, err
 	}
-	return &metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated}, nil
+	return &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated}, nil
 }
 
 // propagateDryRun returns the options of the delete: the Eviction's, with
