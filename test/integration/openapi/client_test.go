@@ -34,7 +34,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		names = append(names, p)
 	}
 	sort.Strings(names)
-	if got := strings.Join(names, " "); got != "api api/v1 apis apis/apps apis/apps/v1 apis/coordination.k8s.io apis/coordination.k8s.io/v1 version" {
+	if got := strings.Join(names, " "); got != "api api/v1 apis apis/apps apis/apps/v1 apis/batch apis/batch/v1 apis/coordination.k8s.io apis/coordination.k8s.io/v1 apis/policy apis/policy/v1 version" {
 		t.Errorf("paths: %s", got)
 	}
 	root := openapi3.NewRoot(dc.OpenAPIV3())
@@ -59,7 +59,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gvs) != 3 {
+	if len(gvs) != 5 {
 		t.Errorf("group versions: %v", gvs)
 	}
 }
