@@ -33,7 +33,7 @@ func TestValidatePDBSpec(t *testing.T) {
 		`spec: Invalid value: {"MinAvailable":1,"Selector":null,"MaxUnavailable":"10%","UnhealthyPodEvictionPolicy":null}: minAvailable and maxUnavailable cannot be both set` {
 		t.Errorf("errors %v", errs)
 	}
-	oldSelector := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "bad value!"}}
+	oldSelector := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"bad value!"}}}}
 	spec = &policyv1.PodDisruptionBudgetSpec{Selector: oldSelector}
 	if errs := validatePDBSpec(spec, true, field.NewPath("spec")); len(errs) != 0 {
 		t.Errorf("an invalid label value kept from the old selector: %v", errs)
