@@ -1,6 +1,10 @@
 package batch
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/miniapiserver/miniapiserver/test/integration/reference"
+)
 
 // jobBody is a Job named name whose spec is spec (JSON members without
 // braces); TEMPLATE in spec is a minimal pod template.
@@ -75,15 +79,15 @@ func init() {
 		patch("labels change: generation stays", jobsPath+"/j", `{"metadata":{"labels":{"extra":"yes"}}}`),
 		patch("the main endpoint ignores status", jobsPath+"/j", `{"status":{"active":3}}`),
 		patch("completions are immutable", jobsPath+"/j", `{"spec":{"completions":3}}`),
-		request("the template is immutable", "PATCH", jobsPath+"/j", strategic, "",
+		request("the template is immutable", "PATCH", jobsPath+"/j", reference.Strategic, "",
 			`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`),
 		patch("the selector is immutable", jobsPath+"/j", `{"spec":{"selector":{"matchLabels":{"app":"z"}}}}`),
 		patch("the completion mode and policies are immutable", jobsPath+"/j",
 			`{"spec":{"completionMode":"Indexed","managedBy":"example.com/x"}}`),
 		patch("suspended", jobsPath+"/j", `{"spec":{"suspend":true}}`),
-		request("a suspended job that never started changes its scheduling and resources", "PATCH", jobsPath+"/j", strategic, "",
+		request("a suspended job that never started changes its scheduling and resources", "PATCH", jobsPath+"/j", reference.Strategic, "",
 			`{"spec":{"template":{"metadata":{"annotations":{"a":"b"}},"spec":{"nodeSelector":{"zone":"a"},"containers":[{"name":"c","resources":{"requests":{"cpu":"100m"}}}]}}}}`),
-		request("but not its image", "PATCH", jobsPath+"/j", strategic, "",
+		request("but not its image", "PATCH", jobsPath+"/j", reference.Strategic, "",
 			`{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`),
 		create("an indexed job", jobsPath, jobBody("ix", `"completionMode":"Indexed","completions":3,"parallelism":3,TEMPLATE`)),
 		patch("completions alone", jobsPath+"/ix", `{"spec":{"completions":5}}`),

@@ -11,8 +11,6 @@ package batch
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -21,7 +19,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
-	"github.com/miniapiserver/miniapiserver/test/integration/reference"
 )
 
 // srv is the server every test of the package shares.
@@ -53,24 +50,4 @@ func statusOf(t *testing.T, err error) metav1.Status {
 		t.Fatalf("want a Status error, got %v", err)
 	}
 	return se.ErrStatus
-}
-
-// namespace creates a namespace for one test on tg (named uniquely when
-// recording, so that a recording never meets an earlier one's objects),
-// deleted when the test ends.
-func namespace(t *testing.T, tg *reference.Target) string {
-	t.Helper()
-	name := testserver.NamespaceName(t)
-	if *reference.Record {
-		name = fmt.Sprintf("%s-%d", name[:min(len(name), 40)], time.Now().UnixNano()%1e9)
-	}
-	tg.CreateNamespace(t, name, userAgent)
-	t.Cleanup(func() {
-		for _, collection := range []string{"jobs", "cronjobs"} {
-			tg.DeleteAll(t, "/apis/batch/v1/namespaces/"+name+"/"+collection, userAgent, nil)
-		}
-		tg.Do(t, reference.Request{Method: http.MethodDelete, Path: "/api/v1/namespaces/" + name, UserAgent: userAgent})
-		tg.FinalizeNamespaces(t, userAgent, name)
-	})
-	return name
 }

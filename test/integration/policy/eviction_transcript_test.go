@@ -1,5 +1,7 @@
 package policy
 
+import "github.com/miniapiserver/miniapiserver/test/integration/reference"
+
 // podBody is a pod named name with labels (JSON members without braces)
 // on node (none when "").
 func podBody(name, labels, node string) string {
@@ -46,7 +48,7 @@ func init() {
 		budgetStatus("a negative allowance is refused", "b", `"disruptionsAllowed":-1`),
 		evict("still what the condition says", "p", "policy/v1", ""),
 		budgetStatus("one disruption allowed", "b", `"disruptionsAllowed":1,"conditions":[{"type":"DisruptionAllowed","status":"True","reason":"SufficientPods","message":"","lastTransitionTime":"2026-01-01T00:00:00Z"}]`),
-		request("a dry run evicts nothing", "POST", podsPath+"/p/eviction?dryRun=All", jsonBody, "", `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"p"}}`),
+		request("a dry run evicts nothing", "POST", podsPath+"/p/eviction?dryRun=All", reference.JSON, "", `{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"p"}}`),
 		get("the budget is unchanged", pdbsPath+"/b"),
 		get("the pod is unchanged", podsPath+"/p"),
 		evict("evicted", "p", "policy/v1", `,"deleteOptions":{"gracePeriodSeconds":20}`),
@@ -73,7 +75,7 @@ func init() {
 		create("not an Eviction", podsPath+"/p/eviction", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}`),
 		create("no version of Eviction has it", podsPath+"/p/eviction", `{"apiVersion":"policy/v2","kind":"Eviction","metadata":{"name":"p"}}`),
 		evict("ignoring store read errors is refused", "p", "policy/v1", `,"deleteOptions":{"ignoreStoreReadErrorWithClusterBreakingPotential":true}`),
-		request("dry runs that disagree", "POST", podsPath+"/p/eviction?dryRun=All", jsonBody, "",
+		request("dry runs that disagree", "POST", podsPath+"/p/eviction?dryRun=All", reference.JSON, "",
 			`{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"p"},"deleteOptions":{"dryRun":["Other"]}}`),
 		evict("another pod's UID", "p", "policy/v1", `,"deleteOptions":{"preconditions":{"uid":"0d2d1a4c-0000-0000-0000-000000000000"}}`),
 		create("a budget", pdbsPath, pdbBody("one", `"maxUnavailable":1,"selector":{"matchLabels":{"app":"y"}}`)),
