@@ -24,9 +24,11 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	eventsgroup "github.com/miniapiserver/miniapiserver/pkg/registry/events"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/policy"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -200,33 +202,47 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 // published in every namespace (nil: none). The OpenAPI generator
 // (hack/openapi-gen) builds its groups from the same list.
 func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvider, error) {
-	budgets := &policy.Budgets{}
-	coreProvider, err := coreStorageProvider(o, rootCA, budgets)
+	links := newGroupLinks()
+	coreProvider, err := coreStorageProvider(o, rootCA, links)
 	if err != nil {
 		return nil, err
 	}
-	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(budgets)...), nil
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(links)...), nil
 }
 
-// coreStorageProvider is the provider of the core group, configured from
-// o; its evictions honour budgets.
-func coreStorageProvider(o *Options, rootCA []byte, budgets *policy.Budgets) (core.RESTStorageProvider, error) {
+// groupLinks are what one group's provider hands another, filled as the
+// groups are built: core's events store (events.k8s.io serves it too) and
+// policy's disruption budgets (core's pods/eviction honours them).
+type groupLinks struct {
+	events  *generic.StoreRef
+	budgets *policy.Budgets
+}
+
+func newGroupLinks() groupLinks {
+	return groupLinks{events: &generic.StoreRef{}, budgets: &policy.Budgets{}}
+}
+
+// coreStorageProvider is the provider of the core group, configured from o.
+// It hands its events store to events.k8s.io; its evictions honour
+// policy's budgets.
+func coreStorageProvider(o *Options, rootCA []byte, links groupLinks) (core.RESTStorageProvider, error) {
 	serviceRange, err := o.serviceClusterIPRange()
 	if err != nil {
 		return core.RESTStorageProvider{}, err
 	}
 	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA,
-		DisruptionBudgets: budgets}, nil
+		Events: links.events, DisruptionBudgets: links.budgets}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the
-// order discovery lists them (after the core group). The policy group
-// serves the pods' evictions their budgets.
-func groupStorageProviders(budgets *policy.Budgets) []generic.RESTStorageProvider {
+// order discovery lists them (after the core group), linked as links say.
+func groupStorageProviders(links groupLinks) []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
 		apps.RESTStorageProvider{},
+		eventsgroup.RESTStorageProvider{Events: links.events},
+		autoscaling.RESTStorageProvider{},
 		batch.RESTStorageProvider{},
-		policy.RESTStorageProvider{Budgets: budgets},
+		policy.RESTStorageProvider{Budgets: links.budgets},
 		coordination.RESTStorageProvider{},
 	}
 }
@@ -235,8 +251,8 @@ func groupStorageProviders(budgets *policy.Budgets) []generic.RESTStorageProvide
 // first), and returns the typed handles of the core group's storage that
 // the rest of the wiring uses.
 func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, core.LegacyRESTStorage, *restOptionsGetter, error) {
-	budgets := &policy.Budgets{}
-	coreProvider, err := coreStorageProvider(o, rootCA, budgets)
+	links := newGroupLinks()
+	coreProvider, err := coreStorageProvider(o, rootCA, links)
 	if err != nil {
 		return nil, core.LegacyRESTStorage{}, nil, err
 	}
@@ -251,7 +267,7 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 		return nil, core.LegacyRESTStorage{}, nil, fmt.Errorf("building the core API group: %w", err)
 	}
 	groups := []rest.APIGroupInfo{coreInfo}
-	for _, p := range groupStorageProviders(budgets) {
+	for _, p := range groupStorageProviders(links) {
 		info, err := p.NewRESTStorage(getter)
 		if err != nil {
 			for i := range groups {

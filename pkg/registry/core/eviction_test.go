@@ -13,7 +13,9 @@ import (
 )
 
 // recordedBudgets is a DisruptionBudgets that records status writes.
-type recordedBudgets struct{ written []*policyv1.PodDisruptionBudget }
+type recordedBudgets struct {
+	written []*policyv1.PodDisruptionBudget
+}
 
 func (b *recordedBudgets) List(context.Context, string) ([]policyv1.PodDisruptionBudget, error) {
 	return nil, nil

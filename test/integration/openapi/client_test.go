@@ -34,7 +34,8 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		names = append(names, p)
 	}
 	sort.Strings(names)
-	if got := strings.Join(names, " "); got != "api api/v1 apis apis/apps apis/apps/v1 apis/batch apis/batch/v1 apis/coordination.k8s.io apis/coordination.k8s.io/v1 apis/policy apis/policy/v1 version" {
+	if got := strings.Join(names, " "); got != "api api/v1 apis apis/apps apis/apps/v1 apis/autoscaling apis/autoscaling/v1 apis/autoscaling/v2 apis/batch apis/batch/v1 "+
+		"apis/coordination.k8s.io apis/coordination.k8s.io/v1 apis/events.k8s.io apis/events.k8s.io/v1 apis/policy apis/policy/v1 version" {
 		t.Errorf("paths: %s", got)
 	}
 	root := openapi3.NewRoot(dc.OpenAPIV3())
@@ -45,6 +46,9 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		{schema.GroupVersion{Version: "v1"}, "io.k8s.api.core.v1.Pod"},
 		{schema.GroupVersion{Group: "apps", Version: "v1"}, "io.k8s.api.apps.v1.Deployment"},
 		{schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}, "io.k8s.api.coordination.v1.Lease"},
+		{schema.GroupVersion{Group: "autoscaling", Version: "v1"}, "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler"},
+		{schema.GroupVersion{Group: "autoscaling", Version: "v2"}, "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler"},
+		{schema.GroupVersion{Group: "events.k8s.io", Version: "v1"}, "io.k8s.api.events.v1.Event"},
 	} {
 		doc, err := root.GVSpec(tc.gv)
 		if err != nil {
@@ -59,7 +63,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gvs) != 5 {
+	if len(gvs) != 8 {
 		t.Errorf("group versions: %v", gvs)
 	}
 }

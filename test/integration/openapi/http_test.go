@@ -192,7 +192,8 @@ func TestV3Index(t *testing.T) {
 		}
 	}
 	sort.Strings(paths)
-	want := "api api/v1 apis apis/apps apis/apps/v1 apis/batch apis/batch/v1 apis/coordination.k8s.io apis/coordination.k8s.io/v1 apis/policy apis/policy/v1 version"
+	want := "api api/v1 apis apis/apps apis/apps/v1 apis/autoscaling apis/autoscaling/v1 apis/autoscaling/v2 apis/batch apis/batch/v1 apis/coordination.k8s.io apis/coordination.k8s.io/v1 " +
+		"apis/events.k8s.io apis/events.k8s.io/v1 apis/policy apis/policy/v1 version"
 	if got := strings.Join(paths, " "); got != want {
 		t.Errorf("paths: got %s, want %s", got, want)
 	}
