@@ -28,6 +28,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
@@ -35,6 +36,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/policy"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
 	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storage"
@@ -234,38 +236,53 @@ func embeddedEtcdDir(dataDir string) string { return filepath.Join(dataDir, "etc
 // published in every namespace (nil: none). The OpenAPI generator
 // (hack/openapi-gen) builds its groups from the same list.
 func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvider, error) {
-	events := &generic.StoreRef{}
-	coreProvider, err := coreStorageProvider(o, rootCA, events)
+	links := newGroupLinks()
+	coreProvider, err := coreStorageProvider(o, rootCA, links)
 	if err != nil {
 		return nil, err
 	}
-	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(events)...), nil
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(links)...), nil
+}
+
+// groupLinks are what one group's provider hands another, filled as the
+// groups are built: core's events store (events.k8s.io serves it too) and
+// policy's disruption budgets (core's pods/eviction honours them).
+type groupLinks struct {
+	events  *generic.StoreRef
+	budgets *policy.Budgets
+}
+
+func newGroupLinks() groupLinks {
+	return groupLinks{events: &generic.StoreRef{}, budgets: &policy.Budgets{}}
 }
 
 // coreStorageProvider is the provider of the core group, configured from o.
-// It hands its events store to events.
-func coreStorageProvider(o *Options, rootCA []byte, events *generic.StoreRef) (core.RESTStorageProvider, error) {
+// It hands its events store to events.k8s.io; its evictions honour
+// policy's budgets.
+func coreStorageProvider(o *Options, rootCA []byte, links groupLinks) (core.RESTStorageProvider, error) {
 	serviceRange, err := o.serviceClusterIPRange()
 	if err != nil {
 		return core.RESTStorageProvider{}, err
 	}
-	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA, Events: events}, nil
+	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA,
+		Events: links.events, DisruptionBudgets: links.budgets}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the
-// order discovery lists them (after the core group). events.k8s.io serves
-// the core group's events store, set once the core group is built.
-func groupStorageProviders(coreEvents *generic.StoreRef) []generic.RESTStorageProvider {
+// order discovery lists them (after the core group), linked as links say.
+func groupStorageProviders(links groupLinks) []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
 		apps.RESTStorageProvider{},
-		eventsgroup.RESTStorageProvider{Events: coreEvents},
+		eventsgroup.RESTStorageProvider{Events: links.events},
 		autoscaling.RESTStorageProvider{},
+		batch.RESTStorageProvider{},
+		certificates.RESTStorageProvider{},
+		policy.RESTStorageProvider{Budgets: links.budgets},
 		storagegroup.RESTStorageProvider{},
+		admissionregistration.RESTStorageProvider{},
 		scheduling.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
 		node.RESTStorageProvider{},
-		certificates.RESTStorageProvider{},
-		admissionregistration.RESTStorageProvider{},
 		flowcontrol.RESTStorageProvider{},
 		storagemigration.RESTStorageProvider{},
 	}
@@ -276,10 +293,11 @@ func groupStorageProviders(coreEvents *generic.StoreRef) []generic.RESTStoragePr
 // The core group is built between two kinds of named groups: those whose
 // stores its hooks read (kube's Priority, RuntimeClass and
 // DefaultStorageClass admission of new pods and claims) come before it,
-// the others after it (events.k8s.io serves its events store).
+// the others after it (events.k8s.io serves its events store; policy fills
+// the budgets core's evictions read, through links).
 func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
-	events := &generic.StoreRef{}
-	coreProvider, err := coreStorageProvider(o, rootCA, events)
+	links := newGroupLinks()
+	coreProvider, err := coreStorageProvider(o, rootCA, links)
 	if err != nil {
 		return nil, groupStorages{}, nil, err
 	}
@@ -289,7 +307,7 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 		seen:      map[string]bool{},
 		decorator: decoratorFor(o),
 	}
-	providers := groupStorageProviders(events)
+	providers := groupStorageProviders(links)
 	// groups[0] is the core group's, groups[1+i] that of providers[i].
 	groups := make([]rest.APIGroupInfo, 1+len(providers))
 	fail := func(err error) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {

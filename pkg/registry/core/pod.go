@@ -29,10 +29,12 @@ type podLookups struct {
 	// priority and runtimeClass, when set, are the admission steps of new
 	// pods that read other groups' objects (RESTStorageProvider).
 	priority, runtimeClass PodAdmitter
+	// budgets are what evictions honour.
+	budgets DisruptionBudgets
 }
 
-// newPods declares the pods resource, with pods/status, pods/binding and
-// the legacy bindings resource.
+// newPods declares the pods resource, with pods/status, pods/binding,
+// pods/eviction and the legacy bindings resource.
 func newPods(lookups podLookups) generic.Resource {
 	strategy := podStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, serviceAccounts: lookups.serviceAccounts}
 	return generic.Resource{
@@ -54,6 +56,9 @@ func newPods(lookups podLookups) generic.Resource {
 			"pods/binding": func(pods *generic.Store) rest.Storage { return &BindingREST{store: pods} },
 			"bindings": func(pods *generic.Store) rest.Storage {
 				return &LegacyBindingREST{binding: &BindingREST{store: pods}}
+			},
+			"pods/eviction": func(pods *generic.Store) rest.Storage {
+				return &EvictionREST{pods: pods, status: generic.NewStatusREST(pods, podStatusStrategy{strategy}), budgets: lookups.budgets}
 			},
 		},
 	}

@@ -46,6 +46,9 @@ type RESTStorageProvider struct {
 	PodPriority       PodAdmitter
 	PodRuntimeClass   PodAdmitter
 	ClaimStorageClass ClaimAdmitter
+	// DisruptionBudgets are the budgets pods/eviction honours (nil:
+	// evictions of running pods fail, as no budget can be read).
+	DisruptionBudgets DisruptionBudgets
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -142,7 +145,7 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	}
 	if _, err := install(newPods(podLookups{
 		serviceAccounts: serviceAccountStore, limitRanges: legacy.LimitRanges,
-		priority: p.PodPriority, runtimeClass: p.PodRuntimeClass,
+		priority: p.PodPriority, runtimeClass: p.PodRuntimeClass, budgets: p.DisruptionBudgets,
 	})); err != nil {
 		return fail(err)
 	}

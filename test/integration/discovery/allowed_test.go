@@ -35,8 +35,6 @@ var owned = []struct {
 const notYetServed = `
 apiregistration.k8s.io/v1 apiservices
 
-batch/v1 cronjobs
-batch/v1 jobs
 
 discovery.k8s.io/v1 endpointslices
 
@@ -46,8 +44,6 @@ networking.k8s.io/v1 ipaddresses
 networking.k8s.io/v1 networkpolicies
 networking.k8s.io/v1 servicecidrs
 
-policy/v1 poddisruptionbudgets
-v1 pods/eviction
 
 rbac.authorization.k8s.io/v1 clusterrolebindings
 rbac.authorization.k8s.io/v1 clusterroles
