@@ -19,8 +19,12 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
 )
+
+// serviceRange is the service CIDR of the shared cluster's replicas.
+const serviceRange = "10.96.0.0/26"
 
 // members and replicas of the clusters the tests start.
 const (
@@ -44,7 +48,11 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	c, err := startCluster(dir)
+	c, err := startCluster(dir, testserver.Option(func(o *app.Options) {
+		// 62 usable addresses: concurrent creates through every replica
+		// often pick the same one (TestAllocatorsAcrossReplicas).
+		o.ServiceClusterIPRange = serviceRange
+	}))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
