@@ -65,7 +65,9 @@ func runMain(m *testing.M) int {
 // cluster is an etcd cluster of members and the miniapiserver replicas
 // over it, each replica configured with every member's client URL.
 type cluster struct {
-	etcd     *etcdCluster
+	etcd *etcdCluster
+	// port is the secure port of every replica.
+	port     int
 	replicas []*testserver.TestServer
 	clients  []kubernetes.Interface
 }
@@ -77,32 +79,49 @@ func startCluster(dir string, opts ...testserver.Option) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{etcd: ec}
+	port, err := freePort()
+	if err != nil {
+		ec.stop()
+		return nil, err
+	}
+	c := &cluster{etcd: ec, port: port}
 	for i := range replicas {
-		ts, err := c.startReplica(filepath.Join(dir, "replica-"+strconv.Itoa(i)), opts...)
+		ts, client, err := c.startReplica(filepath.Join(dir, "replica-"+strconv.Itoa(i)), i, opts...)
 		if err != nil {
 			c.stop()
 			return nil, fmt.Errorf("replica %d: %w", i, err)
 		}
 		c.replicas = append(c.replicas, ts)
+		c.clients = append(c.clients, client)
 	}
 	return c, nil
 }
 
-func (c *cluster) startReplica(dir string, opts ...testserver.Option) (*testserver.TestServer, error) {
-	opts = append([]testserver.Option{testserver.WithEtcd(c.etcd.clientURLs()...)}, opts...)
+// startReplica starts replica i: it listens on 127.0.0.<i+1> at the
+// cluster's port, as replicas on hosts of their own would (the kubernetes
+// Service's endpoints list addresses on one port), and advertises
+// 10.200.0.<i+1> (endpoints may not list loopback addresses).
+func (c *cluster) startReplica(dir string, i int, opts ...testserver.Option) (*testserver.TestServer, kubernetes.Interface, error) {
+	opts = append([]testserver.Option{testserver.WithEtcd(c.etcd.clientURLs()...), func(o *app.Options) {
+		o.BindAddress = replicaAddress(i)
+		o.SecurePort = c.port
+		o.AdvertiseAddress = advertisedAddress(i)
+		o.EndpointReconcilerTTL, o.EndpointReconcilerInterval = 3*time.Second, time.Second
+	}}, opts...)
 	ts, err := testserver.New(dir, opts...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	client, err := kubernetes.NewForConfig(ts.ClientConfig)
 	if err != nil {
 		ts.Server.Stop()
-		return nil, err
+		return nil, nil, err
 	}
-	c.clients = append(c.clients, client)
-	return ts, nil
+	return ts, client, nil
 }
+
+func replicaAddress(i int) string    { return "127.0.0." + strconv.Itoa(i+1) }
+func advertisedAddress(i int) string { return "10.200.0." + strconv.Itoa(i+1) }
 
 // stop stops the replicas, then the etcd members.
 func (c *cluster) stop() {

@@ -24,6 +24,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
@@ -56,6 +57,9 @@ type Server struct {
 	// shuttingDown fails /readyz from the start of a shutdown.
 	shuttingDown  atomic.Bool
 	shutdownDelay time.Duration
+	// stopEndpoints removes this replica from the kubernetes endpoints
+	// (nil: no endpoint reconciler).
+	stopEndpoints func()
 
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -140,6 +144,13 @@ func Start(o *Options) (*Server, error) {
 	}
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
 	ensureKubernetesService(ctx, o, coreStorage.Services, secureLn.Addr().(*net.TCPAddr).Port)
+	var reconciler *endpoints.Reconciler
+	if o.EndpointReconcilerType == "lease" {
+		if reconciler, err = endpointReconciler(o, groups, secureLn.Addr().(*net.TCPAddr).Port); err != nil {
+			secureLn.Close()
+			return nil, err
+		}
+	}
 	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
 	s.serve(ctx, secureLn, api.SecureHandler(), tlsConfig, o.ShutdownTimeout)
 	if o.InsecurePort != 0 {
@@ -165,6 +176,17 @@ func Start(o *Options) (*Server, error) {
 		defer s.wg.Done()
 		etcd3.RunMaintenance(ctx, client, etcd3.MaintenanceConfig{Interval: o.EtcdDefragInterval, DefragThreshold: o.EtcdDefragThreshold})
 	}()
+	if reconciler != nil { // nil: --endpoint-reconciler-type=none, or no address to list
+		// Stopped first when the server stops (kube's pre-shutdown hook):
+		// the endpoints stop listing this replica while it still serves.
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		s.stopEndpoints = func() { stop(); <-done }
+		go func() {
+			defer close(done)
+			reconciler.Run(rctx)
+		}()
+	}
 	if o.NamespaceController {
 		nc := namespaceController(groups, coreStorage.Namespaces, coreStorage.NamespaceFinalize)
 		s.wg.Add(1)
@@ -308,6 +330,9 @@ func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler, tls
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		s.shuttingDown.Store(true)
+		if s.stopEndpoints != nil {
+			s.stopEndpoints()
+		}
 		if s.shutdownDelay > 0 {
 			slog.Info("miniapiserver: /readyz fails; serving on for the shutdown delay", "delay", s.shutdownDelay)
 			time.Sleep(s.shutdownDelay)
