@@ -3,6 +3,7 @@ module github.com/miniapiserver/miniapiserver
 go 1.26.8
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/google/btree v1.1.3
 	github.com/google/cel-go v0.29.2

@@ -24,6 +24,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
@@ -65,6 +66,9 @@ type Server struct {
 	// shuttingDown fails /readyz from the start of a shutdown.
 	shuttingDown  atomic.Bool
 	shutdownDelay time.Duration
+	// stopEndpoints removes this replica from the kubernetes endpoints
+	// (nil: no endpoint reconciler).
+	stopEndpoints func()
 
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -157,6 +161,13 @@ func Start(o *Options) (*Server, error) {
 	}
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
 	ensureKubernetesService(ctx, o, st.core.Services, secureLn.Addr().(*net.TCPAddr).Port)
+	var reconciler *endpoints.Reconciler
+	if o.EndpointReconcilerType == "lease" {
+		if reconciler, err = endpointReconciler(o, groups, secureLn.Addr().(*net.TCPAddr).Port); err != nil {
+			secureLn.Close()
+			return nil, err
+		}
+	}
 	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
 	s.serve(ctx, secureLn, api.SecureHandler(), tlsConfig, o.ShutdownTimeout)
 	if o.InsecurePort != 0 {
@@ -186,6 +197,17 @@ func Start(o *Options) (*Server, error) {
 		defer s.wg.Done()
 		flowControl.Run(ctx)
 	}()
+	if reconciler != nil { // nil: --endpoint-reconciler-type=none, or no address to list
+		// Stopped first when the server stops (kube's pre-shutdown hook):
+		// the endpoints stop listing this replica while it still serves.
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		s.stopEndpoints = func() { stop(); <-done }
+		go func() {
+			defer close(done)
+			reconciler.Run(rctx)
+		}()
+	}
 	if o.NamespaceController {
 		nc := namespaceController(groups, st.core.Namespaces, st.core.NamespaceFinalize)
 		s.wg.Add(1)
@@ -375,6 +397,9 @@ func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler, tls
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		s.shuttingDown.Store(true)
+		if s.stopEndpoints != nil {
+			s.stopEndpoints()
+		}
 		if s.shutdownDelay > 0 {
 			slog.Info("miniapiserver: /readyz fails; serving on for the shutdown delay", "delay", s.shutdownDelay)
 			time.Sleep(s.shutdownDelay)
