@@ -222,3 +222,51 @@ func (applyInfo) Preconditions() *metav1.Preconditions { return nil }
 func (a applyInfo) UpdatedObject(_ context.Context, old runtime.Object) (runtime.Object, error) {
 	return a.fm.Apply(old.DeepCopyObject(), a.config.DeepCopy(), a.manager, true)
 }
+
+// TrackingUpdater returns u, updating objects of kind (through
+// subresource, "" for the main resource) as manager, with an Update
+// entry in their managed fields, as kube's in-process clients leave them
+// (the budgets an eviction updates through poddisruptionbudgets/status).
+func TrackingUpdater(u rest.Updater, kind schema.GroupVersionKind, subresource, manager string) rest.Updater {
+	return &trackingUpdater{Updater: u, kind: kind, subresource: subresource, manager: manager}
+}
+
+type trackingUpdater struct {
+	rest.Updater
+	kind        schema.GroupVersionKind
+	subresource string
+	manager     string
+
+	once sync.Once
+	fm   *managedfields.FieldManager
+	err  error
+}
+
+// Update implements rest.Updater: the managed fields are recorded against
+// the object current at each try of the update.
+func (u *trackingUpdater) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
+	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	u.once.Do(func() { u.fm, u.err = New(u.kind, u.subresource, u.Updater) })
+	if u.err != nil {
+		return nil, false, u.err
+	}
+	tracked := &trackedInfo{UpdatedObjectInfo: objInfo, track: func(live, obj runtime.Object) runtime.Object {
+		Defaulter(u.Updater).Default(obj)
+		return u.fm.UpdateNoErrors(live, obj, u.manager)
+	}}
+	return u.Updater.Update(ctx, name, tracked, createValidation, updateValidation, forceAllowCreate, options)
+}
+
+// trackedInfo records the managed fields of the object objInfo computes.
+type trackedInfo struct {
+	rest.UpdatedObjectInfo
+	track func(live, obj runtime.Object) runtime.Object
+}
+
+func (i *trackedInfo) UpdatedObject(ctx context.Context, live runtime.Object) (runtime.Object, error) {
+	obj, err := i.UpdatedObjectInfo.UpdatedObject(ctx, live)
+	if err != nil {
+		return nil, err
+	}
+	return i.track(live, obj), nil
+}

@@ -35,8 +35,6 @@ var owned = []struct {
 const notYetServed = `
 apiregistration.k8s.io/v1 apiservices
 
-batch/v1 cronjobs
-batch/v1 jobs
 
 discovery.k8s.io/v1 endpointslices
 
@@ -46,10 +44,6 @@ networking.k8s.io/v1 ipaddresses
 networking.k8s.io/v1 networkpolicies
 networking.k8s.io/v1 servicecidrs
 
-node.k8s.io/v1 runtimeclasses
-
-policy/v1 poddisruptionbudgets
-v1 pods/eviction
 
 rbac.authorization.k8s.io/v1 clusterrolebindings
 rbac.authorization.k8s.io/v1 clusterroles
@@ -61,15 +55,6 @@ resource.k8s.io/v1 devicetaintrules
 resource.k8s.io/v1 resourceclaims
 resource.k8s.io/v1 resourceclaimtemplates
 resource.k8s.io/v1 resourceslices
-
-scheduling.k8s.io/v1 priorityclasses
-
-storage.k8s.io/v1 csidrivers
-storage.k8s.io/v1 csinodes
-storage.k8s.io/v1 csistoragecapacities
-storage.k8s.io/v1 storageclasses
-storage.k8s.io/v1 volumeattachments
-storage.k8s.io/v1 volumeattributesclasses
 
 v1 componentstatuses
 v1 nodes/proxy
