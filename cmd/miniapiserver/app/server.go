@@ -26,7 +26,9 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/discovery"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/networking"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
@@ -86,10 +88,11 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.CAPEM = caPEM
-	groups, coreStorage, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
+	groups, wired, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
 	if err != nil {
 		return nil, err
 	}
+	coreStorage := wired.core
 	s.cleanup = append(s.cleanup, func() {
 		for i := range groups {
 			groups[i].Destroy()
@@ -124,6 +127,10 @@ func Start(o *Options) (*Server, error) {
 	if err := ensureSystemNamespaces(ctx, coreStorage.Namespaces); err != nil {
 		return nil, err
 	}
+	serviceCIDRs, err := defaultServiceCIDR(ctx, o, wired.networking)
+	if err != nil {
+		return nil, err
+	}
 
 	secureLn, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
 	if err != nil {
@@ -151,6 +158,11 @@ func Start(o *Options) (*Server, error) {
 	go func() {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
+	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		serviceCIDRs.Run(ctx)
 	}()
 	if o.NamespaceController {
 		nc := namespaceController(groups, coreStorage.Namespaces, coreStorage.NamespaceFinalize)
@@ -219,17 +231,27 @@ func coreStorageProvider(o *Options, rootCA []byte) (core.RESTStorageProvider, e
 func groupStorageProviders() []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
 		apps.RESTStorageProvider{},
+		networking.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
+		discovery.RESTStorageProvider{},
 	}
 }
 
+// wiring is what the server uses of the groups' storage besides their
+// routes: the typed handles their providers give.
+type wiring struct {
+	core       core.LegacyRESTStorage
+	networking networking.Storage
+}
+
 // buildGroups builds the storage of every API group (the core group
-// first), and returns the typed handles of the core group's storage that
-// the rest of the wiring uses.
-func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, core.LegacyRESTStorage, *restOptionsGetter, error) {
+// first), and returns the typed handles of their storage that the rest of
+// the wiring uses.
+func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, wiring, *restOptionsGetter, error) {
+	var wired wiring
 	coreProvider, err := coreStorageProvider(o, rootCA)
 	if err != nil {
-		return nil, core.LegacyRESTStorage{}, nil, err
+		return nil, wired, nil, err
 	}
 	getter := &restOptionsGetter{
 		factory:   factory,
@@ -239,20 +261,26 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 	}
 	coreStorage, coreInfo, err := coreProvider.NewLegacyRESTStorage(getter)
 	if err != nil {
-		return nil, core.LegacyRESTStorage{}, nil, fmt.Errorf("building the core API group: %w", err)
+		return nil, wired, nil, fmt.Errorf("building the core API group: %w", err)
 	}
+	wired.core = coreStorage
 	groups := []rest.APIGroupInfo{coreInfo}
 	for _, p := range groupStorageProviders() {
-		info, err := p.NewRESTStorage(getter)
+		var info rest.APIGroupInfo
+		if np, ok := p.(networking.RESTStorageProvider); ok {
+			wired.networking, info, err = np.NewNetworkingRESTStorage(getter)
+		} else {
+			info, err = p.NewRESTStorage(getter)
+		}
 		if err != nil {
 			for i := range groups {
 				groups[i].Destroy()
 			}
-			return nil, core.LegacyRESTStorage{}, nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
+			return nil, wiring{}, nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
 		}
 		groups = append(groups, info)
 	}
-	return groups, coreStorage, getter, nil
+	return groups, wired, getter, nil
 }
 
 func watchCacheSizeNames(o *Options) []string {

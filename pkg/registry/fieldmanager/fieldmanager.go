@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -101,4 +102,32 @@ func (c *trackingCreater) Create(ctx context.Context, obj runtime.Object, create
 	Defaulter(c.Creater).Default(obj)
 	obj = c.fm.UpdateNoErrors(c.Creater.New(), obj, c.manager)
 	return c.Creater.Create(ctx, obj, createValidation, options)
+}
+
+// ApplyAs applies config (an apply configuration of kind: apiVersion,
+// kind, metadata.name and only the fields manager sets) to the object of
+// that name through u, the storage of the resource or of its subresource
+// ("status"), forcing ownership of those fields: what kube's in-process
+// controllers do with a forced server-side apply (the default
+// ServiceCIDR's Ready condition).
+func ApplyAs(ctx context.Context, u rest.Updater, kind schema.GroupVersionKind, subresource string,
+	config map[string]interface{}, manager string) (runtime.Object, error) {
+	fm, err := New(kind, subresource, u)
+	if err != nil {
+		return nil, err
+	}
+	applied := &unstructured.Unstructured{Object: config}
+	info := applyInfo(func(old runtime.Object) (runtime.Object, error) { return fm.Apply(old, applied, manager, true) })
+	obj, _, err := u.Update(ctx, applied.GetName(), info, nil, nil, false, &metav1.UpdateOptions{FieldManager: manager})
+	return obj, err
+}
+
+// applyInfo is the rest.UpdatedObjectInfo of an apply: the configuration
+// merged into the current object.
+type applyInfo func(old runtime.Object) (runtime.Object, error)
+
+func (applyInfo) Preconditions() *metav1.Preconditions { return nil }
+
+func (a applyInfo) UpdatedObject(_ context.Context, old runtime.Object) (runtime.Object, error) {
+	return a(old)
 }

@@ -44,18 +44,26 @@ func wipeSystemFields(m metav1.Object) {
 	m.SetSelfLink("")
 }
 
-// generateName fills metadata.name from metadata.generateName.
-func generateName(m metav1.Object) {
+// generateName fills metadata.name from metadata.generateName, with the
+// resource's generator (nil: SimpleNameGenerator).
+func generateName(m metav1.Object, generator func(base string) string) {
 	if m.GetGenerateName() != "" && m.GetName() == "" {
-		base := m.GetGenerateName()
-		// Keep room for the suffix within the 63 characters names of
-		// label-validated kinds may have.
-		const maxBase = 63 - generateNameSuffixLen
-		if len(base) > maxBase {
-			base = base[:maxBase]
+		if generator == nil {
+			generator = SimpleNameGenerator
 		}
-		m.SetName(base + utilrand.String(generateNameSuffixLen))
+		m.SetName(generator(m.GetGenerateName()))
 	}
+}
+
+// SimpleNameGenerator is kube's: base and a random suffix of five
+// characters, base cut to leave room for it within the 63 characters
+// names of label-validated kinds may have.
+func SimpleNameGenerator(base string) string {
+	const maxBase = 63 - generateNameSuffixLen
+	if len(base) > maxBase {
+		base = base[:maxBase]
+	}
+	return base + utilrand.String(generateNameSuffixLen)
 }
 
 // ensureNamespace makes the object's namespace that of the request: a
