@@ -24,11 +24,11 @@ const (
 )
 
 var (
-	addressTypes       = []string{string(discoveryv1.AddressTypeFQDN), string(discoveryv1.AddressTypeIPv4), string(discoveryv1.AddressTypeIPv6)}
-	endpointProtocols  = []string{string(corev1.ProtocolSCTP), string(corev1.ProtocolTCP), string(corev1.ProtocolUDP)}
-	validateNodeName   = apivalidation.NameIsDNSSubdomain
-	validateSliceName  = apivalidation.NameIsDNSSubdomain
-	immutableFieldPath = field.NewPath("addressType")
+	addressTypes      = []string{string(discoveryv1.AddressTypeFQDN), string(discoveryv1.AddressTypeIPv4), string(discoveryv1.AddressTypeIPv6)}
+	endpointProtocols = []string{string(corev1.ProtocolSCTP), string(corev1.ProtocolTCP), string(corev1.ProtocolUDP)}
+	validateNodeName  = apivalidation.NameIsDNSSubdomain
+	validateSliceName = apivalidation.NameIsDNSSubdomain
+	addressTypePath   = field.NewPath("addressType")
 )
 
 // validateEndpointSlice validates eps, created (old nil) or updated from
@@ -53,11 +53,11 @@ func declarativeEndpointSlice(eps, old *discoveryv1.EndpointSlice) field.ErrorLi
 	if old == nil || eps.AddressType != old.AddressType {
 		switch {
 		case eps.AddressType == "":
-			allErrs = append(allErrs, field.Required(immutableFieldPath, ""))
+			allErrs = append(allErrs, field.Required(addressTypePath, ""))
 		case old != nil:
-			allErrs = append(allErrs, field.Invalid(immutableFieldPath, nil, apivalidation.FieldImmutableErrorMsg))
+			allErrs = append(allErrs, field.Invalid(addressTypePath, nil, apivalidation.FieldImmutableErrorMsg))
 		case !slices.Contains(addressTypes, string(eps.AddressType)):
-			allErrs = append(allErrs, field.NotSupported(immutableFieldPath, eps.AddressType, addressTypes))
+			allErrs = append(allErrs, field.NotSupported(addressTypePath, eps.AddressType, addressTypes))
 		}
 	}
 	if old != nil && apiequality.Semantic.DeepEqual(eps.Endpoints, old.Endpoints) {
@@ -163,39 +163,39 @@ func validateAddress(address string, addressType discoveryv1.AddressType, addres
 	return nil
 }
 
+// validateHints checks an endpoint's zone and node hints: at most 8 of
+// each, unique, valid names.
 func validateHints(hints *discoveryv1.EndpointHints, fldPath *field.Path) field.ErrorList {
-	zonesPath := fldPath.Child("forZones")
-	if len(hints.ForZones) > maxZoneHints {
-		return field.ErrorList{field.TooMany(zonesPath, len(hints.ForZones), maxZoneHints)}
+	zones := make([]string, len(hints.ForZones))
+	for i, z := range hints.ForZones {
+		zones[i] = z.Name
 	}
-	var allErrs field.ErrorList
-	var zones []string
-	for i, zone := range hints.ForZones {
-		p := zonesPath.Index(i).Child("name")
-		if slices.Contains(zones, zone.Name) {
-			allErrs = append(allErrs, field.Duplicate(p, zone.Name))
-		} else {
-			zones = append(zones, zone.Name)
-		}
-		for _, msg := range validation.IsValidLabelValue(zone.Name) {
-			allErrs = append(allErrs, field.Invalid(p, zone.Name, msg))
-		}
+	allErrs, ok := validateHintNames(zones, maxZoneHints, fldPath.Child("forZones"), validation.IsValidLabelValue)
+	if !ok {
+		return allErrs
 	}
-	nodesPath := fldPath.Child("forNodes")
-	if len(hints.ForNodes) > maxNodeHints {
-		return append(allErrs, field.TooMany(nodesPath, len(hints.ForNodes), maxNodeHints))
+	nodes := make([]string, len(hints.ForNodes))
+	for i, n := range hints.ForNodes {
+		nodes[i] = n.Name
 	}
-	var nodes []string
-	for i, node := range hints.ForNodes {
-		p := nodesPath.Index(i).Child("name")
-		if slices.Contains(nodes, node.Name) {
-			allErrs = append(allErrs, field.Duplicate(p, node.Name))
-		} else {
-			nodes = append(nodes, node.Name)
+	errs, _ := validateHintNames(nodes, maxNodeHints, fldPath.Child("forNodes"), func(name string) []string { return validateNodeName(name, false) })
+	return append(allErrs, errs...)
+}
+
+// validateHintNames checks the names of hints of one kind; ok is false
+// when there are too many to look at.
+func validateHintNames(names []string, max int, fldPath *field.Path, check func(string) []string) (allErrs field.ErrorList, ok bool) {
+	if len(names) > max {
+		return field.ErrorList{field.TooMany(fldPath, len(names), max)}, false
+	}
+	for i, name := range names {
+		p := fldPath.Index(i).Child("name")
+		if slices.Contains(names[:i], name) {
+			allErrs = append(allErrs, field.Duplicate(p, name))
 		}
-		for _, msg := range validateNodeName(node.Name, false) {
-			allErrs = append(allErrs, field.Invalid(p, node.Name, msg))
+		for _, msg := range check(name) {
+			allErrs = append(allErrs, field.Invalid(p, name, msg))
 		}
 	}
-	return allErrs
+	return allErrs, true
 }

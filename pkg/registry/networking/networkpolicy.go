@@ -91,7 +91,7 @@ func (networkPolicyStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.
 // networkPolicyWarnings warns of IP blocks written in a non-standard form.
 func networkPolicyWarnings(np *networkingv1.NetworkPolicy) []string {
 	var warnings []string
-	forEachIPBlock(&np.Spec, func(block *networkingv1.IPBlock, fldPath *field.Path) {
+	forEachIPBlock(policyRules(&np.Spec), func(block *networkingv1.IPBlock, fldPath *field.Path) {
 		warnings = append(warnings, validation.GetWarningsForCIDR(fldPath.Child("cidr"), block.CIDR)...)
 		for k, except := range block.Except {
 			warnings = append(warnings, validation.GetWarningsForCIDR(fldPath.Child("except").Index(k), except)...)
@@ -100,30 +100,44 @@ func networkPolicyWarnings(np *networkingv1.NetworkPolicy) []string {
 	return warnings
 }
 
-// forEachIPBlock calls fn with every IP block of the ingress rules' peers,
-// then of the egress rules', and its path.
-func forEachIPBlock(spec *networkingv1.NetworkPolicySpec, fn func(block *networkingv1.IPBlock, fldPath *field.Path)) {
-	ingressIPBlocks(spec, fn)
-	egressIPBlocks(spec, fn)
+// policyRule is an ingress or egress rule of a policy: its ports, and its
+// peers (from, or to), with their paths.
+type policyRule struct {
+	ports                []networkingv1.NetworkPolicyPort
+	peers                []networkingv1.NetworkPolicyPeer
+	portsPath, peersPath *field.Path
 }
 
-func ingressIPBlocks(spec *networkingv1.NetworkPolicySpec, fn func(block *networkingv1.IPBlock, fldPath *field.Path)) {
-	p := field.NewPath("spec", "ingress")
-	for i, rule := range spec.Ingress {
-		for j, peer := range rule.From {
-			if peer.IPBlock != nil {
-				fn(peer.IPBlock, p.Index(i).Child("from").Index(j).Child("ipBlock"))
-			}
-		}
+// policyRules returns the ingress rules of spec, then its egress rules.
+func policyRules(spec *networkingv1.NetworkPolicySpec) []policyRule {
+	return append(ingressRules(spec), egressRules(spec)...)
+}
+
+func ingressRules(spec *networkingv1.NetworkPolicySpec) []policyRule {
+	var rules []policyRule
+	for i, r := range spec.Ingress {
+		p := field.NewPath("spec", "ingress").Index(i)
+		rules = append(rules, policyRule{ports: r.Ports, peers: r.From, portsPath: p.Child("ports"), peersPath: p.Child("from")})
 	}
+	return rules
 }
 
-func egressIPBlocks(spec *networkingv1.NetworkPolicySpec, fn func(block *networkingv1.IPBlock, fldPath *field.Path)) {
-	p := field.NewPath("spec", "egress")
-	for i, rule := range spec.Egress {
-		for j, peer := range rule.To {
-			if peer.IPBlock != nil {
-				fn(peer.IPBlock, p.Index(i).Child("to").Index(j).Child("ipBlock"))
+func egressRules(spec *networkingv1.NetworkPolicySpec) []policyRule {
+	var rules []policyRule
+	for i, r := range spec.Egress {
+		p := field.NewPath("spec", "egress").Index(i)
+		rules = append(rules, policyRule{ports: r.Ports, peers: r.To, portsPath: p.Child("ports"), peersPath: p.Child("to")})
+	}
+	return rules
+}
+
+// forEachIPBlock calls fn with every IP block of the rules' peers, and
+// its path.
+func forEachIPBlock(rules []policyRule, fn func(block *networkingv1.IPBlock, fldPath *field.Path)) {
+	for _, r := range rules {
+		for j := range r.peers {
+			if block := r.peers[j].IPBlock; block != nil {
+				fn(block, r.peersPath.Index(j).Child("ipBlock"))
 			}
 		}
 	}

@@ -41,33 +41,24 @@ func validateNetworkPolicy(np, old *networkingv1.NetworkPolicy) field.ErrorList 
 		allErrs = corevalidation.ValidateObjectMetaUpdate(&np.ObjectMeta, &old.ObjectMeta, metaPath)
 		opts.allowInvalidLabelValueInSelector = len(metav1validation.ValidateLabelSelector(&old.Spec.PodSelector,
 			metav1validation.LabelSelectorValidationOptions{}, nil)) > 0
-		forEachIPBlock(&old.Spec, func(block *networkingv1.IPBlock, _ *field.Path) {
+		forEachIPBlock(policyRules(&old.Spec), func(block *networkingv1.IPBlock, _ *field.Path) {
 			opts.allowCIDRs = append(append(opts.allowCIDRs, block.CIDR), block.Except...)
 		})
 	}
-	allErrs = append(allErrs, validateNetworkPolicySpec(&np.Spec, opts, field.NewPath("spec"))...)
+	allErrs = append(allErrs, validateNetworkPolicySpec(&np.Spec, opts)...)
 	return append(allErrs, declarativeNetworkPolicy(np, old)...)
 }
 
-func validateNetworkPolicySpec(spec *networkingv1.NetworkPolicySpec, opts networkPolicyValidationOptions, fldPath *field.Path) field.ErrorList {
+func validateNetworkPolicySpec(spec *networkingv1.NetworkPolicySpec, opts networkPolicyValidationOptions) field.ErrorList {
+	fldPath := field.NewPath("spec")
 	selectorOpts := metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: opts.allowInvalidLabelValueInSelector}
 	allErrs := metav1validation.ValidateLabelSelector(&spec.PodSelector, selectorOpts, fldPath.Child("podSelector"))
-	for i, rule := range spec.Ingress {
-		p := fldPath.Child("ingress").Index(i)
-		for j := range rule.Ports {
-			allErrs = append(allErrs, validateNetworkPolicyPort(&rule.Ports[j], p.Child("ports").Index(j))...)
+	for _, rule := range policyRules(spec) {
+		for j := range rule.ports {
+			allErrs = append(allErrs, validateNetworkPolicyPort(&rule.ports[j], rule.portsPath.Index(j))...)
 		}
-		for j := range rule.From {
-			allErrs = append(allErrs, validateNetworkPolicyPeer(&rule.From[j], opts, p.Child("from").Index(j))...)
-		}
-	}
-	for i, rule := range spec.Egress {
-		p := fldPath.Child("egress").Index(i)
-		for j := range rule.Ports {
-			allErrs = append(allErrs, validateNetworkPolicyPort(&rule.Ports[j], p.Child("ports").Index(j))...)
-		}
-		for j := range rule.To {
-			allErrs = append(allErrs, validateNetworkPolicyPeer(&rule.To[j], opts, p.Child("to").Index(j))...)
+		for j := range rule.peers {
+			allErrs = append(allErrs, validateNetworkPolicyPeer(&rule.peers[j], opts, rule.peersPath.Index(j))...)
 		}
 	}
 	if len(spec.PolicyTypes) > len(policyTypes) {
@@ -177,10 +168,10 @@ func declarativeNetworkPolicy(np, old *networkingv1.NetworkPolicy) field.ErrorLi
 		allErrs = append(allErrs, requiredValue(block.CIDR, fldPath.Child("cidr"))...)
 	}
 	if old == nil || !apiequality.Semantic.DeepEqual(np.Spec.Ingress, old.Spec.Ingress) {
-		ingressIPBlocks(&np.Spec, required)
+		forEachIPBlock(ingressRules(&np.Spec), required)
 	}
 	if old == nil || !apiequality.Semantic.DeepEqual(np.Spec.Egress, old.Spec.Egress) {
-		egressIPBlocks(&np.Spec, required)
+		forEachIPBlock(egressRules(&np.Spec), required)
 	}
 	return allErrs
 }
