@@ -35,7 +35,11 @@ spec.parentRef.name: Required value`},
 			`spec.parentRef: Invalid value: null: field is immutable`},
 		{"parent removed", ipAddress("10.0.0.1", nil), ipAddress("10.0.0.1", svc),
 			"spec.parentRef: Required value\nspec.parentRef: Invalid value: null: field is immutable"},
-		{"labels changed", func() *networkingv1.IPAddress { ip := ipAddress("10.0.0.1", svc); ip.Labels = map[string]string{"a": "b"}; return ip }(),
+		{"labels changed", func() *networkingv1.IPAddress {
+			ip := ipAddress("10.0.0.1", svc)
+			ip.Labels = map[string]string{"a": "b"}
+			return ip
+		}(),
 			ipAddress("10.0.0.1", svc), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
