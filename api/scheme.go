@@ -6,9 +6,11 @@ package api
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,6 +29,8 @@ func init() {
 		appsv1.AddToScheme,
 		coordinationv1.AddToScheme,
 		autoscalingv1.AddToScheme,
+		autoscalingv2.AddToScheme,
+		eventsv1.AddToScheme,
 		networkingv1.AddToScheme,
 		discoveryv1.AddToScheme,
 		metav1.AddMetaToScheme,
@@ -37,8 +41,8 @@ func init() {
 	// kube's API machinery expects.
 	for _, gv := range []schema.GroupVersion{
 		metav1.SchemeGroupVersion, corev1.SchemeGroupVersion, appsv1.SchemeGroupVersion,
-		coordinationv1.SchemeGroupVersion, autoscalingv1.SchemeGroupVersion,
-		networkingv1.SchemeGroupVersion, discoveryv1.SchemeGroupVersion,
+		coordinationv1.SchemeGroupVersion, autoscalingv1.SchemeGroupVersion, autoscalingv2.SchemeGroupVersion,
+		eventsv1.SchemeGroupVersion, networkingv1.SchemeGroupVersion, discoveryv1.SchemeGroupVersion,
 	} {
 		metav1.AddToGroupVersion(Scheme, gv)
 	}

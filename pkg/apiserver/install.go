@@ -70,7 +70,12 @@ func apiResource(e *Endpoint) metav1.APIResource {
 		res.Categories = p.Categories()
 	}
 	if _, ok := e.Storage.(rest.Lister); ok {
-		res.StorageVersionHash = discovery.StorageVersionHash(e.Kind.Group, e.Kind.Version, e.Kind.Kind)
+		// Every version of a resource names the kind it is stored as.
+		stored := e.Kind
+		if p, ok := e.Storage.(rest.StorageVersionProvider); ok {
+			stored = p.StorageVersion()
+		}
+		res.StorageVersionHash = discovery.StorageVersionHash(stored.Group, stored.Version, stored.Kind)
 	}
 	return res
 }

@@ -1,10 +1,10 @@
 // Package registry holds what sits between the HTTP handlers and storage:
 // the declaration of a resource and the generic Store it builds
 // (registry/generic), the verb interfaces and strategies (registry/rest),
-// the request context (registry/request), and one folder per API group
-// with its resources' declarations and strategies and its
-// RESTStorageProvider (registry/core, registry/apps,
-// registry/coordination). What several groups share lives in core's
+// the request context (registry/request), the conversions between the
+// versions a resource is served at (registry/conversion), and one folder
+// per API group with its resources' declarations and strategies and its
+// RESTStorageProvider (registry/core, registry/apps, ...). What several groups share lives in core's
 // subpackages: the PodSpec library (core/podspec), core's common checks
 // (core/validation), the services' allocators (core/service/...).
 //

@@ -24,9 +24,11 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/discovery"
+	eventsgroup "github.com/miniapiserver/miniapiserver/pkg/registry/events"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/networking"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -210,27 +212,32 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 // published in every namespace (nil: none). The OpenAPI generator
 // (hack/openapi-gen) builds its groups from the same list.
 func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvider, error) {
-	coreProvider, err := coreStorageProvider(o, rootCA)
+	events := &generic.StoreRef{}
+	coreProvider, err := coreStorageProvider(o, rootCA, events)
 	if err != nil {
 		return nil, err
 	}
-	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders()...), nil
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(events)...), nil
 }
 
 // coreStorageProvider is the provider of the core group, configured from o.
-func coreStorageProvider(o *Options, rootCA []byte) (core.RESTStorageProvider, error) {
+// It hands its events store to events.
+func coreStorageProvider(o *Options, rootCA []byte, events *generic.StoreRef) (core.RESTStorageProvider, error) {
 	serviceRange, err := o.serviceClusterIPRange()
 	if err != nil {
 		return core.RESTStorageProvider{}, err
 	}
-	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA}, nil
+	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA, Events: events}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the
-// order discovery lists them (after the core group).
-func groupStorageProviders() []generic.RESTStorageProvider {
+// order discovery lists them (after the core group). events.k8s.io serves
+// the core group's events store, set once the core group is built.
+func groupStorageProviders(coreEvents *generic.StoreRef) []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
 		apps.RESTStorageProvider{},
+		eventsgroup.RESTStorageProvider{Events: coreEvents},
+		autoscaling.RESTStorageProvider{},
 		networking.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
 		discovery.RESTStorageProvider{},
@@ -249,7 +256,8 @@ type wiring struct {
 // the wiring uses.
 func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, wiring, *restOptionsGetter, error) {
 	var wired wiring
-	coreProvider, err := coreStorageProvider(o, rootCA)
+	events := &generic.StoreRef{}
+	coreProvider, err := coreStorageProvider(o, rootCA, events)
 	if err != nil {
 		return nil, wired, nil, err
 	}
@@ -265,7 +273,7 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 	}
 	wired.core = coreStorage
 	groups := []rest.APIGroupInfo{coreInfo}
-	for _, p := range groupStorageProviders() {
+	for _, p := range groupStorageProviders(events) {
 		var info rest.APIGroupInfo
 		if np, ok := p.(networking.RESTStorageProvider); ok {
 			wired.networking, info, err = np.NewNetworkingRESTStorage(getter)

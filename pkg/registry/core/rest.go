@@ -35,6 +35,9 @@ type RESTStorageProvider struct {
 	// RootCA, when set, is the PEM published in every namespace as the
 	// ConfigMap kube-root-ca.crt.
 	RootCA []byte
+	// Events, when set, receives the events store, which events.k8s.io
+	// serves too.
+	Events *generic.StoreRef
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -83,7 +86,6 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 		secrets,
 		endpoints,
 		nodes,
-		newEvents(p.EventTTL),
 		persistentVolumes,
 		persistentVolumeClaims,
 		resourceQuotas,
@@ -93,6 +95,13 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 		if _, err := install(r); err != nil {
 			return fail(err)
 		}
+	}
+	events, err := install(newEvents(p.EventTTL))
+	if err != nil {
+		return fail(err)
+	}
+	if p.Events != nil {
+		p.Events.Store = events
 	}
 	var legacy LegacyRESTStorage
 	// New namespaces and new pods use these.

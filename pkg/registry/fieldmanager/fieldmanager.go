@@ -25,6 +25,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/api/openapi"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/conversion"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -57,10 +58,28 @@ func New(kind schema.GroupVersionKind, subresource string, storage any) (*manage
 	if r, ok := storage.(rest.ResetFieldsStrategy); ok {
 		resetFields = fieldpath.NewExcludeFilterSetMap(r.GetResetFields())
 	}
-	// Each kind is served in one version, which is its own hub.
-	return managedfields.NewDefaultFieldManager(tc, runtime.UnsafeObjectConvertor(api.Scheme),
-		Defaulter(storage), api.Scheme, kind, kind.GroupVersion(), subresource, resetFields)
+	return managedfields.NewDefaultFieldManager(tc, objectConvertor(), Defaulter(storage), api.Scheme,
+		kind, hub(kind, storage), subresource, resetFields)
 }
+
+// hub is the version the field manager converts the objects it makes to:
+// the resource's storage version when the endpoint serves another version
+// of the same group (as kube's field manager gives back internal
+// objects), else the endpoint's own. Managed fields recorded at another
+// version of the resource (an apply at autoscaling/v1, then one at v2) are
+// compared after converting the object to that version.
+func hub(kind schema.GroupVersionKind, storage any) schema.GroupVersion {
+	if p, ok := storage.(rest.StorageVersionProvider); ok && p.StorageVersion().Group == kind.Group {
+		return p.StorageVersion().GroupVersion()
+	}
+	return kind.GroupVersion()
+}
+
+// objectConvertor converts between the versions of the kinds served at
+// several (conversion.Builtin); any other kind has one version.
+var objectConvertor = sync.OnceValue(func() runtime.ObjectConvertor {
+	return conversion.Builtin().ObjectConvertor(runtime.UnsafeObjectConvertor(api.Scheme))
+})
 
 // Defaulter applies the defaults of the kind storage serves, when it is a
 // rest.Defaulter (none otherwise).

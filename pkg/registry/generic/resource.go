@@ -68,6 +68,12 @@ type Resource struct {
 	ReturnDeletedObject bool
 	// TTLFunc gives objects a time to live (events).
 	TTLFunc func(obj runtime.Object, existing uint64, update bool) (uint64, error)
+	// Versions are the other versions of the group the resource is served
+	// at, each a view of its one Store converting to and from the version
+	// it is built at (autoscaling/v1 horizontalpodautoscalers over
+	// autoscaling/v2), with its status when the resource has one.
+	// BuildGroup serves them after that version, in order.
+	Versions []Version
 }
 
 // SubresourceFunc builds a storage served over a resource's Store (see
@@ -155,14 +161,37 @@ func (r Resource) Install(gv schema.GroupVersion, getter RESTOptionsGetter, reso
 	return store, nil
 }
 
-// BuildGroup builds the APIGroupInfo of a group served in one version,
-// from its resources' declarations.
+// BuildGroup builds the APIGroupInfo of a group from its resources'
+// declarations: stored and served at gv, the preferred version, and served
+// at their other Versions too, in the order they come.
 func BuildGroup(gv schema.GroupVersion, getter RESTOptionsGetter, resources ...Resource) (rest.APIGroupInfo, error) {
 	info := NewGroupInfo(gv)
+	fail := func(err error) (rest.APIGroupInfo, error) {
+		info.Destroy()
+		return rest.APIGroupInfo{}, err
+	}
 	for _, r := range resources {
-		if _, err := r.Install(gv, getter, info.VersionedResourcesStorageMap[gv.Version]); err != nil {
-			info.Destroy()
-			return rest.APIGroupInfo{}, err
+		store, err := r.Install(gv, getter, info.VersionedResourcesStorageMap[gv.Version])
+		if err != nil {
+			return fail(err)
+		}
+		var status *StatusREST
+		if r.StatusStrategy != nil {
+			status = NewStatusREST(store, r.StatusStrategy)
+		}
+		for _, v := range r.Versions {
+			if v.Kind.Group != gv.Group {
+				return fail(fmt.Errorf("resource %s: version %v is not in group %q", r.Name, v.Kind, gv.Group))
+			}
+			storages, ok := info.VersionedResourcesStorageMap[v.Kind.Version]
+			if !ok {
+				storages = map[string]rest.Storage{}
+				info.VersionedResourcesStorageMap[v.Kind.Version] = storages
+				info.PrioritizedVersions = append(info.PrioritizedVersions, v.Kind.Version)
+			}
+			if err := InstallVersion(storages, r.Name, store, status, v); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	return info, nil

@@ -55,6 +55,12 @@ func TestDiscoveryAsKube(t *testing.T) {
 		"/api/v1 namespaces/status":           `{"name":"namespaces/status","singularName":"","namespaced":false,"kind":"Namespace","verbs":["get","patch","update"]}`,
 		"/apis/apps/v1 controllerrevisions":   `{"name":"controllerrevisions","singularName":"controllerrevision","namespaced":true,"kind":"ControllerRevision","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"85nkx63pcBU="}`,
 		"/apis/coordination.k8s.io/v1 leases": `{"name":"leases","singularName":"lease","namespaced":true,"kind":"Lease","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"gqkMMb/YqFM="}`,
+		// One storage version, served at two versions or in two groups:
+		// one hash.
+		"/apis/autoscaling/v1 horizontalpodautoscalers":        `{"name":"horizontalpodautoscalers","singularName":"horizontalpodautoscaler","namespaced":true,"kind":"HorizontalPodAutoscaler","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["hpa"],"categories":["all"],"storageVersionHash":"qwQve8ut294="}`,
+		"/apis/autoscaling/v1 horizontalpodautoscalers/status": `{"name":"horizontalpodautoscalers/status","singularName":"","namespaced":true,"kind":"HorizontalPodAutoscaler","verbs":["get","patch","update"]}`,
+		"/apis/autoscaling/v2 horizontalpodautoscalers":        `{"name":"horizontalpodautoscalers","singularName":"horizontalpodautoscaler","namespaced":true,"kind":"HorizontalPodAutoscaler","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["hpa"],"categories":["all"],"storageVersionHash":"qwQve8ut294="}`,
+		"/apis/events.k8s.io/v1 events":                        `{"name":"events","singularName":"event","namespaced":true,"kind":"Event","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["ev"],"storageVersionHash":"r2yiGXH7wu8="}`,
 	}
 	for key, w := range want {
 		path, name, _ := strings.Cut(key, " ")

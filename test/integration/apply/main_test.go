@@ -156,7 +156,7 @@ var recordedKinds = []string{
 	"/api/v1/namespaces/%s/podtemplates", "/api/v1/namespaces/%s/events", "/api/v1/namespaces/%s/endpoints",
 	"/apis/apps/v1/namespaces/%s/deployments", "/apis/apps/v1/namespaces/%s/replicasets", "/apis/apps/v1/namespaces/%s/statefulsets",
 	"/apis/apps/v1/namespaces/%s/daemonsets", "/apis/apps/v1/namespaces/%s/controllerrevisions",
-	"/apis/coordination.k8s.io/v1/namespaces/%s/leases",
+	"/apis/coordination.k8s.io/v1/namespaces/%s/leases", "/apis/autoscaling/v2/namespaces/%s/horizontalpodautoscalers",
 }
 
 // deleteNamespace deletes a test namespace. On the reference, which runs

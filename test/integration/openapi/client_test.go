@@ -45,6 +45,9 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		{schema.GroupVersion{Version: "v1"}, "io.k8s.api.core.v1.Pod"},
 		{schema.GroupVersion{Group: "apps", Version: "v1"}, "io.k8s.api.apps.v1.Deployment"},
 		{schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}, "io.k8s.api.coordination.v1.Lease"},
+		{schema.GroupVersion{Group: "autoscaling", Version: "v1"}, "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler"},
+		{schema.GroupVersion{Group: "autoscaling", Version: "v2"}, "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler"},
+		{schema.GroupVersion{Group: "events.k8s.io", Version: "v1"}, "io.k8s.api.events.v1.Event"},
 	} {
 		doc, err := root.GVSpec(tc.gv)
 		if err != nil {
