@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -79,9 +78,11 @@ type Allocator struct {
 
 	ips, cidrs            storage.Interface
 	ipPrefix, cidrsPrefix string // key prefixes, without the trailing slash
-	managedFieldsOnce     sync.Once
-	managedFields         *managedfields.FieldManager
-	managedFieldsErr      error
+	// managedFields is the managed fields entry of every IPAddress the
+	// allocator writes, but for its time: they all set the same fields.
+	managedFieldsOnce sync.Once
+	managedFields     metav1.ManagedFieldsEntry
+	managedFieldsErr  error
 }
 
 // NewFromOptions builds the allocator whose primary range is primary, over
@@ -243,28 +244,40 @@ func (a *Allocator) create(ctx context.Context, svc *corev1.Service, ip netip.Ad
 			Resource: "services", Namespace: svc.Namespace, Name: svc.Name,
 		}},
 	}
-	tracked, err := a.trackManagedFields(obj)
+	entry, err := a.managedFieldsEntry(obj)
 	if err != nil {
 		return err
 	}
-	tracked.UID, tracked.CreationTimestamp = types.UID(uuid.NewString()), metav1.Now()
-	err = a.ips.Create(ctx, a.ipPrefix+"/"+ip.String(), tracked, &networkingv1.IPAddress{}, 0)
+	now := metav1.Now()
+	entry.Time = &now
+	obj.UID, obj.CreationTimestamp, obj.ManagedFields = types.UID(uuid.NewString()), now, []metav1.ManagedFieldsEntry{entry}
+	err = a.ips.Create(ctx, a.ipPrefix+"/"+ip.String(), obj, &networkingv1.IPAddress{}, 0)
 	if storage.IsExist(err) {
 		return ErrAllocated
 	}
 	return err
 }
 
-// trackManagedFields returns obj with the managed fields of its creation
-// by "kube-apiserver".
-func (a *Allocator) trackManagedFields(obj *networkingv1.IPAddress) (*networkingv1.IPAddress, error) {
+// managedFieldsEntry returns the managed fields entry of obj's creation
+// by "kube-apiserver", as kube's allocator (a client of its server) leaves
+// it. The field manager computes it once: every IPAddress the allocator
+// writes has the same fields (the two labels, the parent's resource,
+// namespace and name).
+func (a *Allocator) managedFieldsEntry(obj *networkingv1.IPAddress) (metav1.ManagedFieldsEntry, error) {
 	a.managedFieldsOnce.Do(func() {
-		a.managedFields, a.managedFieldsErr = fieldmanager.New(networkingv1.SchemeGroupVersion.WithKind("IPAddress"), "", nil)
+		fm, err := fieldmanager.New(networkingv1.SchemeGroupVersion.WithKind("IPAddress"), "", nil)
+		if err != nil {
+			a.managedFieldsErr = err
+			return
+		}
+		tracked := fm.UpdateNoErrors(&networkingv1.IPAddress{}, obj.DeepCopy(), "kube-apiserver").(*networkingv1.IPAddress)
+		if len(tracked.ManagedFields) != 1 {
+			a.managedFieldsErr = fmt.Errorf("ipallocator: managed fields of an IPAddress: %+v", tracked.ManagedFields)
+			return
+		}
+		a.managedFields = tracked.ManagedFields[0]
 	})
-	if a.managedFieldsErr != nil {
-		return nil, a.managedFieldsErr
-	}
-	return a.managedFields.UpdateNoErrors(&networkingv1.IPAddress{}, obj, "kube-apiserver").(*networkingv1.IPAddress), nil
+	return a.managedFields, a.managedFieldsErr
 }
 
 // Release frees ip, if the service named by ns and name holds it: a stale
