@@ -105,7 +105,7 @@ func newStore(r Resource, gv schema.GroupVersion, strategy Strategy, getter REST
 		singularResource:         schema.GroupResource{Group: gv.Group, Resource: r.Singular},
 		ttlFunc:                  r.TTLFunc,
 		createStrategy:           strategy,
-		nameGenerator:            r.GenerateName,
+		nameGenerator:            r.NameGenerator,
 		mainUpdate:               updatePath{strategy: strategy, beginCreate: r.Hooks.BeginCreate, beginUpdate: r.Hooks.BeginUpdate},
 		deleteStrategy:           strategy,
 		afterDeleteFunc:          r.Hooks.AfterDelete,

@@ -27,7 +27,7 @@ var ipAddresses = generic.Resource{
 	NewList:    func() runtime.Object { return &networkingv1.IPAddressList{} },
 	Strategy:   ipAddressStrategy{},
 	// An IPAddress is named by its address: generateName is the name.
-	GenerateName: func(base string) string { return base },
+	NameGenerator: func(base string) string { return base },
 	Table: generic.TablePrinter{
 		// kube prints the age in a third cell, without a column for it.
 		Columns: []metav1.TableColumnDefinition{

@@ -55,7 +55,7 @@ spec.parentRef.name: Required value`},
 		})
 	}
 	// An IPAddress is named by its address: generateName is the name.
-	if got := ipAddresses.GenerateName("10.0.0.7"); got != "10.0.0.7" {
+	if got := ipAddresses.NameGenerator("10.0.0.7"); got != "10.0.0.7" {
 		t.Errorf("generated name %q", got)
 	}
 }
