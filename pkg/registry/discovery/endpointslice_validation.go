@@ -140,27 +140,29 @@ func validateAddress(address string, addressType discoveryv1.AddressType, addres
 	p := addressesPath.Index(i)
 	switch addressType {
 	case discoveryv1.AddressTypeIPv4:
-		if errs := validation.IsValidIPForLegacyField(p, address, true, nil); len(errs) > 0 {
-			return errs
-		}
-		var allErrs field.ErrorList
-		if !netutils.IsIPv4String(address) {
-			allErrs = append(allErrs, field.Invalid(addressesPath, address, "must be an IPv4 address"))
-		}
-		return append(allErrs, corevalidation.ValidateEndpointIP(address, p)...)
+		return validateIPOfFamily(address, validation.IsValidIPForLegacyField(p, address, true, nil), netutils.IsIPv4String,
+			"must be an IPv4 address", addressesPath, p)
 	case discoveryv1.AddressTypeIPv6:
-		if errs := validation.IsValidIP(p, address); len(errs) > 0 {
-			return errs
-		}
-		var allErrs field.ErrorList
-		if !netutils.IsIPv6String(address) {
-			allErrs = append(allErrs, field.Invalid(addressesPath, address, "must be an IPv6 address"))
-		}
-		return append(allErrs, corevalidation.ValidateEndpointIP(address, p)...)
+		return validateIPOfFamily(address, validation.IsValidIP(p, address), netutils.IsIPv6String,
+			"must be an IPv6 address", addressesPath, p)
 	case discoveryv1.AddressTypeFQDN:
 		return validation.IsFullyQualifiedDomainName(p, address)
 	}
 	return nil
+}
+
+// validateIPOfFamily: an address without format errors (formatErrs) must
+// be of the slice's family and not of a range no endpoint may use.
+func validateIPOfFamily(address string, formatErrs field.ErrorList, ofFamily func(string) bool, notOfFamily string,
+	addressesPath, p *field.Path) field.ErrorList {
+	if len(formatErrs) > 0 {
+		return formatErrs
+	}
+	var allErrs field.ErrorList
+	if !ofFamily(address) {
+		allErrs = append(allErrs, field.Invalid(addressesPath, address, notOfFamily))
+	}
+	return append(allErrs, corevalidation.ValidateEndpointIP(address, p)...)
 }
 
 // validateHints checks an endpoint's zone and node hints: at most 8 of
