@@ -35,11 +35,14 @@ with a generated certificate and admin token, and writes a kubeconfig for kubect
 			setupLogging(o.LogLevel)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			// After the first signal, a second one stops the process at
+			// once (the default action), during a graceful shutdown too.
+			context.AfterFunc(ctx, stop)
 			return Run(ctx, o, cmd.OutOrStdout())
 		},
 	}
 	o.AddFlags(cmd.Flags())
-	cmd.AddCommand(&cobra.Command{
+	cmd.AddCommand(newSnapshotCommand(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,

@@ -23,9 +23,13 @@ type Options struct {
 	DataDir                string
 	EtcdPrefix             string
 	EtcdCompactionInterval time.Duration
+	EtcdDefragInterval     time.Duration
+	EtcdDefragThreshold    float64
 
 	// EtcdUnsafeNoFsync skips fsync in the embedded etcd (tests, benchmarks).
 	EtcdUnsafeNoFsync bool
+	// EtcdQuotaBackendBytes is the embedded etcd's space quota (0: etcd's).
+	EtcdQuotaBackendBytes int64
 
 	BindAddress         string
 	SecurePort          int
@@ -42,7 +46,10 @@ type Options struct {
 	MinRequestTimeout time.Duration
 	RequestTimeout    time.Duration
 	ShutdownTimeout   time.Duration
-	EventTTL          time.Duration
+	// ShutdownDelayDuration is how long /readyz fails before the server
+	// stops serving (kube's --shutdown-delay-duration).
+	ShutdownDelayDuration time.Duration
+	EventTTL              time.Duration
 	// ServiceClusterIPRange is the CIDR of services' cluster IPs.
 	ServiceClusterIPRange string
 	Profiling             bool
@@ -56,6 +63,8 @@ func NewOptions() *Options {
 		DataDir:                "miniapiserver-data",
 		EtcdPrefix:             "/registry",
 		EtcdCompactionInterval: 5 * time.Minute,
+		EtcdDefragInterval:     time.Minute,
+		EtcdDefragThreshold:    0.5,
 		BindAddress:            "127.0.0.1",
 		SecurePort:             6443,
 		InsecureBindAddr:       "127.0.0.1",
@@ -79,8 +88,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "Prefix of every key this server writes in etcd.")
 	fs.DurationVar(&o.EtcdCompactionInterval, "etcd-compaction-interval", o.EtcdCompactionInterval,
 		"How often to compact etcd's history (0 disables compaction by this server).")
+	fs.DurationVar(&o.EtcdDefragInterval, "etcd-defrag-interval", o.EtcdDefragInterval,
+		"How often to check etcd's database: a member whose file is at least --etcd-defrag-threshold free is defragmented, and an exhausted space quota (NOSPACE alarm) is recovered from by compacting etcd's history, defragmenting and disarming the alarm. 0 turns both off.")
+	fs.Float64Var(&o.EtcdDefragThreshold, "etcd-defrag-threshold", o.EtcdDefragThreshold,
+		"Share of an etcd member's database file that must be free (no longer in use after compactions) for it to be defragmented, between 0 and 1.")
 	fs.BoolVar(&o.EtcdUnsafeNoFsync, "embedded-etcd-unsafe-no-fsync", o.EtcdUnsafeNoFsync,
 		"Do not fsync the embedded etcd's writes: faster, and loses data on a crash. For tests and benchmarks only.")
+	fs.Int64Var(&o.EtcdQuotaBackendBytes, "embedded-etcd-quota-backend-bytes", o.EtcdQuotaBackendBytes,
+		"Space quota of the embedded etcd's database (etcd's --quota-backend-bytes): past it, writes fail until space is recovered (see --etcd-defrag-interval). 0: etcd's default, 2 GiB.")
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address the secure port listens on (0.0.0.0 for all interfaces).")
 	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "HTTPS port of the API (0 picks a free port).")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile,
@@ -101,8 +116,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"A watch without timeoutSeconds ends after a random time between this and twice this.")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout,
 		"How long a request other than a watch may take before it fails with a timeout.")
+	fs.DurationVar(&o.ShutdownDelayDuration, "shutdown-delay-duration", o.ShutdownDelayDuration,
+		"On SIGTERM or SIGINT, how long to keep serving every request while /readyz fails, so that load balancers stop sending requests here before the server stops accepting them. A second signal stops the server at once.")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout,
-		"On SIGTERM or SIGINT, how long to wait for requests in flight before stopping.")
+		"Once the server stops accepting requests (after --shutdown-delay-duration), how long the requests in flight get to finish; watches end at once, their streams closed cleanly.")
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange,
 		"CIDR of the cluster IPs services get (one IPv4 CIDR of at most 2^20 addresses, or one IPv6 CIDR of /64 or longer).")
@@ -118,6 +135,15 @@ func (o *Options) Validate() error {
 		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
 			return fmt.Errorf("--etcd-servers: %q is not an http:// or https:// URL", s)
 		}
+	}
+	if o.EtcdDefragInterval < 0 {
+		return fmt.Errorf("--etcd-defrag-interval: must not be negative")
+	}
+	if !(o.EtcdDefragThreshold > 0 && o.EtcdDefragThreshold <= 1) {
+		return fmt.Errorf("--etcd-defrag-threshold: %v is not in (0, 1]", o.EtcdDefragThreshold)
+	}
+	if o.EtcdQuotaBackendBytes < 0 {
+		return fmt.Errorf("--embedded-etcd-quota-backend-bytes: must not be negative")
 	}
 	if o.DataDir == "" {
 		return fmt.Errorf("--data-dir: must not be empty")
@@ -154,6 +180,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := parseWatchCacheSizes(o.WatchCacheSizes); err != nil {
 		return err
+	}
+	if o.ShutdownDelayDuration < 0 {
+		return fmt.Errorf("--shutdown-delay-duration: must not be negative")
 	}
 	if o.RequestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout: must be positive")

@@ -12,8 +12,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -53,6 +55,9 @@ type Server struct {
 	EtcdURL string
 
 	readyChecks []healthz.Check
+	// shuttingDown fails /readyz from the start of a shutdown.
+	shuttingDown  atomic.Bool
+	shutdownDelay time.Duration
 
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -70,7 +75,7 @@ func Start(o *Options) (*Server, error) {
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("--data-dir: %w", err)
 	}
-	s := &Server{errs: make(chan error, 2)}
+	s := &Server{errs: make(chan error, 2), shutdownDelay: o.ShutdownDelayDuration}
 	ok := false
 	defer func() {
 		if !ok {
@@ -117,7 +122,9 @@ func Start(o *Options) (*Server, error) {
 			&admission.NamespaceLifecycle{Namespaces: coreStorage.Namespaces},
 			&admission.LimitRanger{LimitRanges: coreStorage.LimitRanges},
 		},
-		ReadyzChecks:      s.readyChecks,
+		// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the
+		// wait for the server to start.
+		ReadyzChecks:      append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client), s.shutdownCheck()),
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
 		Version:           Version(),
@@ -156,10 +163,14 @@ func Start(o *Options) (*Server, error) {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
+	}()
+	go func() {
+		defer s.wg.Done()
+		etcd3.RunMaintenance(ctx, client, etcd3.MaintenanceConfig{Interval: o.EtcdDefragInterval, DefragThreshold: o.EtcdDefragThreshold})
 	}()
 	s.wg.Add(1)
 	go func() {
@@ -184,7 +195,8 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 	if len(endpoints) == 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: filepath.Join(o.DataDir, "etcd"), UnsafeNoFsync: o.EtcdUnsafeNoFsync})
+		etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: embeddedEtcdDir(o.DataDir), UnsafeNoFsync: o.EtcdUnsafeNoFsync,
+			QuotaBackendBytes: o.EtcdQuotaBackendBytes})
 		if err != nil {
 			return nil, err
 		}
@@ -203,9 +215,12 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--etcd-servers: %w", err)
 	}
-	s.cleanup = append(s.cleanup, func() { client.Close() })
+	s.cleanup = append(s.cleanup, func() { client.Close() }, etcd3.MonitorSize(client))
 	return client, nil
 }
+
+// embeddedEtcdDir is where the embedded etcd of a data dir keeps its data.
+func embeddedEtcdDir(dataDir string) string { return filepath.Join(dataDir, "etcd") }
 
 // RESTStorageProviders are the providers of every served API group, in
 // the order discovery lists them, configured from o. rootCA is the PEM
@@ -312,11 +327,19 @@ func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler, tls
 	}()
 }
 
-// Stop shuts the server down gracefully (requests in flight get the
-// shutdown timeout, watches end at once), then releases the storage, the
-// etcd client and the embedded etcd, in that order.
+// Stop shuts the server down gracefully, as kube-apiserver does: /readyz
+// fails at once while every request is still served for the shutdown
+// delay; then the server stops accepting requests, watches end (their
+// streams closed cleanly, so clients watch again elsewhere) and the
+// requests in flight get the shutdown timeout to finish. The storage, the
+// etcd client and the embedded etcd are released last, in that order.
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
+		s.shuttingDown.Store(true)
+		if s.shutdownDelay > 0 {
+			slog.Info("miniapiserver: /readyz fails; serving on for the shutdown delay", "delay", s.shutdownDelay)
+			time.Sleep(s.shutdownDelay)
+		}
 		s.cancel()
 		s.wg.Wait()
 		s.runCleanup()
@@ -372,6 +395,32 @@ func etcdCheck(client *clientv3.Client) healthz.Check {
 	return healthz.Check{Name: "etcd", Fn: func(ctx context.Context) error {
 		_, err := client.Get(ctx, "health", clientv3.WithCountOnly())
 		return err
+	}}
+}
+
+// shutdownCheck fails from the start of a shutdown, as kube's "shutdown".
+func (s *Server) shutdownCheck() healthz.Check {
+	return healthz.Check{Name: "shutdown", Fn: func(context.Context) error {
+		if s.shuttingDown.Load() {
+			return errors.New("the server is shutting down")
+		}
+		return nil
+	}}
+}
+
+// etcdAlarmsCheck fails while etcd has an alarm raised: NOSPACE (its
+// space quota is used up, writes fail) or CORRUPT. kube-apiserver's
+// readiness does not look; here an operator sees it in /readyz?verbose.
+func etcdAlarmsCheck(client *clientv3.Client) healthz.Check {
+	return healthz.Check{Name: "etcd-alarms", Fn: func(ctx context.Context) error {
+		alarms, err := etcd3.Alarms(ctx, client)
+		if err != nil {
+			return err
+		}
+		if len(alarms) > 0 {
+			return fmt.Errorf("etcd alarms raised: %v", alarms)
+		}
+		return nil
 	}}
 }
 

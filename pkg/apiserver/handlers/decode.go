@@ -17,12 +17,22 @@ import (
 )
 
 // MaxRequestBodyBytes is the largest body the server reads (kube's limit:
-// 3 MiB); a larger one is refused with 413 without being read whole.
+// 3 MiB); a larger one is refused with 413.
 const MaxRequestBodyBytes = 3 * 1024 * 1024
+
+// maxDiscardBytes bounds how much of a refused body the server reads and
+// drops before answering 413. A client sending its whole body before it
+// reads (curl, most clients but Go's) would otherwise still be writing
+// when the server closes the connection, and get a reset instead of the
+// Status; past this bound the connection is closed as it is.
+const maxDiscardBytes = 4 * MaxRequestBodyBytes
 
 // readBody reads r's body up to MaxRequestBodyBytes.
 func readBody(r *http.Request) ([]byte, error) {
 	if r.ContentLength > MaxRequestBodyBytes {
+		if r.ContentLength <= MaxRequestBodyBytes+maxDiscardBytes {
+			discardBody(r.Body)
+		}
 		return nil, tooLarge()
 	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBodyBytes+1))
@@ -30,9 +40,16 @@ func readBody(r *http.Request) ([]byte, error) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading the request body: %v", err))
 	}
 	if len(data) > MaxRequestBodyBytes {
+		discardBody(r.Body)
 		return nil, tooLarge()
 	}
 	return data, nil
+}
+
+// discardBody reads and drops what is left of a refused body, up to
+// maxDiscardBytes, so that its sender finishes and reads the answer.
+func discardBody(body io.Reader) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDiscardBytes))
 }
 
 func tooLarge() error {
