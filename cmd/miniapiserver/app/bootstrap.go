@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
@@ -13,9 +14,11 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/defaultservicecidr"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/networking"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
 )
 
 // systemNamespaces exist in every cluster; kube-apiserver creates them at
@@ -40,6 +43,23 @@ func ensureSystemNamespaces(ctx context.Context, namespaces *core.NamespaceREST)
 	return nil
 }
 
+// ensureSystemPriorityClasses creates kube's system priority classes
+// that are missing, as kube-apiserver's post-start hook does on every
+// start (a class deleted with its collection comes back).
+func ensureSystemPriorityClasses(ctx context.Context, classes *generic.Store) error {
+	creater := fieldmanager.TrackingCreater(classes, schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"), "kube-apiserver")
+	ctx = request.WithNamespace(ctx, "")
+	for _, pc := range scheduling.SystemPriorityClasses() {
+		if _, err := classes.Get(ctx, pc.Name, &metav1.GetOptions{}); err == nil {
+			continue
+		}
+		if _, err := creater.Create(ctx, pc, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating priority class %s: %w", pc.Name, err)
+		}
+	}
+	return nil
+}
+
 // ensureKubernetesService creates default/kubernetes, as kube-apiserver
 // does at start. A failure (its address taken by a user's service) is
 // logged: the server still serves, as kube's does.
@@ -53,7 +73,7 @@ func ensureKubernetesService(ctx context.Context, o *Options, services rest.Crea
 // defaultServiceCIDR creates the default ServiceCIDR, "kubernetes", from
 // --service-cluster-ip-range, as kube-apiserver does at start, and returns
 // the controller that keeps it (Run it).
-func defaultServiceCIDR(ctx context.Context, o *Options, storage networking.Storage) (*defaultservicecidr.Controller, error) {
+func defaultServiceCIDR(ctx context.Context, o *Options, storage networking.GroupStorage) (*defaultservicecidr.Controller, error) {
 	serviceRange, _ := o.serviceClusterIPRange() // validated already
 	c := defaultservicecidr.New(storage.ServiceCIDRs, storage.ServiceCIDRStatus, serviceRange)
 	if err := c.Sync(ctx); err != nil {

@@ -20,7 +20,7 @@ func NewCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "miniapiserver",
 		Short: "A lightweight Kubernetes API server over etcd",
-		Long: `miniapiserver serves the Kubernetes REST API (core/v1, apps/v1, coordination.k8s.io/v1),
+		Long: `miniapiserver serves the Kubernetes REST API (the groups its README lists, as kube 1.37),
 stores objects in etcd and answers LIST and WATCH from its watch cache.
 
 With no flags it runs an embedded etcd in --data-dir, serves HTTPS on 127.0.0.1:6443

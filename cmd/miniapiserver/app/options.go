@@ -31,14 +31,24 @@ type Options struct {
 	// EtcdQuotaBackendBytes is the embedded etcd's space quota (0: etcd's).
 	EtcdQuotaBackendBytes int64
 
-	BindAddress         string
-	SecurePort          int
-	TLSCertFile         string
-	TLSPrivateKeyFile   string
-	TokenAuthFile       string
-	InsecurePort        int
-	InsecureBindAddr    string
-	InsecureAllowRemote bool
+	BindAddress string
+	// AdvertiseAddress is the address other members of the cluster reach
+	// this replica at: the kubernetes Service's endpoints list it.
+	// Empty: the bind address, or 127.0.0.1 when that is unspecified.
+	AdvertiseAddress string
+	// EndpointReconcilerType is kube's: lease (the kubernetes endpoints
+	// list the replicas with live leases) or none.
+	EndpointReconcilerType string
+	// EndpointReconcilerTTL and EndpointReconcilerInterval are the lease
+	// duration and renewal period (kube's: 15 s and 10 s).
+	EndpointReconcilerTTL, EndpointReconcilerInterval time.Duration
+	SecurePort                                        int
+	TLSCertFile                                       string
+	TLSPrivateKeyFile                                 string
+	TokenAuthFile                                     string
+	InsecurePort                                      int
+	InsecureBindAddr                                  string
+	InsecureAllowRemote                               bool
 
 	WatchCache      bool
 	WatchCacheSizes []string
@@ -60,22 +70,25 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		DataDir:                "miniapiserver-data",
-		EtcdPrefix:             "/registry",
-		EtcdCompactionInterval: 5 * time.Minute,
-		EtcdDefragInterval:     time.Minute,
-		EtcdDefragThreshold:    0.5,
-		BindAddress:            "127.0.0.1",
-		SecurePort:             6443,
-		InsecureBindAddr:       "127.0.0.1",
-		WatchCache:             true,
-		MinRequestTimeout:      1800 * time.Second,
-		RequestTimeout:         time.Minute,
-		ShutdownTimeout:        10 * time.Second,
-		EventTTL:               time.Hour,
-		ServiceClusterIPRange:  core.DefaultServiceClusterIPRange.String(),
-		LogLevel:               "info",
-		NamespaceController:    true,
+		DataDir:                    "miniapiserver-data",
+		EtcdPrefix:                 "/registry",
+		EtcdCompactionInterval:     5 * time.Minute,
+		EtcdDefragInterval:         time.Minute,
+		EtcdDefragThreshold:        0.5,
+		BindAddress:                "127.0.0.1",
+		EndpointReconcilerType:     "lease",
+		EndpointReconcilerTTL:      15 * time.Second,
+		EndpointReconcilerInterval: 10 * time.Second,
+		SecurePort:                 6443,
+		InsecureBindAddr:           "127.0.0.1",
+		WatchCache:                 true,
+		MinRequestTimeout:          1800 * time.Second,
+		RequestTimeout:             time.Minute,
+		ShutdownTimeout:            10 * time.Second,
+		EventTTL:                   time.Hour,
+		ServiceClusterIPRange:      core.DefaultServiceClusterIPRange.String(),
+		LogLevel:                   "info",
+		NamespaceController:        true,
 	}
 }
 
@@ -97,6 +110,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.EtcdQuotaBackendBytes, "embedded-etcd-quota-backend-bytes", o.EtcdQuotaBackendBytes,
 		"Space quota of the embedded etcd's database (etcd's --quota-backend-bytes): past it, writes fail until space is recovered (see --etcd-defrag-interval). 0: etcd's default, 2 GiB.")
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address the secure port listens on (0.0.0.0 for all interfaces).")
+	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress,
+		"IP address on which to advertise this server to members of the cluster: the endpoints of the kubernetes Service list it. Empty: --bind-address, or 127.0.0.1 when that is unspecified.")
+	fs.StringVar(&o.EndpointReconcilerType, "endpoint-reconciler-type", o.EndpointReconcilerType,
+		"How the endpoints of the kubernetes Service are kept: lease (each replica holds a Lease apiserver-<id> in kube-system; the endpoints list the replicas whose leases are live, and a replica stopped gracefully removes itself) or none.")
 	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "HTTPS port of the API (0 picks a free port).")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile,
 		"Serving certificate (PEM). Without it, a self-signed certificate for the bind address and localhost is generated in --data-dir and reused.")
@@ -154,6 +171,19 @@ func (o *Options) Validate() error {
 	if net.ParseIP(o.BindAddress) == nil {
 		return fmt.Errorf("--bind-address: %q is not an IP address", o.BindAddress)
 	}
+	if o.AdvertiseAddress != "" {
+		if a, err := netip.ParseAddr(o.AdvertiseAddress); err != nil || a.IsUnspecified() {
+			return fmt.Errorf("--advertise-address: %q is not an IP address a client can reach", o.AdvertiseAddress)
+		}
+	}
+	switch o.EndpointReconcilerType {
+	case "lease", "none":
+	default:
+		return fmt.Errorf("--endpoint-reconciler-type: %q is not one of lease, none", o.EndpointReconcilerType)
+	}
+	if o.EndpointReconcilerType == "lease" && (o.EndpointReconcilerTTL < time.Second || o.EndpointReconcilerInterval <= 0) {
+		return fmt.Errorf("--endpoint-reconciler-type: the lease needs a duration of at least 1s and a positive renewal interval")
+	}
 	if o.SecurePort < 0 || o.SecurePort > 65535 {
 		return fmt.Errorf("--secure-port: %d is not a port (0-65535)", o.SecurePort)
 	}
@@ -202,6 +232,17 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", o.LogLevel)
 	}
 	return nil
+}
+
+// advertiseAddress is --advertise-address, or its default.
+func (o *Options) advertiseAddress() netip.Addr {
+	if a, err := netip.ParseAddr(o.AdvertiseAddress); err == nil {
+		return a
+	}
+	if a, err := netip.ParseAddr(o.BindAddress); err == nil && !a.IsUnspecified() {
+		return a
+	}
+	return netip.MustParseAddr("127.0.0.1")
 }
 
 // parseWatchCacheSizes reads resource[.group]#size entries. The resources

@@ -12,8 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // MaxRequestBodyBytes is the largest body the server reads (kube's limit:
@@ -88,12 +90,29 @@ func (s *Scope) decodeBody(r *http.Request, data []byte, fieldValidation string)
 		}
 	}
 	if reflect.TypeOf(obj) != reflect.TypeOf(into) {
+		if converted, ok := s.acceptedConversion(obj, gvk); ok {
+			return converted, nil
+		}
 		// kube decodes into its internal type: another kind fails to
 		// convert, and says so in these words.
 		return nil, s.decodeError(fmt.Errorf("converting (%s) to (%s): unknown conversion",
 			reflect.TypeOf(obj).Elem(), internalTypeName(s.Kind)), gvk, data)
 	}
 	return obj, nil
+}
+
+// acceptedConversion converts obj, of another kind than the scope's, into
+// the storage's kind, when the storage accepts obj's group version.
+func (s *Scope) acceptedConversion(obj runtime.Object, gvk *schema.GroupVersionKind) (runtime.Object, bool) {
+	acceptor, ok := s.Storage.(rest.GroupVersionAcceptor)
+	if !ok || gvk == nil || gvk.Kind != s.Kind.Kind || !acceptor.AcceptsGroupVersion(gvk.GroupVersion()) {
+		return nil, false
+	}
+	out := s.Storage.New()
+	if err := api.Scheme.Convert(obj, out, nil); err != nil {
+		return nil, false
+	}
+	return out, true
 }
 
 // internalTypeName is the name kube's internal type of a kind prints

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
@@ -44,9 +45,9 @@ type ServiceCIDRs interface {
 // Controller keeps the default ServiceCIDR.
 type Controller struct {
 	cidrs   ServiceCIDRs
-	creater rest.Creater // cidrs, recording "kube-apiserver" as manager
-	status  rest.Updater // servicecidrs/status
-	ranges  []string     // the flags' ranges, primary first
+	creater rest.Creater         // cidrs, recording "kube-apiserver" as manager
+	status  *fieldmanager.Writer // servicecidrs/status, as kube's controller
+	ranges  []string             // the flags' ranges, primary first
 
 	// interval is kube's: the default ServiceCIDR is checked every 10s.
 	interval time.Duration
@@ -58,8 +59,9 @@ type Controller struct {
 // the servicecidrs storage and its status subresource.
 func New(cidrs ServiceCIDRs, status rest.Updater, ranges ...netip.Prefix) *Controller {
 	c := &Controller{
-		cidrs: cidrs, status: status, interval: 10 * time.Second,
+		cidrs: cidrs, interval: 10 * time.Second,
 		creater: fieldmanager.TrackingCreater(cidrs, kind, "kube-apiserver"),
+		status:  fieldmanager.NewWriter(status, kind, "status", controllerName),
 	}
 	for _, r := range ranges {
 		c.ranges = append(c.ranges, r.Masked().String())
@@ -127,7 +129,7 @@ func (c *Controller) syncStatus(ctx context.Context, sc *networkingv1.ServiceCID
 	case ready != nil && ready.Status == metav1.ConditionTrue:
 		return nil
 	}
-	_, err := fieldmanager.ApplyAs(ctx, c.status, kind, "status", readyStatus(), controllerName)
+	_, err := c.status.ForceApply(ctx, &unstructured.Unstructured{Object: readyStatus()})
 	return err
 }
 

@@ -20,11 +20,11 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, etcdtest.IgnoredGoroutines()...) }
 
-func newStorage(t *testing.T) networking.Storage {
+func newStorage(t *testing.T) networking.GroupStorage {
 	t.Helper()
 	etcd := etcdtest.Start(t)
 	getter := generic.UndecoratedRESTOptions{Factory: etcd3.NewFactory(etcd.Client), Prefix: "/registry"}
-	s, info, err := networking.RESTStorageProvider{}.NewNetworkingRESTStorage(getter)
+	s, info, err := networking.RESTStorageProvider{}.NewGroupStorage(getter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func newStorage(t *testing.T) networking.Storage {
 	return s
 }
 
-func get(t *testing.T, s networking.Storage) *networkingv1.ServiceCIDR {
+func get(t *testing.T, s networking.GroupStorage) *networkingv1.ServiceCIDR {
 	t.Helper()
 	obj, err := s.ServiceCIDRs.Get(request.WithNamespace(context.Background(), ""), defaultservicecidr.Name, &metav1.GetOptions{})
 	if err != nil {

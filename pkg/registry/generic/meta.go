@@ -44,6 +44,10 @@ func wipeSystemFields(m metav1.Object) {
 	m.SetSelfLink("")
 }
 
+// maxGenerateNameBase keeps room for the random suffix within the 63
+// characters names of label-validated kinds may have.
+const maxGenerateNameBase = 63 - generateNameSuffixLen
+
 // generateName fills metadata.name from metadata.generateName, with the
 // resource's generator (nil: SimpleNameGenerator).
 func generateName(m metav1.Object, generator func(base string) string) {
@@ -55,15 +59,10 @@ func generateName(m metav1.Object, generator func(base string) string) {
 	}
 }
 
-// SimpleNameGenerator is kube's: base and a random suffix of five
-// characters, base cut to leave room for it within the 63 characters
-// names of label-validated kinds may have.
+// SimpleNameGenerator is kube's: base, cut to maxGenerateNameBase, and a
+// random suffix of five characters.
 func SimpleNameGenerator(base string) string {
-	const maxBase = 63 - generateNameSuffixLen
-	if len(base) > maxBase {
-		base = base[:maxBase]
-	}
-	return base + utilrand.String(generateNameSuffixLen)
+	return base[:min(len(base), maxGenerateNameBase)] + utilrand.String(generateNameSuffixLen)
 }
 
 // ensureNamespace makes the object's namespace that of the request: a

@@ -20,30 +20,30 @@ var _ generic.RESTStorageProvider = RESTStorageProvider{}
 // GroupName implements generic.RESTStorageProvider.
 func (RESTStorageProvider) GroupName() string { return networkingv1.GroupName }
 
-// Storage is what the server's wiring uses of the group besides its
+// GroupStorage is what the server's wiring uses of the group besides its
 // routes: the server keeps the default ServiceCIDR through these.
-type Storage struct {
+type GroupStorage struct {
 	ServiceCIDRs      *generic.Store
 	ServiceCIDRStatus rest.Updater
 }
 
 // NewRESTStorage implements generic.RESTStorageProvider.
 func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	_, info, err := p.NewNetworkingRESTStorage(getter)
+	_, info, err := p.NewGroupStorage(getter)
 	return info, err
 }
 
-// NewNetworkingRESTStorage builds the group: the APIGroupInfo its routes
+// NewGroupStorage builds the group: the APIGroupInfo its routes
 // are mounted from, and the typed handles of what the wiring uses besides.
-func (RESTStorageProvider) NewNetworkingRESTStorage(getter generic.RESTOptionsGetter) (Storage, rest.APIGroupInfo, error) {
+func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
 	gv := networkingv1.SchemeGroupVersion
 	info := generic.NewGroupInfo(gv)
 	install := func(r generic.Resource) (*generic.Store, error) {
 		return r.Install(gv, getter, info.VersionedResourcesStorageMap[gv.Version])
 	}
-	fail := func(err error) (Storage, rest.APIGroupInfo, error) {
+	fail := func(err error) (GroupStorage, rest.APIGroupInfo, error) {
 		info.Destroy()
-		return Storage{}, rest.APIGroupInfo{}, err
+		return GroupStorage{}, rest.APIGroupInfo{}, err
 	}
 	// New ingresses get the default class (kube's DefaultIngressClass
 	// admission).
@@ -60,5 +60,5 @@ func (RESTStorageProvider) NewNetworkingRESTStorage(getter generic.RESTOptionsGe
 	if err != nil {
 		return fail(err)
 	}
-	return Storage{ServiceCIDRs: cidrs, ServiceCIDRStatus: generic.NewStatusREST(cidrs, serviceCIDRs.StatusStrategy)}, info, nil
+	return GroupStorage{ServiceCIDRs: cidrs, ServiceCIDRStatus: generic.NewStatusREST(cidrs, serviceCIDRs.StatusStrategy)}, info, nil
 }
