@@ -13,8 +13,10 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
@@ -51,6 +53,8 @@ func init() {
 		storagemigrationv1.AddToScheme,
 		batchv1.AddToScheme,
 		policyv1.AddToScheme,
+		networkingv1.AddToScheme,
+		discoveryv1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
 		utilruntime.Must(add(Scheme))
@@ -64,6 +68,7 @@ func init() {
 		certificatesv1.SchemeGroupVersion, admissionregistrationv1.SchemeGroupVersion,
 		flowcontrolv1.SchemeGroupVersion, storagemigrationv1.SchemeGroupVersion,
 		batchv1.SchemeGroupVersion, policyv1.SchemeGroupVersion,
+		networkingv1.SchemeGroupVersion, discoveryv1.SchemeGroupVersion,
 	} {
 		metav1.AddToGroupVersion(Scheme, gv)
 	}

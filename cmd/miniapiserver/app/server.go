@@ -36,9 +36,11 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/discovery"
 	eventsgroup "github.com/miniapiserver/miniapiserver/pkg/registry/events"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/networking"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/policy"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -164,6 +166,10 @@ func Start(o *Options) (*Server, error) {
 	if err := ensureExtensionAuthConfigMap(ctx, st.core.ConfigMaps, creds.clientCA.PEM); err != nil {
 		return nil, fmt.Errorf("writing kube-system/%s: %w", extensionAuthConfigMap, err)
 	}
+	serviceCIDRs, err := defaultServiceCIDR(ctx, o, st.networking)
+	if err != nil {
+		return nil, err
+	}
 	ensureKubernetesService(ctx, o, st.core.Services, secureLn.Addr().(*net.TCPAddr).Port)
 	var reconciler *endpoints.Reconciler
 	if o.EndpointReconcilerType == "lease" {
@@ -205,6 +211,11 @@ func Start(o *Options) (*Server, error) {
 	go func() {
 		defer s.wg.Done()
 		flowControl.Run(ctx)
+	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		serviceCIDRs.Run(ctx)
 	}()
 	if reconciler != nil { // nil: --endpoint-reconciler-type=none, or no address to list
 		// Stopped first when the server stops (kube's pre-shutdown hook):
@@ -351,12 +362,14 @@ func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTSt
 		autoscaling.RESTStorageProvider{},
 		batch.RESTStorageProvider{},
 		certificates.RESTStorageProvider{},
+		networking.RESTStorageProvider{},
 		policy.RESTStorageProvider{Budgets: links.budgets},
 		storagegroup.RESTStorageProvider{},
 		admissionregistration.RESTStorageProvider{},
 		scheduling.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
 		node.RESTStorageProvider{},
+		discovery.RESTStorageProvider{},
 		flowcontrol.RESTStorageProvider{},
 		storagemigration.RESTStorageProvider{},
 	}

@@ -32,16 +32,6 @@ var owned = []struct {
 const notYetServed = `
 apiregistration.k8s.io/v1 apiservices
 
-
-discovery.k8s.io/v1 endpointslices
-
-networking.k8s.io/v1 ingressclasses
-networking.k8s.io/v1 ingresses
-networking.k8s.io/v1 ipaddresses
-networking.k8s.io/v1 networkpolicies
-networking.k8s.io/v1 servicecidrs
-
-
 rbac.authorization.k8s.io/v1 clusterrolebindings
 rbac.authorization.k8s.io/v1 clusterroles
 rbac.authorization.k8s.io/v1 rolebindings
