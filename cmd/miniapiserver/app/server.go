@@ -31,6 +31,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	eventsgroup "github.com/miniapiserver/miniapiserver/pkg/registry/events"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	resourcegroup "github.com/miniapiserver/miniapiserver/pkg/registry/resource"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
@@ -220,7 +221,7 @@ func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvi
 	if err != nil {
 		return nil, err
 	}
-	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(events)...), nil
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(events, &resourcegroup.NamespaceRef{})...), nil
 }
 
 // coreStorageProvider is the provider of the core group, configured from o.
@@ -235,13 +236,15 @@ func coreStorageProvider(o *Options, rootCA []byte, events *generic.StoreRef) (c
 
 // groupStorageProviders are the providers of the named groups, in the
 // order discovery lists them (after the core group). events.k8s.io serves
-// the core group's events store, set once the core group is built.
-func groupStorageProviders(coreEvents *generic.StoreRef) []generic.RESTStorageProvider {
+// the core group's events store, and resource.k8s.io reads its
+// namespaces, both set once the core group is built.
+func groupStorageProviders(coreEvents *generic.StoreRef, namespaces *resourcegroup.NamespaceRef) []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
 		apps.RESTStorageProvider{},
 		eventsgroup.RESTStorageProvider{Events: coreEvents},
 		autoscaling.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
+		resourcegroup.RESTStorageProvider{Namespaces: namespaces},
 	}
 }
 
@@ -265,7 +268,8 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 		return nil, core.LegacyRESTStorage{}, nil, fmt.Errorf("building the core API group: %w", err)
 	}
 	groups := []rest.APIGroupInfo{coreInfo}
-	for _, p := range groupStorageProviders(events) {
+	namespaces := &resourcegroup.NamespaceRef{Getter: coreStorage.Namespaces}
+	for _, p := range groupStorageProviders(events, namespaces) {
 		info, err := p.NewRESTStorage(getter)
 		if err != nil {
 			for i := range groups {
