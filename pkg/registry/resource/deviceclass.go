@@ -21,6 +21,7 @@ var deviceClasses = generic.Resource{
 	NewList:              func() runtime.Object { return &resourcev1.DeviceClassList{} },
 	Strategy:             deviceClassStrategy{generic.BaseStrategy{}},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
+	ReturnDeletedObject:  true,
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{generic.NameColumn, generic.AgeColumn},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {

@@ -26,6 +26,7 @@ func newResourceClaims(admin adminAccess) generic.Resource {
 		Strategy:             strategy,
 		StatusStrategy:       claimStatusStrategy{strategy},
 		FieldLabelConversion: generic.DefaultFieldLabelConversion,
+		ReturnDeletedObject:  true,
 		Table: generic.TablePrinter{
 			Columns: []metav1.TableColumnDefinition{
 				generic.NameColumn,

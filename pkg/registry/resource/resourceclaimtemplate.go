@@ -1,7 +1,9 @@
 package resource
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 
@@ -24,6 +26,7 @@ func newResourceClaimTemplates(admin adminAccess) generic.Resource {
 		NewList:              func() runtime.Object { return &resourcev1.ResourceClaimTemplateList{} },
 		Strategy:             claimTemplateStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, admin: admin},
 		FieldLabelConversion: generic.DefaultFieldLabelConversion,
+		ReturnDeletedObject:  true,
 		Table: generic.TablePrinter{
 			Columns: []metav1.TableColumnDefinition{generic.NameColumn, generic.AgeColumn},
 			Cells: func(obj runtime.Object) ([]interface{}, error) {
@@ -91,7 +94,30 @@ func (claimTemplateStrategy) ValidateUpdate(_ context.Context, obj, old runtime.
 	allErrs := validateClaimTemplate(t)
 	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&t.ObjectMeta, &oldT.ObjectMeta, field.NewPath("metadata"))...)
 	if !apiequality.Semantic.DeepEqual(t.Spec, oldT.Spec) {
-		allErrs = append(allErrs, field.Invalid(field.NewPath("spec"), corevalidation.InternalValue(t.Spec), "field is immutable"))
+		allErrs = append(allErrs, field.Invalid(field.NewPath("spec"), internalTemplateSpec(t.Spec), "field is immutable"))
 	}
 	return declarativeLast(allErrs)
+}
+
+// internalTemplateSpec shows a template's spec as kube's immutability
+// error does: its internal type, whose embedded ObjectMeta (JSON-tagged)
+// is inlined and whose claim spec has no JSON tags.
+type internalTemplateSpec resourcev1.ResourceClaimTemplateSpec
+
+func (s internalTemplateSpec) MarshalJSON() ([]byte, error) {
+	meta, err := json.Marshal(s.ObjectMeta)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := json.Marshal(corevalidation.InternalValue(s.Spec))
+	if err != nil {
+		return nil, err
+	}
+	out := bytes.TrimSuffix(meta, []byte("}"))
+	if len(out) > 1 {
+		out = append(out, ',')
+	}
+	out = append(out, `"Spec":`...)
+	out = append(out, spec...)
+	return append(out, '}'), nil
 }

@@ -29,6 +29,7 @@ var resourceSlices = generic.Resource{
 	AttrFunc:             resourceSliceAttrs,
 	FieldLabelConversion: resourceSliceFieldLabelConversion,
 	IndexFields:          []string{resourcev1.ResourceSliceSelectorNodeName},
+	ReturnDeletedObject:  true,
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,

@@ -68,7 +68,7 @@ func validateSliceNodes(spec *resourcev1.ResourceSliceSpec, fldPath *field.Path)
 		set = append(set, "`nodeSelector`")
 		allErrs = append(allErrs, corevalidation.ValidateNodeSelector(spec.NodeSelector, fldPath.Child("nodeSelector"))...)
 		if len(spec.NodeSelector.NodeSelectorTerms) != 1 {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("nodeSelector", "nodeSelectorTerms"), spec.NodeSelector.NodeSelectorTerms, "must have exactly one node selector term"))
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("nodeSelector", "nodeSelectorTerms"), corevalidation.InternalValue(spec.NodeSelector.NodeSelectorTerms), "must have exactly one node selector term"))
 		}
 	}
 	allErrs = append(allErrs, trueOrUnset(spec.AllNodes, "`allNodes`", &set, fldPath.Child("allNodes"))...)
@@ -146,13 +146,16 @@ func validateDevice(d resourcev1.Device, old *resourcev1.Device, fldPath *field.
 			return validateCapacity(c, multi, fldPath)
 		}, fldPath.Child("capacity"))...)
 	}
+	// Counters before taints: kube's declarative errors come in the
+	// order of the fields (a counter's errors are all declarative but a
+	// map's size).
+	allErrs = append(allErrs, validateSet(d.ConsumesCounters, resourcev1.ResourceSliceMaxDeviceCounterConsumptionsPerDevice, validateCounterConsumption,
+		func(c resourcev1.DeviceCounterConsumption) string { return c.CounterSet }, fldPath.Child("consumesCounters"), sizeCovered, uniquenessCovered)...)
 	if old == nil || !apiequality.Semantic.DeepEqual(old.Taints, d.Taints) {
 		allErrs = append(allErrs, validateSlice(d.Taints, resourcev1.DeviceTaintsMaxLength, func(t resourcev1.DeviceTaint, fldPath *field.Path) field.ErrorList {
 			return validateDeviceTaint(t, nil, fldPath)
 		}, fldPath.Child("taints"))...)
 	}
-	allErrs = append(allErrs, validateSet(d.ConsumesCounters, resourcev1.ResourceSliceMaxDeviceCounterConsumptionsPerDevice, validateCounterConsumption,
-		func(c resourcev1.DeviceCounterConsumption) string { return c.CounterSet }, fldPath.Child("consumesCounters"), sizeCovered, uniquenessCovered)...)
 	allErrs = append(allErrs, validateDeviceNodes(d, fldPath, perDeviceNodeSelection)...)
 	return append(allErrs, validateBindingConditions(d.BindingConditions, d.BindingFailureConditions, fldPath)...)
 }

@@ -16,32 +16,25 @@ import (
 // The checks of a claim's status, as the scheduler and the drivers write
 // it through resourceclaims/status.
 
-// deviceID names an allocated device (or a share of it).
+// deviceID names an allocated device (or a share of it); errors show it
+// with these field names, as kube's do.
 type deviceID struct {
-	driver, pool, device string
-	share                types.UID
-}
-
-func (d deviceID) String() string {
-	s := d.driver + "/" + d.pool + "/" + d.device
-	if d.share != "" {
-		s += "/" + string(d.share)
-	}
-	return s
+	Driver, Pool, Device string
+	ShareID              types.UID
 }
 
 func resultID(r resourcev1.DeviceRequestAllocationResult) deviceID {
-	id := deviceID{driver: r.Driver, pool: r.Pool, device: r.Device}
+	id := deviceID{Driver: r.Driver, Pool: r.Pool, Device: r.Device}
 	if r.ShareID != nil {
-		id.share = *r.ShareID
+		id.ShareID = *r.ShareID
 	}
 	return id
 }
 
 func statusID(d resourcev1.AllocatedDeviceStatus) deviceID {
-	id := deviceID{driver: d.Driver, pool: d.Pool, device: d.Device}
+	id := deviceID{Driver: d.Driver, Pool: d.Pool, Device: d.Device}
 	if d.ShareID != nil {
-		id.share = types.UID(*d.ShareID)
+		id.ShareID = types.UID(*d.ShareID)
 	}
 	return id
 }
@@ -149,7 +142,7 @@ func validateDeviceStatus(d resourcev1.AllocatedDeviceStatus, fldPath *field.Pat
 	allErrs = append(allErrs, corevalidation.ValidateDNS1123Label(d.Device, fldPath.Child("device"))...)
 	allErrs = append(allErrs, declarativeUUID(d.ShareID, fldPath.Child("shareID"))...)
 	if id := statusID(d); !allocated.Has(id) {
-		allErrs = append(allErrs, field.Invalid(fldPath, id.String(), "must be an allocated device in the claim"))
+		allErrs = append(allErrs, field.Invalid(fldPath, id, "must be an allocated device in the claim"))
 	}
 	if len(d.Conditions) > resourcev1.AllocatedDeviceStatusMaxConditions {
 		allErrs = append(allErrs, field.TooMany(fldPath.Child("conditions"), len(d.Conditions), resourcev1.AllocatedDeviceStatusMaxConditions))
