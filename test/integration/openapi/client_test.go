@@ -35,7 +35,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 	}
 	sort.Strings(names)
 	if got := strings.Join(names, " "); got != "api api/v1 apis apis/apps apis/apps/v1 apis/autoscaling apis/autoscaling/v1 apis/autoscaling/v2 "+
-		"apis/coordination.k8s.io apis/coordination.k8s.io/v1 apis/events.k8s.io apis/events.k8s.io/v1 version" {
+		"apis/coordination.k8s.io apis/coordination.k8s.io/v1 apis/events.k8s.io apis/events.k8s.io/v1 apis/resource.k8s.io apis/resource.k8s.io/v1 version" {
 		t.Errorf("paths: %s", got)
 	}
 	root := openapi3.NewRoot(dc.OpenAPIV3())
@@ -49,6 +49,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		{schema.GroupVersion{Group: "autoscaling", Version: "v1"}, "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler"},
 		{schema.GroupVersion{Group: "autoscaling", Version: "v2"}, "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler"},
 		{schema.GroupVersion{Group: "events.k8s.io", Version: "v1"}, "io.k8s.api.events.v1.Event"},
+		{schema.GroupVersion{Group: "resource.k8s.io", Version: "v1"}, "io.k8s.api.resource.v1.ResourceClaim"},
 	} {
 		doc, err := root.GVSpec(tc.gv)
 		if err != nil {
@@ -63,7 +64,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gvs) != 6 {
+	if len(gvs) != 7 {
 		t.Errorf("group versions: %v", gvs)
 	}
 }
