@@ -158,11 +158,18 @@ func (sp *sourcePackage) addFile(fset *token.FileSet, f *ast.File) {
 				}
 				for i, n := range s.Names {
 					c := &constant{name: n.Name, comments: commentsAbove(n.Pos()), pkg: sp, imports: imports}
-					if s.Type != nil {
-						c.typ = qualifiedName(s.Type, sp.path, imports)
-					}
 					if i < len(s.Values) {
 						c.expr = s.Values[i]
+					}
+					switch {
+					case s.Type != nil:
+						c.typ = qualifiedName(s.Type, sp.path, imports)
+					case c.expr != nil:
+						// const X = T("x") has type T (resource.k8s.io's
+						// allocation modes are declared so).
+						if call, ok := c.expr.(*ast.CallExpr); ok && len(call.Args) == 1 {
+							c.typ = qualifiedName(call.Fun, sp.path, imports)
+						}
 					}
 					sp.consts[n.Name] = c
 				}
