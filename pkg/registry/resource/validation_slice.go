@@ -74,14 +74,19 @@ func validateSliceNodes(spec *resourcev1.ResourceSliceSpec, fldPath *field.Path)
 	allErrs = append(allErrs, trueOrUnset(spec.AllNodes, "`allNodes`", &set, fldPath.Child("allNodes"))...)
 	allErrs = append(allErrs, trueOrUnset(spec.PerDeviceNodeSelection, "`perDeviceNodeSelection`", &set, fldPath.Child("perDeviceNodeSelection"))...)
 	const msg = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
+	return append(allErrs, exactlyOne(set, fldPath, msg, msg+", but multiple fields are set")...)
+}
+
+// exactlyOne reports that none or several of the fields named in set are
+// set, with kube's messages for either.
+func exactlyOne(set []string, fldPath *field.Path, noneMsg, severalMsg string) field.ErrorList {
 	switch len(set) {
 	case 0:
-		allErrs = append(allErrs, field.Required(fldPath, msg))
+		return field.ErrorList{field.Required(fldPath, noneMsg)}
 	case 1:
-	default:
-		allErrs = append(allErrs, field.Invalid(fldPath, fmt.Sprintf("{%s}", strings.Join(set, ", ")), msg+", but multiple fields are set"))
+		return nil
 	}
-	return allErrs
+	return field.ErrorList{field.Invalid(fldPath, fmt.Sprintf("{%s}", strings.Join(set, ", ")), severalMsg)}
 }
 
 // trueOrUnset checks a flag that is either unset or true, and adds name
@@ -186,14 +191,7 @@ func validateDeviceNodes(d resourcev1.Device, fldPath *field.Path, perDeviceNode
 	}
 	allErrs = append(allErrs, trueOrUnset(d.AllNodes, "`allNodes`", &set, fldPath.Child("allNodes"))...)
 	const msg = "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` is set to true in the ResourceSlice spec"
-	switch len(set) {
-	case 0:
-		allErrs = append(allErrs, field.Required(fldPath, msg))
-	case 1:
-	default:
-		allErrs = append(allErrs, field.Invalid(fldPath, fmt.Sprintf("{%s}", strings.Join(set, ", ")), msg))
-	}
-	return allErrs
+	return append(allErrs, exactlyOne(set, fldPath, msg, msg)...)
 }
 
 // semver is semver.org 2.0.0's grammar.
