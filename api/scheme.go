@@ -23,6 +23,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -55,6 +56,7 @@ func init() {
 		policyv1.AddToScheme,
 		networkingv1.AddToScheme,
 		discoveryv1.AddToScheme,
+		resourcev1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
 		utilruntime.Must(add(Scheme))
@@ -68,7 +70,7 @@ func init() {
 		certificatesv1.SchemeGroupVersion, admissionregistrationv1.SchemeGroupVersion,
 		flowcontrolv1.SchemeGroupVersion, storagemigrationv1.SchemeGroupVersion,
 		batchv1.SchemeGroupVersion, policyv1.SchemeGroupVersion,
-		networkingv1.SchemeGroupVersion, discoveryv1.SchemeGroupVersion,
+		networkingv1.SchemeGroupVersion, discoveryv1.SchemeGroupVersion, resourcev1.SchemeGroupVersion,
 	} {
 		metav1.AddToGroupVersion(Scheme, gv)
 	}

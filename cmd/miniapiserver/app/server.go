@@ -43,6 +43,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/networking"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/policy"
+	resourcegroup "github.com/miniapiserver/miniapiserver/pkg/registry/resource"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
 	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storage"
@@ -329,15 +330,17 @@ func RESTStorageProviders(o *Options, deps ProviderDeps) ([]generic.RESTStorageP
 }
 
 // groupLinks are what one group's provider hands another, filled as the
-// groups are built: core's events store (events.k8s.io serves it too) and
-// policy's disruption budgets (core's pods/eviction honours them).
+// groups are built: core's events store (events.k8s.io serves it too),
+// policy's disruption budgets (core's pods/eviction honours them) and
+// core's namespaces (resource.k8s.io's admin-access check reads them).
 type groupLinks struct {
-	events  *generic.StoreRef
-	budgets *policy.Budgets
+	events     *generic.StoreRef
+	budgets    *policy.Budgets
+	namespaces *resourcegroup.NamespaceRef
 }
 
 func newGroupLinks() groupLinks {
-	return groupLinks{events: &generic.StoreRef{}, budgets: &policy.Budgets{}}
+	return groupLinks{events: &generic.StoreRef{}, budgets: &policy.Budgets{}, namespaces: &resourcegroup.NamespaceRef{}}
 }
 
 // coreStorageProvider is the provider of the core group, configured from o
@@ -370,6 +373,7 @@ func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTSt
 		coordination.RESTStorageProvider{},
 		node.RESTStorageProvider{},
 		discovery.RESTStorageProvider{},
+		resourcegroup.RESTStorageProvider{Namespaces: links.namespaces},
 		flowcontrol.RESTStorageProvider{},
 		storagemigration.RESTStorageProvider{},
 	}
@@ -426,6 +430,7 @@ func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest
 	if st.core, groups[0], err = coreProvider.NewLegacyRESTStorage(getter); err != nil {
 		return fail(fmt.Errorf("building the core API group: %w", err))
 	}
+	links.namespaces.Getter = st.core.Namespaces
 	if err := buildNamed(false); err != nil {
 		return fail(err)
 	}

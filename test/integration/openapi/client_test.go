@@ -52,6 +52,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		{schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}, "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy"},
 		{schema.GroupVersion{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, "io.k8s.api.flowcontrol.v1.FlowSchema"},
 		{schema.GroupVersion{Group: "storagemigration.k8s.io", Version: "v1"}, "io.k8s.api.storagemigration.v1.StorageVersionMigration"},
+		{schema.GroupVersion{Group: "resource.k8s.io", Version: "v1"}, "io.k8s.api.resource.v1.ResourceClaim"},
 	} {
 		doc, err := root.GVSpec(tc.gv)
 		if err != nil {
