@@ -24,6 +24,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
+	admissionpolicy "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/policy"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/filters"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
@@ -147,7 +148,11 @@ func Start(o *Options) (*Server, error) {
 	flowControl := flowControlController(st.flowControl)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups),
 		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
-	cfg := s.apiConfig(o, groups, st, sec, creds)
+	policies, err := validatingPolicies(groups, st, sec.authorizer)
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.apiConfig(o, groups, st, sec, creds, policies)
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
 	cfg.ReadyzChecks = append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client), s.shutdownCheck())
@@ -193,7 +198,11 @@ func Start(o *Options) (*Server, error) {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
+	go func() {
+		defer s.wg.Done()
+		policies.Run(ctx)
+	}()
 	go func() {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
@@ -232,7 +241,8 @@ func Start(o *Options) (*Server, error) {
 // apiConfig is the configuration of the HTTP side: the groups, the
 // filters' parts, admission and timeouts (Start adds the readiness
 // checks).
-func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStorages, sec *security, creds *credentials) apiserver.Config {
+func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStorages, sec *security, creds *credentials,
+	policies *admissionpolicy.Validating) apiserver.Config {
 	return apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: sec.authenticator,
@@ -251,6 +261,8 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 			&admission.Priority{PriorityClasses: st.scheduling.PriorityClasses},
 			&admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses},
 			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}},
+			// kube's validating step: validating admission policies.
+			policies,
 		},
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,

@@ -37,7 +37,7 @@ func (s *Scope) Update(updater rest.Updater) http.HandlerFunc {
 			s.updateTracker(managerOrUserAgent(opts.FieldManager, r.UserAgent())),
 		}}
 		result, created, err := updater.Update(ctx, name, info,
-			s.validation(Create, ns, name), s.updateValidation(ns, name), false, opts)
+			s.validation(Create, ns, name, opts), s.updateValidation(ns, name, opts), false, opts)
 		if err != nil {
 			WriteError(w, r, err)
 			return

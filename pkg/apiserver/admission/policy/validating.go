@@ -1,0 +1,116 @@
+// Package policy enforces ValidatingAdmissionPolicies and their bindings,
+// read from this server's storage, as kube-apiserver's admission plugin
+// of that name does. Expressions compile and run in k8s.io/apiserver's
+// admission CEL library (compiler, condition evaluators, match
+// conditions, the request, namespace and authorizer variables) and
+// requests are matched with its rule and object-selector predicates; the
+// policy source (watches of our storage), the resource mapping, params,
+// namespaces and the dispatch are this package's, since kube's plugin
+// framework needs informers and its generic server.
+package policy
+
+import (
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
+	"k8s.io/apiserver/pkg/cel/environment"
+)
+
+// validatingPolicy is a ValidatingAdmissionPolicy compiled.
+type validatingPolicy struct {
+	*admissionregistrationv1.ValidatingAdmissionPolicy
+	// constraints are nil when they are missing or wrong (configErr):
+	// the policy then fails (or, failurePolicy Ignore, skips) every
+	// request; paramErr (an unknown paramKind) only those it matches.
+	constraints     *criteria
+	configErr       error
+	paramErr        error
+	matchConditions matchconditions.Matcher
+	validations     plugincel.ConditionEvaluator
+	messages        plugincel.ConditionEvaluator
+	auditAnnotation plugincel.ConditionEvaluator
+	compileErr      error
+}
+
+func (p *validatingPolicy) name() string       { return p.Name }
+func (p *validatingPolicy) policyName() string { return "" }
+
+func (p *validatingPolicy) failurePolicy() admissionregistrationv1.FailurePolicyType {
+	if p.Spec.FailurePolicy == nil {
+		return admissionregistrationv1.Fail
+	}
+	return *p.Spec.FailurePolicy
+}
+
+// validatingBinding is a ValidatingAdmissionPolicyBinding with its match
+// resources parsed.
+type validatingBinding struct {
+	*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	criteria *criteria // nil: every request the policy matches
+	err      error
+}
+
+func (b *validatingBinding) name() string       { return b.Name }
+func (b *validatingBinding) policyName() string { return b.Spec.PolicyName }
+
+func compileValidatingBinding(obj runtime.Object) *validatingBinding {
+	b := &validatingBinding{ValidatingAdmissionPolicyBinding: obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)}
+	if m := b.Spec.MatchResources; m != nil {
+		b.criteria, b.err = newCriteria(m)
+	}
+	return b
+}
+
+// compileValidatingPolicy compiles a policy's expressions as kube's
+// plugin does, in the stored-expressions environment: variables first,
+// which the other expressions may use.
+func (r *Resources) compileValidatingPolicy(obj runtime.Object) *validatingPolicy {
+	p := &validatingPolicy{ValidatingAdmissionPolicy: obj.(*admissionregistrationv1.ValidatingAdmissionPolicy)}
+	spec := &p.Spec
+	if spec.MatchConstraints == nil {
+		p.configErr = fmt.Errorf("policy contained no match constraints, a required field")
+	} else {
+		p.constraints, p.configErr = newCriteria(spec.MatchConstraints)
+	}
+	if pk := spec.ParamKind; pk != nil {
+		gv, err := schema.ParseGroupVersion(pk.APIVersion)
+		if err != nil {
+			p.paramErr = fmt.Errorf("failed to parse paramKind APIVersion: %w", err)
+		} else if gvk := gv.WithKind(pk.Kind); !r.hasKind(gvk) {
+			p.paramErr = fmt.Errorf("failed to find resource referenced by paramKind: '%v'", gvk)
+		}
+	}
+	c, decls, err := newCompiler(spec.Variables, spec.ParamKind != nil)
+	if err != nil {
+		p.compileErr = err
+		return p
+	}
+	p.matchConditions = compileMatchConditions(c, decls, spec.MatchConditions, spec.FailurePolicy, "validate", p.Name)
+	validations := make([]plugincel.ExpressionAccessor, len(spec.Validations))
+	messages := make([]plugincel.ExpressionAccessor, len(spec.Validations))
+	for i := range spec.Validations {
+		validations[i] = &validationExpression{spec.Validations[i]}
+		if text := spec.Validations[i].MessageExpression; text != "" {
+			messages[i] = &messageExpression{text}
+		}
+	}
+	audits := make([]plugincel.ExpressionAccessor, len(spec.AuditAnnotations))
+	for i := range spec.AuditAnnotations {
+		audits[i] = &auditAnnotationExpression{spec.AuditAnnotations[i]}
+	}
+	// messageExpressions cannot call the authorizer (kube's declarations).
+	noAuthz := plugincel.OptionalVariableDeclarations{HasParams: decls.HasParams}
+	p.validations = c.CompileCondition(validations, decls, environment.StoredExpressions)
+	p.messages = c.CompileCondition(messages, noAuthz, environment.StoredExpressions)
+	p.auditAnnotation = c.CompileCondition(audits, decls, environment.StoredExpressions)
+	return p
+}
+
+func (r *Resources) hasKind(gvk schema.GroupVersionKind) bool {
+	_, ok := r.ForKind(gvk)
+	return ok
+}
