@@ -83,14 +83,14 @@ func (v *Validating) Validate(ctx context.Context, ha handlers.Attributes, obj r
 	if excludedResources.Has(ha.Resource.GroupResource()) {
 		return nil
 	}
-	a := newAttributes(ctx, ha, obj)
 	if !v.source.waitForSync(ctx, timeToWaitForSync) {
-		return admission.NewForbidden(a, errors.New("not yet ready to handle request"))
+		return admission.NewForbidden(newAttributes(ctx, ha, obj), errors.New("not yet ready to handle request"))
 	}
 	hooks := *v.source.hooks.Load()
 	if len(hooks) == 0 {
 		return nil
 	}
+	a := newAttributes(ctx, ha, obj)
 	d := &dispatch{Validating: v, attrs: a, versioned: map[schema.GroupVersionKind]*admission.VersionedAttributes{}}
 	if v.authz != nil {
 		d.authz = admissionauthorizer.NewCachingAuthorizer(v.authz)
