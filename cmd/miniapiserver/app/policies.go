@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"fmt"
+	"sync"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -11,10 +13,15 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// validatingPolicies builds the ValidatingAdmissionPolicy admission step
-// over the served groups: policies and bindings from their own storage,
-// params from any served resource.
-func validatingPolicies(groups []rest.APIGroupInfo, st groupStorages, authz authorizer.Authorizer) (*policy.Validating, error) {
+// admissionPolicies are the admission steps of MutatingAdmissionPolicies
+// and ValidatingAdmissionPolicies over the served groups: policies and
+// bindings from their own storage, params from any served resource.
+type admissionPolicies struct {
+	mutating   *policy.Mutating
+	validating *policy.Validating
+}
+
+func newAdmissionPolicies(groups []rest.APIGroupInfo, st groupStorages, authz authorizer.Authorizer) (*admissionPolicies, error) {
 	all, err := apiserver.Endpoints(groups)
 	if err != nil {
 		return nil, err
@@ -26,16 +33,37 @@ func validatingPolicies(groups []rest.APIGroupInfo, st groupStorages, authz auth
 				Namespaced: e.Namespaced, Storage: e.Storage})
 		}
 	}
-	pol, err := policyStorage(groups, "validatingadmissionpolicies")
-	if err != nil {
-		return nil, err
+	cfg := policy.Config{Namespaces: st.core.Namespaces, Resources: policy.NewResources(resources), Authorizer: authz}
+	var p admissionPolicies
+	for _, kind := range []string{"mutating", "validating"} {
+		if cfg.Policies, err = policyStorage(groups, kind+"admissionpolicies"); err != nil {
+			return nil, err
+		}
+		if cfg.Bindings, err = policyStorage(groups, kind+"admissionpolicybindings"); err != nil {
+			return nil, err
+		}
+		if kind == "mutating" {
+			p.mutating = policy.NewMutating(cfg)
+		} else {
+			p.validating = policy.NewValidating(cfg)
+		}
 	}
-	bind, err := policyStorage(groups, "validatingadmissionpolicybindings")
-	if err != nil {
-		return nil, err
-	}
-	return policy.NewValidating(policy.Config{Policies: pol, Bindings: bind, Namespaces: st.core.Namespaces,
-		Resources: policy.NewResources(resources), Authorizer: authz}), nil
+	return &p, nil
+}
+
+// run follows the policies until ctx ends.
+func (p *admissionPolicies) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		p.mutating.Run(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		p.validating.Run(ctx)
+	}()
+	wg.Wait()
 }
 
 // policyStorage finds the admissionregistration.k8s.io/v1 storage of

@@ -24,7 +24,6 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
-	admissionpolicy "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/policy"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/filters"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
@@ -148,7 +147,7 @@ func Start(o *Options) (*Server, error) {
 	flowControl := flowControlController(st.flowControl)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups),
 		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
-	policies, err := validatingPolicies(groups, st, sec.authorizer)
+	policies, err := newAdmissionPolicies(groups, st, sec.authorizer)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +200,7 @@ func Start(o *Options) (*Server, error) {
 	s.wg.Add(4)
 	go func() {
 		defer s.wg.Done()
-		policies.Run(ctx)
+		policies.run(ctx)
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -242,7 +241,7 @@ func Start(o *Options) (*Server, error) {
 // filters' parts, admission and timeouts (Start adds the readiness
 // checks).
 func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStorages, sec *security, creds *credentials,
-	policies *admissionpolicy.Validating) apiserver.Config {
+	policies *admissionPolicies) apiserver.Config {
 	return apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: sec.authenticator,
@@ -261,8 +260,10 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 			&admission.Priority{PriorityClasses: st.scheduling.PriorityClasses},
 			&admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses},
 			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}},
-			// kube's validating step: validating admission policies.
-			policies,
+			// kube's admission policies: mutating ones at the mutating
+			// step, validating ones at the validating step.
+			policies.mutating,
+			policies.validating,
 		},
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,

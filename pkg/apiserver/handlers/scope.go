@@ -94,17 +94,68 @@ func (s *Scope) validationOf(op Operation, ns, name string, old, opts runtime.Ob
 	if s.Admission == nil {
 		return nil
 	}
-	opts, dryRun := admissionOptions(op, opts)
 	return func(ctx context.Context, obj runtime.Object) error {
-		attrs := Attributes{Operation: op, Resource: s.Resource, Subresource: s.Subresource, Namespace: ns, Name: name,
-			Kind: s.Kind, Old: old, Options: opts, DryRun: dryRun}
-		if name == "" {
-			if m, err := meta.Accessor(obj); err == nil {
-				attrs.Name = m.GetName() // a generated name
-			}
-		}
-		return s.Admission.Validate(ctx, attrs, obj)
+		return s.Admission.Validate(ctx, s.attributes(op, ns, name, obj, old, opts), obj)
 	}
+}
+
+// attributes describe a request on obj to admission.
+func (s *Scope) attributes(op Operation, ns, name string, obj, old, opts runtime.Object) Attributes {
+	opts, dryRun := admissionOptions(op, opts)
+	attrs := Attributes{Operation: op, Resource: s.Resource, Subresource: s.Subresource, Namespace: ns, Name: name,
+		Kind: s.Kind, Old: old, Options: opts, DryRun: dryRun}
+	if name == "" && obj != nil {
+		if m, err := meta.Accessor(obj); err == nil {
+			attrs.Name = m.GetName() // a generated name
+		}
+	}
+	return attrs
+}
+
+// MutatingAdmission is implemented by admission chains that also change
+// objects, as kube's mutating admission does: Admit changes obj in
+// place, before the registry validates it.
+type MutatingAdmission interface {
+	Admit(ctx context.Context, a Attributes, obj runtime.Object) error
+}
+
+// admit runs the mutating admission of a create or an update on obj
+// (old is the current object of an update).
+func (s *Scope) admit(ctx context.Context, op Operation, ns, name string, obj, old, opts runtime.Object) error {
+	m, ok := s.Admission.(MutatingAdmission)
+	if !ok {
+		return nil
+	}
+	return m.Admit(ctx, s.attributes(op, ns, name, obj, old, opts), obj)
+}
+
+// admittedUpdate runs mutating admission on what an update or a patch
+// makes of the current object: a create when there is none.
+type admittedUpdate struct {
+	rest.UpdatedObjectInfo
+	scope    *Scope
+	ns, name string
+	opts     *metav1.UpdateOptions
+}
+
+func (s *Scope) admittedUpdate(info rest.UpdatedObjectInfo, ns, name string, opts *metav1.UpdateOptions) rest.UpdatedObjectInfo {
+	if _, ok := s.Admission.(MutatingAdmission); !ok {
+		return info
+	}
+	return &admittedUpdate{UpdatedObjectInfo: info, scope: s, ns: ns, name: name, opts: opts}
+}
+
+// UpdatedObject implements rest.UpdatedObjectInfo.
+func (u *admittedUpdate) UpdatedObject(ctx context.Context, current runtime.Object) (runtime.Object, error) {
+	obj, err := u.UpdatedObjectInfo.UpdatedObject(ctx, current)
+	if err != nil {
+		return nil, err
+	}
+	op, old := Update, current
+	if m, err := meta.Accessor(current); err == nil && m.GetUID() == "" {
+		op, old = Create, nil
+	}
+	return obj, u.scope.admit(ctx, op, u.ns, u.name, obj, old, u.opts)
 }
 
 // updateValidation is the admission check of an update.

@@ -60,11 +60,15 @@ func installFor(b *testing.B, c kubernetes.Interface, p *admissionregistrationv1
 	if _, err := api.ValidatingAdmissionPolicies().Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = api.ValidatingAdmissionPolicies().Delete(context.Background(), p.Name, metav1.DeleteOptions{}) })
+	b.Cleanup(func() {
+		_ = api.ValidatingAdmissionPolicies().Delete(context.Background(), p.Name, metav1.DeleteOptions{})
+	})
 	if _, err := api.ValidatingAdmissionPolicyBindings().Create(context.Background(), bd, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = api.ValidatingAdmissionPolicyBindings().Delete(context.Background(), bd.Name, metav1.DeleteOptions{}) })
+	b.Cleanup(func() {
+		_ = api.ValidatingAdmissionPolicyBindings().Delete(context.Background(), bd.Name, metav1.DeleteOptions{})
+	})
 	for i := 0; probe() == nil; i++ {
 		if i == 100 {
 			b.Fatalf("policy %s is not in force", p.Name)

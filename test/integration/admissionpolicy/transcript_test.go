@@ -14,8 +14,7 @@ type step = reference.Step
 const (
 	configMapsPath = "/api/v1/namespaces/NS/configmaps"
 	secretsPath    = "/api/v1/namespaces/NS/secrets"
-	policiesPath   = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
-	bindingsPath   = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
+	groupPath      = "/apis/admissionregistration.k8s.io/v1/"
 )
 
 var (
@@ -23,23 +22,31 @@ var (
 	create = steps.Create
 	patch  = steps.Patch
 	del    = steps.Delete
+	put    = steps.Put
 )
 
 // inNS selects the objects of the test's namespace only: the policies
 // of parallel tests never meet.
 const inNS = `"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"NS"}}`
 
-// The policies of the transcript, each with its bindings and a dry-run
-// request that the policy answers once it is in force.
-var setup = []struct {
+// policySetup is a policy of a transcript with its bindings and a
+// dry-run request that the policy answers once it is in force.
+type policySetup struct {
+	// kind is "validating" or "mutating".
+	kind     string
 	policy   string
 	bindings []string
 	probe    reference.Request
 	// probeCode is the probe's answer once the policy is in force; a
-	// probeWarning must come with it.
+	// probeWarning must come with it, and probeBody be in its body.
 	probeCode    int
 	probeWarning bool
-}{{
+	probeBody    string
+}
+
+// validatingSetup are the policies of the validating transcript.
+var validatingSetup = []policySetup{{
+	kind: "validating",
 	policy: `{"metadata":{"name":"NS-deny"},"spec":{
 	  "matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["configmaps"]}],` + inNS + `,
 	    "objectSelector":{"matchExpressions":[{"key":"skip","operator":"DoesNotExist"}]}},
@@ -51,10 +58,11 @@ var setup = []struct {
 	    {"expression":"!variables.name.startsWith('secret')","reason":"Forbidden"},
 	    {"expression":"!has(object.metadata.labels) || !('fail' in object.metadata.labels) || object.data['nokey'] == 'x'"},
 	    {"expression":"authorizer.group('').resource('secrets').namespace(request.namespace).check('list').allowed()"}]}}`,
-	bindings: []string{`{"metadata":{"name":"NS-deny"},"spec":{"policyName":"NS-deny","validationActions":["Deny"]}}`},
-	probe:    reference.Request{Method: http.MethodPost, Path: configMapsPath + "?dryRun=All", Body: `{"metadata":{"name":"secret-probe"}}`},
+	bindings:  []string{`{"metadata":{"name":"NS-deny"},"spec":{"policyName":"NS-deny","validationActions":["Deny"]}}`},
+	probe:     reference.Request{Method: http.MethodPost, Path: configMapsPath + "?dryRun=All", Body: `{"metadata":{"name":"secret-probe"}}`},
 	probeCode: http.StatusForbidden,
 }, {
+	kind: "validating",
 	policy: `{"metadata":{"name":"NS-warn"},"spec":{"failurePolicy":"Ignore",
 	  "matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}],` + inNS + `},
 	  "validations":[
@@ -66,6 +74,7 @@ var setup = []struct {
 		Body: `{"metadata":{"name":"probe","labels":{"warn":"yes"}}}`},
 	probeCode: http.StatusCreated, probeWarning: true,
 }, {
+	kind: "validating",
 	policy: `{"metadata":{"name":"NS-params"},"spec":{"paramKind":{"apiVersion":"v1","kind":"ConfigMap"},
 	  "matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["secrets"]}],` + inNS + `},
 	  "validations":[{"expression":"object.metadata.name != params.data.banned","messageExpression":"'banned by ' + params.metadata.name + ' (' + params.kind + ')'"}]}}`,
@@ -79,7 +88,10 @@ var setup = []struct {
 		  "paramRef":{"name":"missing","parameterNotFoundAction":"Deny"},
 		  "matchResources":{"namespaceSelector":{},"objectSelector":{"matchLabels":{"missing":"yes"}}}}}`,
 	},
-	probe:     reference.Request{Method: http.MethodPost, Path: secretsPath + "?dryRun=All", Body: `{"metadata":{"name":"banned-name"}}`},
+	// The params a selector picks are the last to be seen (kube reads them
+	// from an informer, not live).
+	probe: reference.Request{Method: http.MethodPost, Path: secretsPath + "?dryRun=All",
+		Body: `{"metadata":{"name":"selected-banned","labels":{"selected":"yes"}}}`},
 	probeCode: http.StatusUnprocessableEntity,
 }}
 
@@ -107,15 +119,18 @@ var transcripts = map[string][]step{"validating": {
 	create("a missing param with parameterNotFoundAction Deny", secretsPath, `{"metadata":{"name":"m","labels":{"missing":"yes"}}}`),
 }}
 
+// setups are the policies of each transcript.
+var setups = map[string][]policySetup{"validating": validatingSetup, "mutating": mutatingSetup}
+
 // TestTranscript installs the policies in the transcript's namespace,
 // waits until each is in force, and compares every answer (code, whole
 // body, warnings) with kube-apiserver's. With -record it writes kube's
 // answers instead.
 func TestTranscript(t *testing.T) {
 	tg := reference.For(t, srv)
-	reference.Replay(t, tg, "testdata/transcript.json", transcripts, func(t *testing.T, _ string) *reference.Normalizer {
+	reference.Replay(t, tg, "testdata/transcript.json", transcripts, func(t *testing.T, transcript string) *reference.Normalizer {
 		ns := tg.TestNamespace(t, userAgent, configMapsPath, secretsPath)
-		installPolicies(t, tg, ns)
+		installPolicies(t, tg, ns, setups[transcript])
 		n := reference.NewNormalizer(ns)
 		n.HideListVersions = true
 		return n
@@ -125,7 +140,7 @@ func TestTranscript(t *testing.T) {
 // installPolicies creates the params, policies and bindings of setup in
 // ns, removed when the test ends, and waits until every policy answers
 // its probe.
-func installPolicies(t *testing.T, tg *reference.Target, ns string) {
+func installPolicies(t *testing.T, tg *reference.Target, ns string, setup []policySetup) {
 	t.Helper()
 	send := func(method, path, body string) reference.Response {
 		return tg.Do(t, reference.Request{Method: method, Path: strings.ReplaceAll(path, "NS", ns),
@@ -140,17 +155,18 @@ func installPolicies(t *testing.T, tg *reference.Target, ns string) {
 		mustCreate(configMapsPath, p)
 	}
 	for _, s := range setup {
-		mustCreate(policiesPath, s.policy)
-		t.Cleanup(func() { send(http.MethodDelete, policiesPath+"/"+name(s.policy, ns), "") })
+		policies, bindings := groupPath+s.kind+"admissionpolicies", groupPath+s.kind+"admissionpolicybindings"
+		mustCreate(policies, s.policy)
+		t.Cleanup(func() { send(http.MethodDelete, policies+"/"+name(s.policy, ns), "") })
 		for _, b := range s.bindings {
-			mustCreate(bindingsPath, b)
-			t.Cleanup(func() { send(http.MethodDelete, bindingsPath+"/"+name(b, ns), "") })
+			mustCreate(bindings, b)
+			t.Cleanup(func() { send(http.MethodDelete, bindings+"/"+name(b, ns), "") })
 		}
 	}
 	for _, s := range setup {
 		for i := 0; ; i++ {
 			r := send(s.probe.Method, s.probe.Path, s.probe.Body)
-			if r.Code == s.probeCode && (!s.probeWarning || len(r.Warnings) > 0) {
+			if r.Code == s.probeCode && (!s.probeWarning || len(r.Warnings) > 0) && strings.Contains(string(r.Body), s.probeBody) {
 				break
 			}
 			if i == 100 {

@@ -10,7 +10,6 @@
 package policy
 
 import (
-	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -71,19 +70,7 @@ func compileValidatingBinding(obj runtime.Object) *validatingBinding {
 func (r *Resources) compileValidatingPolicy(obj runtime.Object) *validatingPolicy {
 	p := &validatingPolicy{ValidatingAdmissionPolicy: obj.(*admissionregistrationv1.ValidatingAdmissionPolicy)}
 	spec := &p.Spec
-	if spec.MatchConstraints == nil {
-		p.configErr = fmt.Errorf("policy contained no match constraints, a required field")
-	} else {
-		p.constraints, p.configErr = newCriteria(spec.MatchConstraints)
-	}
-	if pk := spec.ParamKind; pk != nil {
-		gv, err := schema.ParseGroupVersion(pk.APIVersion)
-		if err != nil {
-			p.paramErr = fmt.Errorf("failed to parse paramKind APIVersion: %w", err)
-		} else if gvk := gv.WithKind(pk.Kind); !r.hasKind(gvk) {
-			p.paramErr = fmt.Errorf("failed to find resource referenced by paramKind: '%v'", gvk)
-		}
-	}
+	p.constraints, p.configErr, p.paramErr = r.checkConstraints(spec.MatchConstraints, spec.ParamKind)
 	c, decls, err := newCompiler(spec.Variables, spec.ParamKind != nil)
 	if err != nil {
 		p.compileErr = err
