@@ -1,10 +1,13 @@
 package policy
 
 import (
+	"fmt"
+
 	celgo "github.com/google/cel-go/cel"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	"k8s.io/apiserver/pkg/cel/environment"
@@ -108,3 +111,78 @@ func newCriteria(m *admissionregistrationv1.MatchResources) (*criteria, error) {
 	}
 	return c, nil
 }
+
+// common is what policies of both kinds compile alike.
+type common struct {
+	name      string
+	paramKind *admissionregistrationv1.ParamKind
+	failure   admissionregistrationv1.FailurePolicyType
+	// constraints are nil when they are missing or wrong (configErr):
+	// the policy then fails (or, failurePolicy Ignore, skips) every
+	// request; paramErr (an unknown paramKind) only those it matches;
+	// compileErr those its bindings select.
+	constraints                     *criteria
+	configErr, paramErr, compileErr error
+	compiler                        *plugincel.CompositedCompiler
+	decls                           plugincel.OptionalVariableDeclarations
+	matchConditions                 matchconditions.Matcher
+}
+
+// policySpec are the fields both kinds of policies have.
+type policySpec struct {
+	name            string
+	constraints     *admissionregistrationv1.MatchResources
+	paramKind       *admissionregistrationv1.ParamKind
+	failurePolicy   *admissionregistrationv1.FailurePolicyType
+	variables       []admissionregistrationv1.Variable
+	matchConditions []admissionregistrationv1.MatchCondition
+}
+
+// compileCommon checks a policy's constraints and paramKind and compiles
+// its variables and match conditions, as kube's plugins do.
+func (r *Resources) compileCommon(s policySpec) common {
+	c := common{name: s.name, paramKind: s.paramKind, failure: admissionregistrationv1.Fail}
+	if s.failurePolicy != nil {
+		c.failure = *s.failurePolicy
+	}
+	if s.constraints == nil {
+		c.configErr = fmt.Errorf("policy contained no match constraints, a required field")
+	} else {
+		c.constraints, c.configErr = newCriteria(s.constraints)
+	}
+	if pk := s.paramKind; pk != nil {
+		gv, err := schema.ParseGroupVersion(pk.APIVersion)
+		if err != nil {
+			c.paramErr = fmt.Errorf("failed to parse paramKind APIVersion: %w", err)
+		} else if gvk := gv.WithKind(pk.Kind); !r.hasKind(gvk) {
+			c.paramErr = fmt.Errorf("failed to find resource referenced by paramKind: '%v'", gvk)
+		}
+	}
+	c.compiler, c.decls, c.compileErr = newCompiler(s.variables, s.paramKind != nil)
+	if c.compileErr == nil {
+		// kube's plugins both name their match conditions "validate".
+		c.matchConditions = compileMatchConditions(c.compiler, c.decls, s.matchConditions, s.failurePolicy, "validate", s.name)
+	}
+	return c
+}
+
+func (c *common) ignoresFailures() bool { return c.failure == admissionregistrationv1.Ignore }
+
+// bound is what bindings of both kinds compile alike.
+type bound struct {
+	bindingName, policy string
+	paramRef            *admissionregistrationv1.ParamRef
+	criteria            *criteria // nil: every request the policy matches
+	err                 error
+}
+
+func newBound(name, policy string, ref *admissionregistrationv1.ParamRef, m *admissionregistrationv1.MatchResources) bound {
+	b := bound{bindingName: name, policy: policy, paramRef: ref}
+	if m != nil {
+		b.criteria, b.err = newCriteria(m)
+	}
+	return b
+}
+
+func (b *bound) name() string       { return b.bindingName }
+func (b *bound) policyName() string { return b.policy }

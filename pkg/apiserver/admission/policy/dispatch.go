@@ -124,7 +124,7 @@ type dispatch struct {
 // configError records a policy's or binding's configuration error by
 // the policy's failurePolicy.
 func (d *dispatch) configError(err error, p *validatingPolicy, b *validatingBinding) {
-	if p.failurePolicy() == admissionregistrationv1.Ignore {
+	if p.ignoresFailures() {
 		return
 	}
 	msg := fmt.Errorf("failed to configure policy: %w", err).Error()
@@ -136,55 +136,23 @@ func (d *dispatch) configError(err error, p *validatingPolicy, b *validatingBind
 
 func (d *dispatch) run(ctx context.Context, h *hook[*validatingPolicy, *validatingBinding]) error {
 	p := h.policy
-	if p.constraints == nil {
-		d.configError(p.configErr, p, nil)
-		return nil
-	}
-	ok, gvr, gvk, err := d.matcher.matches(ctx, d.attrs, p.constraints)
-	if err != nil {
-		d.configError(err, p, nil)
-		return nil
-	}
-	if !ok {
-		return nil
-	}
-	if p.paramErr != nil {
-		d.configError(p.paramErr, p, nil)
-		return nil
-	}
 	audits := newAuditAnnotations()
-	for _, b := range h.bindings {
-		if err := d.runBinding(ctx, p, b, gvr, gvk, audits); err != nil {
-			return err
-		}
+	selected, err := selectBindings(ctx, d.matcher, d.attrs, &p.common, h.bindings,
+		func(err error, b *validatingBinding) { d.configError(err, p, b) },
+		func(b *validatingBinding, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, params []runtime.Object) error {
+			return d.runBinding(ctx, p, b, gvr, gvk, params, audits)
+		})
+	if selected {
+		audits.publish(ctx, p.Name)
 	}
-	audits.publish(ctx, p.Name)
-	return nil
+	return err
 }
 
 func (d *dispatch) runBinding(ctx context.Context, p *validatingPolicy, b *validatingBinding, gvr schema.GroupVersionResource,
-	gvk schema.GroupVersionKind, audits auditAnnotations) error {
-	if b.err != nil {
-		d.configError(b.err, p, b)
-		return nil
-	}
-	if b.criteria != nil {
-		ok, _, _, err := d.matcher.matches(ctx, d.attrs, b.criteria)
-		if err != nil {
-			d.configError(err, p, b)
-			return nil
-		}
-		if !ok {
-			return nil
-		}
-	}
-	params, err := d.matcher.params(ctx, p.Spec.ParamKind, b.Spec.ParamRef, d.attrs.GetNamespace())
-	if err != nil {
-		d.configError(err, p, b)
-		return nil
-	}
+	gvk schema.GroupVersionKind, params []runtime.Object, audits auditAnnotations) error {
 	va := d.versioned[gvk]
 	if va == nil && len(params) > 0 {
+		var err error
 		if va, err = versionedAttributes(d.attrs, gvk); err != nil {
 			d.configError(fmt.Errorf("failed to convert object version: %w", err), p, b)
 			return nil

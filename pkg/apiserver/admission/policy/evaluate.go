@@ -47,7 +47,7 @@ const maxAuditAnnotationValue = 10 * 1024
 
 // failure is the verdict of an error: deny under failurePolicy Fail.
 func (p *validatingPolicy) failure(msg string) outcome {
-	return outcome{verdicts: []verdict{{deny: p.failurePolicy() != admissionregistrationv1.Ignore, message: msg}}}
+	return outcome{verdicts: []verdict{{deny: !p.ignoresFailures(), message: msg}}}
 }
 
 // validate evaluates the policy's match conditions, validations, message
@@ -82,9 +82,9 @@ func (p *validatingPolicy) validate(ctx context.Context, gvr schema.GroupVersion
 		validation := p.Spec.Validations[i]
 		switch {
 		case r.Error != nil:
-			v.deny, v.message = p.failurePolicy() != admissionregistrationv1.Ignore, r.Error.Error()
+			v.deny, v.message = !p.ignoresFailures(), r.Error.Error()
 		case errors.Is(msgErr, apiservercel.ErrInternal) || errors.Is(msgErr, apiservercel.ErrOutOfBudget):
-			v.deny, v.message = p.failurePolicy() != admissionregistrationv1.Ignore, fmt.Sprintf("failed messageExpression: %s", msgErr)
+			v.deny, v.message = !p.ignoresFailures(), fmt.Sprintf("failed messageExpression: %s", msgErr)
 		case r.EvalResult != celtypes.True:
 			v.deny, v.reason = true, metav1.StatusReasonInvalid
 			if validation.Reason != nil {
@@ -136,7 +136,7 @@ func (p *validatingPolicy) auditResults(results []plugincel.EvaluationResult) []
 		res := auditResult{key: an.Key}
 		switch {
 		case r.Error != nil:
-			if p.failurePolicy() != admissionregistrationv1.Ignore {
+			if !p.ignoresFailures() {
 				res.err = r.Error.Error()
 			}
 		case r.EvalResult.Type() == celtypes.StringType:

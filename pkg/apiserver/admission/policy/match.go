@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/object"
@@ -165,4 +166,57 @@ func (m *matcher) namespace(ctx context.Context, name string) (*corev1.Namespace
 		return nil, fmt.Errorf("namespaces storage returned %T", obj)
 	}
 	return ns, nil
+}
+
+// binding is implemented by compiled bindings of both kinds.
+type binding interface{ binding() *bound }
+
+// selectBindings finds the bindings of policy p that select the request,
+// in order, and calls use with each and its params (nil: none is
+// declared). Configuration errors (the policy's, bindings' and params')
+// go to configError, with a nil binding for the policy's own. It reports
+// whether the policy matches the request; an error of use ends it.
+func selectBindings[B binding](ctx context.Context, m *matcher, a admission.Attributes, p *common, bindings []B,
+	configError func(error, B), use func(B, schema.GroupVersionResource, schema.GroupVersionKind, []runtime.Object) error) (bool, error) {
+	var none B
+	if p.constraints == nil {
+		configError(p.configErr, none)
+		return false, nil
+	}
+	ok, gvr, gvk, err := m.matches(ctx, a, p.constraints)
+	switch {
+	case err != nil:
+		configError(err, none)
+		return false, nil
+	case !ok:
+		return false, nil
+	case p.paramErr != nil:
+		configError(p.paramErr, none)
+		return false, nil
+	}
+	for _, b := range bindings {
+		bd := b.binding()
+		if bd.err != nil {
+			configError(bd.err, b)
+			continue
+		}
+		if bd.criteria != nil {
+			ok, _, _, err := m.matches(ctx, a, bd.criteria)
+			if err != nil {
+				configError(err, b)
+			}
+			if !ok || err != nil {
+				continue
+			}
+		}
+		params, err := m.params(ctx, p.paramKind, bd.paramRef, a.GetNamespace())
+		if err != nil {
+			configError(err, b)
+			continue
+		}
+		if err := use(b, gvr, gvk, params); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }

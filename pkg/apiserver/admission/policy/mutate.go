@@ -75,7 +75,10 @@ func (m *Mutating) Admit(ctx context.Context, ha handlers.Attributes, obj runtim
 	if m.authz != nil {
 		r.authz = admissionauthorizer.NewCachingAuthorizer(m.authz)
 	}
-	invocations := r.invocations(ctx, hooks)
+	invocations, err := r.invocations(ctx, hooks)
+	if err != nil {
+		return err
+	}
 	if len(invocations) > 0 {
 		again, err := r.pass(ctx, invocations, false)
 		if err == nil && again {
@@ -145,50 +148,23 @@ func (r *mutation) configError(err error, p *mutatingPolicy, b *mutatingBinding)
 
 // invocations are the bindings that select the request, with their
 // params, in the order of the policies' and bindings' names.
-func (r *mutation) invocations(ctx context.Context, hooks []hook[*mutatingPolicy, *mutatingBinding]) []invocation {
+func (r *mutation) invocations(ctx context.Context, hooks []hook[*mutatingPolicy, *mutatingBinding]) ([]invocation, error) {
 	var out []invocation
 	for _, h := range hooks {
 		p := h.policy
-		if p.constraints == nil {
-			r.configError(p.configErr, p, nil)
-			continue
-		}
-		ok, gvr, gvk, err := r.matcher.matches(ctx, r.attrs, p.constraints)
-		switch {
-		case err != nil:
-			r.configError(err, p, nil)
-			continue
-		case !ok:
-			continue
-		case p.paramErr != nil:
-			r.configError(p.paramErr, p, nil)
-			continue
-		}
-		for _, b := range h.bindings {
-			if b.err != nil {
-				r.configError(b.err, p, b)
-				continue
-			}
-			if b.criteria != nil {
-				ok, _, _, err := r.matcher.matches(ctx, r.attrs, b.criteria)
-				if err != nil {
-					r.configError(err, p, b)
+		_, err := selectBindings(ctx, r.matcher, r.attrs, &p.common, h.bindings,
+			func(err error, b *mutatingBinding) { r.configError(err, p, b) },
+			func(b *mutatingBinding, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, params []runtime.Object) error {
+				for _, param := range params {
+					out = append(out, invocation{policy: p, binding: b, gvr: gvr, gvk: gvk, param: param})
 				}
-				if !ok || err != nil {
-					continue
-				}
-			}
-			params, err := r.matcher.params(ctx, p.Spec.ParamKind, b.Spec.ParamRef, r.attrs.GetNamespace())
-			if err != nil {
-				r.configError(err, p, b)
-				continue
-			}
-			for _, param := range params {
-				out = append(out, invocation{policy: p, binding: b, gvr: gvr, gvk: gvk, param: param})
-			}
+				return nil
+			})
+		if err != nil {
+			return nil, err
 		}
 	}
-	return out
+	return out, nil
 }
 
 // pass runs the invocations (on a reinvocation, those that asked for
@@ -310,7 +286,7 @@ func (r *mutation) namespace(ctx context.Context) (*corev1.Namespace, error) {
 func (r *mutation) denial() error {
 	var failed []policyError
 	for _, e := range r.errs {
-		if e.policy.failurePolicy() != admissionregistrationv1.Ignore {
+		if !e.policy.ignoresFailures() {
 			failed = append(failed, e)
 		}
 	}

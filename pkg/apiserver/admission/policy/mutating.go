@@ -1,14 +1,9 @@
 package policy
 
 import (
-	"fmt"
-
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating/patch"
-	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	"k8s.io/apiserver/pkg/cel/environment"
 )
 
@@ -16,42 +11,24 @@ import (
 // k8s.io/apiserver's patchers (JSON patch, apply configuration).
 type mutatingPolicy struct {
 	*admissionregistrationv1.MutatingAdmissionPolicy
-	constraints     *criteria
-	configErr       error
-	paramErr        error
-	compiler        *plugincel.CompositedCompiler
-	matchConditions matchconditions.Matcher
-	patchers        []patch.Patcher
-	compileErr      error
+	common
+	patchers []patch.Patcher
 }
 
 func (p *mutatingPolicy) name() string       { return p.Name }
 func (p *mutatingPolicy) policyName() string { return "" }
 
-func (p *mutatingPolicy) failurePolicy() admissionregistrationv1.FailurePolicyType {
-	if p.Spec.FailurePolicy == nil {
-		return admissionregistrationv1.Fail
-	}
-	return *p.Spec.FailurePolicy
-}
-
-// mutatingBinding is a MutatingAdmissionPolicyBinding with its match
-// resources parsed.
+// mutatingBinding is a MutatingAdmissionPolicyBinding compiled.
 type mutatingBinding struct {
 	*admissionregistrationv1.MutatingAdmissionPolicyBinding
-	criteria *criteria
-	err      error
+	bound
 }
 
-func (b *mutatingBinding) name() string       { return b.Name }
-func (b *mutatingBinding) policyName() string { return b.Spec.PolicyName }
+func (b *mutatingBinding) binding() *bound { return &b.bound }
 
 func compileMutatingBinding(obj runtime.Object) *mutatingBinding {
-	b := &mutatingBinding{MutatingAdmissionPolicyBinding: obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding)}
-	if m := b.Spec.MatchResources; m != nil {
-		b.criteria, b.err = newCriteria(m)
-	}
-	return b
+	b := obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding)
+	return &mutatingBinding{b, newBound(b.Name, b.Spec.PolicyName, b.Spec.ParamRef, b.Spec.MatchResources)}
 }
 
 // compileMutatingPolicy compiles a policy's variables, match conditions
@@ -59,15 +36,12 @@ func compileMutatingBinding(obj runtime.Object) *mutatingBinding {
 func (r *Resources) compileMutatingPolicy(obj runtime.Object) *mutatingPolicy {
 	p := &mutatingPolicy{MutatingAdmissionPolicy: obj.(*admissionregistrationv1.MutatingAdmissionPolicy)}
 	spec := &p.Spec
-	p.constraints, p.configErr, p.paramErr = r.checkConstraints(spec.MatchConstraints, spec.ParamKind)
-	c, decls, err := newCompiler(spec.Variables, spec.ParamKind != nil)
-	if err != nil {
-		p.compileErr = err
+	p.common = r.compileCommon(policySpec{name: p.Name, constraints: spec.MatchConstraints, paramKind: spec.ParamKind,
+		failurePolicy: spec.FailurePolicy, variables: spec.Variables, matchConditions: spec.MatchConditions})
+	if p.compileErr != nil {
 		return p
 	}
-	p.compiler = c
-	// kube's mutating plugin names its match conditions "validate" too.
-	p.matchConditions = compileMatchConditions(c, decls, spec.MatchConditions, spec.FailurePolicy, "validate", p.Name)
+	c, decls := p.compiler, p.decls
 	patchDecls := decls
 	patchDecls.HasPatchTypes = true
 	for _, m := range spec.Mutations {
@@ -81,26 +55,4 @@ func (r *Resources) compileMutatingPolicy(obj runtime.Object) *mutatingPolicy {
 		}
 	}
 	return p
-}
-
-// checkConstraints parses a policy's match constraints and finds its
-// paramKind: errors in the first fail every request, an unknown
-// paramKind only the requests the policy matches.
-func (r *Resources) checkConstraints(m *admissionregistrationv1.MatchResources, pk *admissionregistrationv1.ParamKind) (*criteria, error, error) {
-	var c *criteria
-	var configErr, paramErr error
-	if m == nil {
-		configErr = fmt.Errorf("policy contained no match constraints, a required field")
-	} else {
-		c, configErr = newCriteria(m)
-	}
-	if pk != nil {
-		gv, err := schema.ParseGroupVersion(pk.APIVersion)
-		if err != nil {
-			paramErr = fmt.Errorf("failed to parse paramKind APIVersion: %w", err)
-		} else if gvk := gv.WithKind(pk.Kind); !r.hasKind(gvk) {
-			paramErr = fmt.Errorf("failed to find resource referenced by paramKind: '%v'", gvk)
-		}
-	}
-	return c, configErr, paramErr
 }

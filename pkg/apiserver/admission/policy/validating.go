@@ -14,53 +14,32 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
-	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	"k8s.io/apiserver/pkg/cel/environment"
 )
 
 // validatingPolicy is a ValidatingAdmissionPolicy compiled.
 type validatingPolicy struct {
 	*admissionregistrationv1.ValidatingAdmissionPolicy
-	// constraints are nil when they are missing or wrong (configErr):
-	// the policy then fails (or, failurePolicy Ignore, skips) every
-	// request; paramErr (an unknown paramKind) only those it matches.
-	constraints     *criteria
-	configErr       error
-	paramErr        error
-	matchConditions matchconditions.Matcher
+	common
 	validations     plugincel.ConditionEvaluator
 	messages        plugincel.ConditionEvaluator
 	auditAnnotation plugincel.ConditionEvaluator
-	compileErr      error
 }
 
 func (p *validatingPolicy) name() string       { return p.Name }
 func (p *validatingPolicy) policyName() string { return "" }
 
-func (p *validatingPolicy) failurePolicy() admissionregistrationv1.FailurePolicyType {
-	if p.Spec.FailurePolicy == nil {
-		return admissionregistrationv1.Fail
-	}
-	return *p.Spec.FailurePolicy
-}
-
-// validatingBinding is a ValidatingAdmissionPolicyBinding with its match
-// resources parsed.
+// validatingBinding is a ValidatingAdmissionPolicyBinding compiled.
 type validatingBinding struct {
 	*admissionregistrationv1.ValidatingAdmissionPolicyBinding
-	criteria *criteria // nil: every request the policy matches
-	err      error
+	bound
 }
 
-func (b *validatingBinding) name() string       { return b.Name }
-func (b *validatingBinding) policyName() string { return b.Spec.PolicyName }
+func (b *validatingBinding) binding() *bound { return &b.bound }
 
 func compileValidatingBinding(obj runtime.Object) *validatingBinding {
-	b := &validatingBinding{ValidatingAdmissionPolicyBinding: obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)}
-	if m := b.Spec.MatchResources; m != nil {
-		b.criteria, b.err = newCriteria(m)
-	}
-	return b
+	b := obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
+	return &validatingBinding{b, newBound(b.Name, b.Spec.PolicyName, b.Spec.ParamRef, b.Spec.MatchResources)}
 }
 
 // compileValidatingPolicy compiles a policy's expressions as kube's
@@ -69,13 +48,12 @@ func compileValidatingBinding(obj runtime.Object) *validatingBinding {
 func (r *Resources) compileValidatingPolicy(obj runtime.Object) *validatingPolicy {
 	p := &validatingPolicy{ValidatingAdmissionPolicy: obj.(*admissionregistrationv1.ValidatingAdmissionPolicy)}
 	spec := &p.Spec
-	p.constraints, p.configErr, p.paramErr = r.checkConstraints(spec.MatchConstraints, spec.ParamKind)
-	c, decls, err := newCompiler(spec.Variables, spec.ParamKind != nil)
-	if err != nil {
-		p.compileErr = err
+	p.common = r.compileCommon(policySpec{name: p.Name, constraints: spec.MatchConstraints, paramKind: spec.ParamKind,
+		failurePolicy: spec.FailurePolicy, variables: spec.Variables, matchConditions: spec.MatchConditions})
+	if p.compileErr != nil {
 		return p
 	}
-	p.matchConditions = compileMatchConditions(c, decls, spec.MatchConditions, spec.FailurePolicy, "validate", p.Name)
+	c, decls := p.compiler, p.decls
 	validations := make([]plugincel.ExpressionAccessor, len(spec.Validations))
 	messages := make([]plugincel.ExpressionAccessor, len(spec.Validations))
 	for i := range spec.Validations {
