@@ -250,6 +250,10 @@ func (r *mutation) store(out runtime.Object) error {
 	if !ok {
 		return apierrors.NewInternalError(fmt.Errorf("a mutation returned %T", out))
 	}
+	if into, ok := r.object.(*unstructured.Unstructured); ok { // a custom resource
+		into.Object = u.Object
+		return nil
+	}
 	typed := reflect.New(reflect.TypeOf(r.object).Elem()).Interface().(runtime.Object)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("failed to convert object: %w", err))
