@@ -1,12 +1,3 @@
-// Package policy enforces ValidatingAdmissionPolicies and their bindings,
-// read from this server's storage, as kube-apiserver's admission plugin
-// of that name does. Expressions compile and run in k8s.io/apiserver's
-// admission CEL library (compiler, condition evaluators, match
-// conditions, the request, namespace and authorizer variables) and
-// requests are matched with its rule and object-selector predicates; the
-// policy source (watches of our storage), the resource mapping, params,
-// namespaces and the dispatch are this package's, since kube's plugin
-// framework needs informers and its generic server.
 package policy
 
 import (
