@@ -79,14 +79,21 @@ func (m *Mutating) Admit(ctx context.Context, ha handlers.Attributes, obj runtim
 	if err != nil {
 		return err
 	}
-	if len(invocations) > 0 {
-		again, err := r.pass(ctx, invocations, false)
-		if err == nil && again {
-			_, err = r.pass(ctx, invocations, true)
-		}
-		if err != nil {
-			return err
-		}
+	if len(invocations) == 0 {
+		return r.denial()
+	}
+	again, err := r.pass(ctx, invocations, false)
+	if err != nil {
+		return err
+	}
+	if err := r.denial(); err != nil || !again {
+		return err
+	}
+	// The second pass reports its own errors: what the first one found
+	// was ignored (failurePolicy Ignore).
+	r.errs = nil
+	if _, err := r.pass(ctx, invocations, true); err != nil {
+		return err
 	}
 	return r.denial()
 }
