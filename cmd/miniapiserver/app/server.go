@@ -150,7 +150,11 @@ func Start(o *Options) (*Server, error) {
 	flowControl := flowControlController(st.flowControl)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups),
 		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
-	cfg := s.apiConfig(o, groups, st, sec, creds)
+	policies, err := newAdmissionPolicies(groups, st, sec.authorizer)
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.apiConfig(o, groups, st, sec, creds, policies)
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
 	cfg.ReadyzChecks = append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client), s.shutdownCheck())
@@ -200,7 +204,11 @@ func Start(o *Options) (*Server, error) {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
+	go func() {
+		defer s.wg.Done()
+		policies.run(ctx)
+	}()
 	go func() {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
@@ -244,7 +252,8 @@ func Start(o *Options) (*Server, error) {
 // apiConfig is the configuration of the HTTP side: the groups, the
 // filters' parts, admission and timeouts (Start adds the readiness
 // checks).
-func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStorages, sec *security, creds *credentials) apiserver.Config {
+func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStorages, sec *security, creds *credentials,
+	policies *admissionPolicies) apiserver.Config {
 	return apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: sec.authenticator,
@@ -263,6 +272,10 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 			&admission.Priority{PriorityClasses: st.scheduling.PriorityClasses},
 			&admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses},
 			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}},
+			// kube's admission policies: mutating ones at the mutating
+			// step, validating ones at the validating step.
+			policies.mutating,
+			policies.validating,
 		},
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
