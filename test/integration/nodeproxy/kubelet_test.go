@@ -216,12 +216,13 @@ func (k *fakeKubelet) portForward(w http.ResponseWriter, r *http.Request) {
 	if _, err := httpstream.Handshake(r, w, []string{portforward.PortForwardV1Name}); err != nil {
 		return
 	}
-	conn := spdy.NewResponseUpgrader().UpgradeResponse(w, r, func(s httpstream.Stream, _ <-chan struct{}) error {
-		if s.Headers().Get("streamType") != "data" {
-			return s.Close() // no errors to report
-		}
+	conn := spdy.NewResponseUpgrader().UpgradeResponse(w, r, func(s httpstream.Stream, replySent <-chan struct{}) error {
 		go func() {
+			<-replySent
 			defer s.Close()
+			if s.Headers().Get("streamType") != "data" {
+				return // no errors to report
+			}
 			buf := make([]byte, 4096)
 			for {
 				n, err := s.Read(buf)

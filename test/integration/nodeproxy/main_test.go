@@ -132,7 +132,7 @@ func kubeletNode(t *testing.T, k *fakeKubelet) string {
 }
 
 // createPod creates a pod on node ("": not scheduled) with the named
-// containers and, when ip is set, that pod IP.
+// containers; one on a node is running, with pod IP ip when it is set.
 func createPod(t *testing.T, ns, name, node, ip string, containers ...corev1.Container) *corev1.Pod {
 	t.Helper()
 	ctx := context.Background()
@@ -146,8 +146,12 @@ func createPod(t *testing.T, ns, name, node, ip string, containers ...corev1.Con
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ip != "" {
-		pod.Status.PodIP, pod.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
+	if node != "" {
+		// Its kubelet runs it (kubectl port-forward wants it running).
+		pod.Status.Phase = corev1.PodRunning
+		if ip != "" {
+			pod.Status.PodIP, pod.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
+		}
 		if pod, err = clientset(t).CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
