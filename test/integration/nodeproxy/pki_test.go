@@ -80,7 +80,7 @@ func (ca *certAuthority) issue(name string, ips ...net.IP) (certPEM, keyPEM []by
 // --kubelet-certificate-authority) and accept clients of clientCA (the
 // server's --kubelet-client-certificate is one).
 type kubeletPKI struct {
-	serving, clients   *certAuthority
+	serving, clients                 *certAuthority
 	clientCert, clientKey, servingCA string // files
 }
 
