@@ -44,8 +44,8 @@ func TestPodProxy(t *testing.T) {
 
 	base := "/api/v1/namespaces/" + ns + "/pods/"
 	for path, want := range map[string]string{
-		base + "web/proxy/hello?q=1":                          "POST /hello?q=1",
-		base + "web:" + strconv.Itoa(addr.Port) + "/proxy/a/": "POST /a/",
+		base + "web/proxy/hello?q=1":                            "POST /hello?q=1",
+		base + "web:" + strconv.Itoa(addr.Port) + "/proxy/a/":   "POST /a/",
 		base + "http:web:" + strconv.Itoa(addr.Port) + "/proxy": "POST /",
 	} {
 		if code, body := http1(t, "POST", path); code != 200 || body != want {
@@ -70,4 +70,3 @@ func serveHTTP(t *testing.T, ip net.IP) *net.TCPAddr {
 	t.Cleanup(func() { _ = s.Close() })
 	return ln.Addr().(*net.TCPAddr)
 }
-
