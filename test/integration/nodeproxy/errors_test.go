@@ -139,6 +139,8 @@ func TestErrors(t *testing.T) {
 		{"/api/v1/nodes/" + noAddress + "/proxy", noAddresses},
 		{"/api/v1/nodes/no-such-node/proxy", apierrors.NewNotFound(corev1.Resource("nodes"), "no-such-node").Status()},
 		{"/api/v1/nodes/a:b:c:d/proxy/", failure(400, metav1.StatusReasonBadRequest, `invalid node request "a:b:c:d"`)},
+		{"/api/v1/namespaces/" + ns + "/services/s1/proxy/", failure(503, metav1.StatusReasonServiceUnavailable, `no endpoints available for service "s1"`)},
+		{"/api/v1/namespaces/" + ns + "/services/https:s1:http/proxy/", failure(503, metav1.StatusReasonServiceUnavailable, `no endpoints available for service "s1"`)},
 		{"/api/v1/namespaces/" + ns + "/services/s1:81/proxy/", failure(503, metav1.StatusReasonServiceUnavailable, `no service port 81 found for service "s1"`)},
 		{"/api/v1/namespaces/" + ns + "/services/a:b:c:d/proxy/", failure(400, metav1.StatusReasonBadRequest, `invalid service request "a:b:c:d"`)},
 	}
