@@ -88,6 +88,10 @@ func (k *fakeKubelet) hold(pod string) func() {
 // got (tailLines keeps the last ones). A held followed log writes its
 // first line, flushes, and writes the rest once released.
 func (k *fakeKubelet) logs(w http.ResponseWriter, r *http.Request) {
+	if r.PathValue("container") == "bulk" {
+		bulkLog(w)
+		return
+	}
 	var lines []string
 	for i := 1; i <= 5; i++ {
 		lines = append(lines, fmt.Sprintf("%s/%s line %d", r.PathValue("pod"), r.PathValue("container"), i))
@@ -238,5 +242,18 @@ func (k *fakeKubelet) portForward(w http.ResponseWriter, r *http.Request) {
 	})
 	if conn != nil {
 		<-conn.CloseChan()
+	}
+}
+
+// bulkLogSize is the size of the log of a container named bulk.
+const bulkLogSize = 64 << 20
+
+// bulkLog writes bulkLogSize bytes of 128-byte lines.
+func bulkLog(w io.Writer) {
+	line := []byte(strings.Repeat("x", 127) + "\n")
+	for written := 0; written < bulkLogSize; written += len(line) {
+		if _, err := w.Write(line); err != nil {
+			return
+		}
 	}
 }

@@ -107,7 +107,7 @@ func clientset(t testing.TB) *kubernetes.Clientset {
 
 // createNode creates a cluster-scoped Node for the test, whose status
 // gives addresses and kubelet port, and deletes it at cleanup.
-func createNode(t *testing.T, addresses []corev1.NodeAddress, port int) string {
+func createNode(t testing.TB, addresses []corev1.NodeAddress, port int) string {
 	t.Helper()
 	ctx := context.Background()
 	cs := clientset(t)
@@ -126,14 +126,14 @@ func createNode(t *testing.T, addresses []corev1.NodeAddress, port int) string {
 }
 
 // kubeletNode is a Node whose kubelet is k.
-func kubeletNode(t *testing.T, k *fakeKubelet) string {
+func kubeletNode(t testing.TB, k *fakeKubelet) string {
 	t.Helper()
 	return createNode(t, []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: k.addr.IP.String()}}, k.addr.Port)
 }
 
 // createPod creates a pod on node ("": not scheduled) with the named
 // containers; one on a node is running, with pod IP ip when it is set.
-func createPod(t *testing.T, ns, name, node, ip string, containers ...corev1.Container) *corev1.Pod {
+func createPod(t testing.TB, ns, name, node, ip string, containers ...corev1.Container) *corev1.Pod {
 	t.Helper()
 	ctx := context.Background()
 	for i := range containers {
