@@ -365,7 +365,7 @@ func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.
 		return core.RESTStorageProvider{}, err
 	}
 	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: deps.RootCA,
-		Tokens: deps.Tokens, Events: links.events, DisruptionBudgets: links.budgets}, nil
+		Tokens: deps.Tokens, Events: links.events, DisruptionBudgets: links.budgets, Kubelet: o.Kubelet.config()}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the
