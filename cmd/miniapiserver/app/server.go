@@ -29,6 +29,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/authentication"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
@@ -145,8 +146,10 @@ func Start(o *Options) (*Server, error) {
 	s.cleanup = append(s.cleanup, func() { secureLn.Close() })
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
 	flowControl := flowControlController(st.flowControl)
+	apiServices := apiServiceRegistration(groups, st.apiRegistration)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups),
-		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
+		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }},
+		{Name: "autoregister-completion", Fn: func(context.Context) error { return apiServices.Ready() }}}
 	cfg := s.apiConfig(o, groups, st, sec, creds)
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
@@ -193,7 +196,11 @@ func Start(o *Options) (*Server, error) {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
+	go func() {
+		defer s.wg.Done()
+		apiServices.Run(ctx)
+	}()
 	go func() {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
@@ -345,6 +352,7 @@ func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.
 // order discovery lists them (after the core group), linked as links say.
 func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
+		apiregistration.RESTStorageProvider{},
 		apps.RESTStorageProvider{},
 		eventsgroup.RESTStorageProvider{Events: links.events},
 		authentication.RESTStorageProvider{Authenticator: deps.Authenticator, APIAudiences: deps.APIAudiences},

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -20,6 +21,9 @@ type groupStorages struct {
 	storage    storagegroup.GroupStorage
 	// flowControl's objects are kept as kube keeps them by a controller.
 	flowControl flowcontrol.Storage
+	// apiRegistration's APIServices are kept by the autoregister
+	// controller.
+	apiRegistration apiregistration.GroupStorage
 }
 
 // build builds the group of p, a named group's provider, keeping its
@@ -34,6 +38,8 @@ func (st *groupStorages) build(p generic.RESTStorageProvider, getter generic.RES
 		st.storage, info, err = p.NewGroupStorage(getter)
 	case flowcontrol.RESTStorageProvider:
 		st.flowControl, info, err = p.NewFlowControlStorage(getter)
+	case apiregistration.RESTStorageProvider:
+		st.apiRegistration, info, err = p.NewGroupStorage(getter)
 	default:
 		info, err = p.NewRESTStorage(getter)
 	}
