@@ -122,6 +122,7 @@ func Start(o *Options) (*Server, error) {
 	reviews := &lateAuthenticator{}
 	groups, st, getter, err := buildGroups(o, etcd3.NewFactory(client), ProviderDeps{
 		RootCA: caPEM, Tokens: creds.tokenIssuer(o), Authenticator: reviews, APIAudiences: o.Auth.apiAudiences(),
+		StorageHealth: etcdCheck(client).Fn,
 	})
 	if err != nil {
 		return nil, err
@@ -310,6 +311,8 @@ type ProviderDeps struct {
 	// audiences.
 	Authenticator authenticator.Request
 	APIAudiences  []string
+	// StorageHealth checks etcd for componentstatuses (nil: not listed).
+	StorageHealth func(context.Context) error
 }
 
 // RESTStorageProviders are the providers of every served API group, in
@@ -344,8 +347,13 @@ func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.
 	if err != nil {
 		return core.RESTStorageProvider{}, err
 	}
+	components := core.KubeComponentChecks()
+	if deps.StorageHealth != nil {
+		// kube names its storage backends etcd-0, etcd-1...; this server has one.
+		components["etcd-0"] = core.StorageComponentCheck(deps.StorageHealth)
+	}
 	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: deps.RootCA,
-		Tokens: deps.Tokens, Events: links.events, DisruptionBudgets: links.budgets}, nil
+		Tokens: deps.Tokens, Events: links.events, DisruptionBudgets: links.budgets, Components: components}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the

@@ -52,6 +52,9 @@ type RESTStorageProvider struct {
 	// DisruptionBudgets are the budgets pods/eviction honours (nil:
 	// evictions of running pods fail, as no budget can be read).
 	DisruptionBudgets DisruptionBudgets
+	// Components are what componentstatuses reports, by name (nil:
+	// KubeComponentChecks, without the storage).
+	Components map[string]ComponentCheck
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -167,6 +170,7 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 			serviceAccounts: legacy.ServiceAccounts, pods: legacy.Pods, secrets: legacy.Secrets, nodes: legacy.Nodes,
 		}}
 	}
+	resources["componentstatuses"] = NewComponentStatusREST(p.Components)
 	return legacy, info, nil
 }
 
@@ -179,6 +183,9 @@ func (p RESTStorageProvider) withDefaults() RESTStorageProvider {
 	}
 	if p.EventTTL <= 0 {
 		p.EventTTL = DefaultEventTTL
+	}
+	if p.Components == nil {
+		p.Components = KubeComponentChecks()
 	}
 	return p
 }

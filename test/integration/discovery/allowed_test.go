@@ -30,7 +30,6 @@ var owned = []struct {
 // apart by blank lines so that branches landing different groups never
 // change neighbouring lines, which git would call a conflict.
 const notYetServed = `
-apiregistration.k8s.io/v1 apiservices
 
 
 discovery.k8s.io/v1 endpointslices
@@ -53,7 +52,6 @@ resource.k8s.io/v1 resourceclaims
 resource.k8s.io/v1 resourceclaimtemplates
 resource.k8s.io/v1 resourceslices
 
-v1 componentstatuses
 v1 nodes/proxy
 v1 pods/attach
 v1 pods/ephemeralcontainers
