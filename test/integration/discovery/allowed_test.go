@@ -54,12 +54,10 @@ resource.k8s.io/v1 resourceslices
 
 v1 nodes/proxy
 v1 pods/attach
-v1 pods/ephemeralcontainers
 v1 pods/exec
 v1 pods/log
 v1 pods/portforward
 v1 pods/proxy
-v1 pods/resize
 v1 services/proxy
 `
 
