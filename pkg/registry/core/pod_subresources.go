@@ -18,11 +18,11 @@ import (
 // counts; existing ones stay as they are.
 type podEphemeralContainersStrategy struct{ podStrategy }
 
-// GetResetFieldsFilter implements rest.ResetFieldsFilterStrategy: a write
-// here owns the ephemeral containers only.
-func (podEphemeralContainersStrategy) GetResetFieldsFilter() map[fieldpath.APIVersion]fieldpath.Filter {
-	return map[fieldpath.APIVersion]fieldpath.Filter{"v1": fieldpath.NewIncludeMatcherFilter(
-		fieldpath.MakePrefixMatcherOrDie("spec", "ephemeralContainers"))}
+// GetResetFields implements rest.ResetFieldsStrategy: nothing, as kube's
+// endpoint declares (its strategy's filter is not wired to it): an apply
+// here records every field it names, even those the strategy drops.
+func (podEphemeralContainersStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return nil
 }
 
 func (podEphemeralContainersStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
@@ -47,17 +47,9 @@ func (podEphemeralContainersStrategy) WarningsOnUpdate(context.Context, runtime.
 // pod-level resources count.
 type podResizeStrategy struct{ podStrategy }
 
-// GetResetFieldsFilter implements rest.ResetFieldsFilterStrategy: a write
-// here owns the containers' resources and resize policies.
-func (podResizeStrategy) GetResetFieldsFilter() map[fieldpath.APIVersion]fieldpath.Filter {
-	var matchers []*fieldpath.SetMatcher
-	for _, kind := range []string{"containers", "initContainers"} {
-		for _, f := range []string{"resources", "resizePolicy"} {
-			matchers = append(matchers, fieldpath.MakePrefixMatcherOrDie("spec", kind, fieldpath.MatchAnyPathElement(), f))
-		}
-	}
-	return map[fieldpath.APIVersion]fieldpath.Filter{"v1": fieldpath.NewIncludeMatcherFilter(matchers...)}
-}
+// GetResetFields implements rest.ResetFieldsStrategy: nothing, as kube's
+// endpoint declares (see podEphemeralContainersStrategy's).
+func (podResizeStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set { return nil }
 
 func (podResizeStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)

@@ -48,8 +48,7 @@ var typeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) 
 
 // New returns the field manager of kind as storage serves it (subresource
 // "" for the main resource, "status", "scale"...): the fields storage's
-// strategy resets (rest.ResetFieldsStrategy, or those a
-// rest.ResetFieldsFilterStrategy does not keep) are owned by no one there,
+// strategy resets (rest.ResetFieldsStrategy) are owned by no one there,
 // and applied objects get the kind's defaults (rest.Defaulter).
 func New(kind schema.GroupVersionKind, subresource string, storage any) (*managedfields.FieldManager, error) {
 	tc, err := typeConverter()
@@ -57,10 +56,7 @@ func New(kind schema.GroupVersionKind, subresource string, storage any) (*manage
 		return nil, fmt.Errorf("fieldmanager: building the type converter: %w", err)
 	}
 	var resetFields map[fieldpath.APIVersion]fieldpath.Filter
-	if f, ok := storage.(rest.ResetFieldsFilterStrategy); ok {
-		resetFields = f.GetResetFieldsFilter()
-	}
-	if r, ok := storage.(rest.ResetFieldsStrategy); ok && resetFields == nil {
+	if r, ok := storage.(rest.ResetFieldsStrategy); ok {
 		resetFields = fieldpath.NewExcludeFilterSetMap(r.GetResetFields())
 	}
 	return managedfields.NewDefaultFieldManager(tc, objectConvertor(), Defaulter(storage), api.Scheme,

@@ -20,8 +20,6 @@ var (
 	_ rest.ResetFieldsStrategy = (*Store)(nil)
 	_ rest.Defaulter           = (*StatusREST)(nil)
 	_ rest.ResetFieldsStrategy = (*StatusREST)(nil)
-
-	_ rest.ResetFieldsFilterStrategy = (*StatusREST)(nil)
 )
 
 // Default implements rest.Defaulter: the defaults of the kind, when its
@@ -53,15 +51,6 @@ func (r *StatusREST) Default(obj runtime.Object) { r.store.Default(obj) }
 // strategy resets.
 func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return r.update.resetFields()
-}
-
-// GetResetFieldsFilter implements rest.ResetFieldsFilterStrategy: the
-// filter of the subresource's strategy, if it has one.
-func (r *StatusREST) GetResetFieldsFilter() map[fieldpath.APIVersion]fieldpath.Filter {
-	if f, ok := r.update.strategy.(rest.ResetFieldsFilterStrategy); ok {
-		return f.GetResetFieldsFilter()
-	}
-	return nil
 }
 
 // ResetFields is a GetResetFields result: the fields at paths ("status",

@@ -68,15 +68,6 @@ type ResetFieldsStrategy interface {
 	GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set
 }
 
-// ResetFieldsFilterStrategy is implemented by strategies that keep only a
-// few of the fields a client sends on their endpoint (pods/resize keeps
-// the containers' resources, pods/ephemeralcontainers the ephemeral
-// containers): the filter keeps the fields a write there may own. When it
-// gives one, it is used instead of ResetFieldsStrategy's set.
-type ResetFieldsFilterStrategy interface {
-	GetResetFieldsFilter() map[fieldpath.APIVersion]fieldpath.Filter
-}
-
 // GarbageCollectionPolicy says what propagationPolicy a delete gets when
 // the client names none.
 type GarbageCollectionPolicy string

@@ -211,3 +211,38 @@ func equalResources(a, b corev1.ResourceRequirements) bool {
 	}
 	return true
 }
+
+// TestPodResizeApply: server-side apply through pods/resize changes only
+// the resources, and records what kube-apiserver v1.37.2 records for the
+// same apply: every field the configuration names, those the strategy
+// dropped (image, labels) too, since kube's endpoint resets none.
+func TestPodResizeApply(t *testing.T) {
+	t.Parallel()
+	pods := clientset(t).CoreV1().Pods(namespace(t))
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "applied"}, Spec: corev1.PodSpec{AutomountServiceAccountToken: ptr(false),
+		Containers: []corev1.Container{{Name: "app", Image: "nginx", Resources: resources("100m", "64Mi", "200m", "128Mi")}}}}
+	createPod(t, pods, pod)
+	got, err := pods.Patch(t.Context(), pod.Name, types.ApplyPatchType,
+		[]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"applied","labels":{"x":"y"}},"spec":{"containers":[{"name":"app","image":"other","resources":{"requests":{"cpu":"150m"}}}]}}`),
+		metav1.PatchOptions{FieldManager: "resizer", Force: ptr(true)}, "resize")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := resources("150m", "64Mi", "200m", "128Mi"); !equalResources(got.Spec.Containers[0].Resources, want) || got.Spec.Containers[0].Image != "nginx" || got.Labels != nil {
+		t.Errorf("resources %v, image %q, labels %v", got.Spec.Containers[0].Resources, got.Spec.Containers[0].Image, got.Labels)
+	}
+	const want = `{"f:metadata":{"f:labels":{"f:x":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:image":{},"f:name":{},"f:resources":{"f:requests":{"f:cpu":{}}}}}}}`
+	found := false
+	for _, m := range got.ManagedFields {
+		if m.Manager != "resizer" {
+			continue
+		}
+		found = true
+		if m.Operation != metav1.ManagedFieldsOperationApply || m.Subresource != "resize" || string(m.FieldsV1.Raw) != want {
+			t.Errorf("resizer's entry: %s %q %s\nwant Apply \"resize\" %s", m.Operation, m.Subresource, m.FieldsV1.Raw, want)
+		}
+	}
+	if !found {
+		t.Errorf("no managed fields entry of the resizer: %+v", got.ManagedFields)
+	}
+}
