@@ -10,29 +10,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/controllertest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
-	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
-	"github.com/miniapiserver/miniapiserver/pkg/storage/etcdtest"
 )
-
-type getter struct{ opts generic.RESTOptions }
-
-func (g getter) GetRESTOptions(gr schema.GroupResource) (generic.RESTOptions, error) {
-	o := g.opts
-	o.ResourcePrefix = "/registry/" + gr.Group + "/" + gr.Resource
-	return o, nil
-}
 
 // newStorage returns real apiservices storage on an etcd of the test's
 // own.
 func newStorage(t *testing.T) (Storage, context.Context) {
 	t.Helper()
-	etcd := etcdtest.Start(t)
-	st, info, err := apiregistration.RESTStorageProvider{}.NewGroupStorage(getter{generic.RESTOptions{
-		StorageFactory: etcd3.NewFactory(etcd.Client), Decorator: generic.UndecoratedStorage}})
+	st, info, err := apiregistration.RESTStorageProvider{}.NewGroupStorage(controllertest.NewGetter(t))
 	if err != nil {
 		t.Fatal(err)
 	}
