@@ -28,6 +28,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -51,6 +52,8 @@ const (
 	ManageContinuously  = "true"
 	manager             = "kube-apiserver"
 	defaultRetryBackoff = time.Second
+	// workers is how many APIServices are synced at once.
+	workers = 5
 )
 
 // Registration is what a controller of custom resources (CRDs) calls to
@@ -256,8 +259,9 @@ func (c *Controller) enqueueLocked(name string) {
 	}
 }
 
-// work syncs the pending names as they come; a name that fails is tried
-// again after the retry interval.
+// work syncs the pending names as they come, several at once (kube's
+// controller runs 5 workers: at start, every served group version is
+// written); a name that fails is tried again after the retry interval.
 func (c *Controller) work(ctx context.Context) {
 	for {
 		select {
@@ -269,18 +273,22 @@ func (c *Controller) work(ctx context.Context) {
 		names := slices.Sorted(maps.Keys(c.pending))
 		clear(c.pending)
 		c.mu.Unlock()
-		failed := false
+		var failed atomic.Bool
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, workers)
 		for _, name := range names {
-			if err := c.sync(ctx, name); err != nil {
-				if ctx.Err() != nil {
-					return
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				if err := c.sync(ctx, name); err != nil && ctx.Err() == nil {
+					slog.Warn("autoregister: syncing APIService", "name", name, "error", err)
+					failed.Store(true)
+					c.enqueue(name)
 				}
-				slog.Warn("autoregister: syncing APIService", "name", name, "error", err)
-				failed = true
-				c.enqueue(name)
-			}
+			})
 		}
-		if failed && !sleep(ctx, c.retry) {
+		wg.Wait()
+		if failed.Load() && !sleep(ctx, c.retry) {
 			return
 		}
 	}
