@@ -83,13 +83,13 @@ func (apiServiceStrategy) PrepareForCreate(_ context.Context, obj runtime.Object
 	s := obj.(*apiregistrationv1.APIService)
 	s.Status = apiregistrationv1.APIServiceStatus{}
 	if s.Spec.Service == nil {
-		s.Status.Conditions = []apiregistrationv1.APIServiceCondition{LocalAvailable(metav1.Now())}
+		s.Status.Conditions = []apiregistrationv1.APIServiceCondition{localAvailable(metav1.Now())}
 	}
 }
 
-// LocalAvailable is the condition of a Local APIService, which kube marks
+// localAvailable is the condition of a Local APIService, which kube marks
 // available when it is created.
-func LocalAvailable(now metav1.Time) apiregistrationv1.APIServiceCondition {
+func localAvailable(now metav1.Time) apiregistrationv1.APIServiceCondition {
 	return apiregistrationv1.APIServiceCondition{
 		Type: apiregistrationv1.Available, Status: apiregistrationv1.ConditionTrue, LastTransitionTime: now,
 		Reason: "Local", Message: "Local APIServices are always available",
