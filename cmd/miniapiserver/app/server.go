@@ -29,6 +29,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/authentication"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
@@ -124,6 +125,7 @@ func Start(o *Options) (*Server, error) {
 	reviews := &lateAuthenticator{}
 	groups, st, getter, err := buildGroups(o, etcd3.NewFactory(client), ProviderDeps{
 		RootCA: caPEM, Tokens: creds.tokenIssuer(o), Authenticator: reviews, APIAudiences: o.Auth.apiAudiences(),
+		StorageHealth: etcdCheck(client).Fn,
 	})
 	if err != nil {
 		return nil, err
@@ -148,8 +150,10 @@ func Start(o *Options) (*Server, error) {
 	s.cleanup = append(s.cleanup, func() { secureLn.Close() })
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
 	flowControl := flowControlController(st.flowControl)
+	apiServices := apiServiceRegistration(groups, st.apiRegistration)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups),
-		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
+		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }},
+		{Name: "autoregister-completion", Fn: func(context.Context) error { return apiServices.Ready() }}}
 	policies, err := newAdmissionPolicies(groups, st, sec.authorizer)
 	if err != nil {
 		return nil, err
@@ -204,10 +208,14 @@ func Start(o *Options) (*Server, error) {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
-	s.wg.Add(4)
+	s.wg.Add(6)
 	go func() {
 		defer s.wg.Done()
 		policies.run(ctx)
+	}()
+	go func() {
+		defer s.wg.Done()
+		apiServices.Run(ctx)
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -221,7 +229,6 @@ func Start(o *Options) (*Server, error) {
 		defer s.wg.Done()
 		flowControl.Run(ctx)
 	}()
-	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		serviceCIDRs.Run(ctx)
@@ -328,6 +335,8 @@ type ProviderDeps struct {
 	// audiences.
 	Authenticator authenticator.Request
 	APIAudiences  []string
+	// StorageHealth checks etcd for componentstatuses (nil: not listed).
+	StorageHealth func(context.Context) error
 }
 
 // RESTStorageProviders are the providers of every served API group, in
@@ -369,15 +378,21 @@ func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.
 	if err != nil {
 		return core.RESTStorageProvider{}, err
 	}
+	components := core.KubeComponentChecks()
+	if deps.StorageHealth != nil {
+		// kube names its storage backends etcd-0, etcd-1...; this server has one.
+		components["etcd-0"] = core.StorageComponentCheck(deps.StorageHealth)
+	}
 	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: deps.RootCA,
 		Tokens: deps.Tokens, Events: links.events, DisruptionBudgets: links.budgets, Kubelet: o.Kubelet.config(),
-		EndpointSlices: links.endpointSlices}, nil
+		EndpointSlices: links.endpointSlices, Components: components}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the
 // order discovery lists them (after the core group), linked as links say.
 func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
+		apiregistration.RESTStorageProvider{},
 		apps.RESTStorageProvider{},
 		eventsgroup.RESTStorageProvider{Events: links.events},
 		authentication.RESTStorageProvider{Authenticator: deps.Authenticator, APIAudiences: deps.APIAudiences},

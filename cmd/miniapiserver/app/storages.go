@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -23,6 +24,9 @@ type groupStorages struct {
 	flowControl flowcontrol.Storage
 	// networking's default ServiceCIDR too.
 	networking networking.GroupStorage
+	// apiRegistration's APIServices are kept by the autoregister
+	// controller.
+	apiRegistration apiregistration.GroupStorage
 }
 
 // build builds the group of p, a named group's provider, keeping its
@@ -39,6 +43,8 @@ func (st *groupStorages) build(p generic.RESTStorageProvider, getter generic.RES
 		st.flowControl, info, err = p.NewFlowControlStorage(getter)
 	case networking.RESTStorageProvider:
 		st.networking, info, err = p.NewGroupStorage(getter)
+	case apiregistration.RESTStorageProvider:
+		st.apiRegistration, info, err = p.NewGroupStorage(getter)
 	default:
 		info, err = p.NewRESTStorage(getter)
 	}
