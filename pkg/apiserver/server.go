@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/authentication/user"
 
 	apiopenapi "github.com/miniapiserver/miniapiserver/api/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/discovery"
@@ -27,7 +28,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/metrics"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -131,7 +131,7 @@ func (s *Server) SecureHandler() http.Handler {
 // InsecureHandler serves every request as an administrator: for the
 // loopback-only --insecure-port.
 func (s *Server) InsecureHandler() http.Handler {
-	admin := &request.User{Name: "system:unsecured", Groups: []string{"system:masters", "system:authenticated"}}
+	admin := &user.DefaultInfo{Name: "system:unsecured", Groups: []string{"system:masters", "system:authenticated"}}
 	return filters.WithPanicRecovery(filters.WithAuditID(filters.WithCacheControl(filters.WithUser(s.routes, admin))))
 }
 

@@ -9,14 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/apiserver/pkg/authentication/user"
 	"sigs.k8s.io/yaml"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authn"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 )
 
 // AdminUser is the user of the generated admin token.
-var AdminUser = request.User{Name: "admin", UID: "admin", Groups: []string{"system:masters", "system:authenticated"}}
+var AdminUser = user.DefaultInfo{Name: "admin", UID: "admin", Groups: []string{"system:masters", "system:authenticated"}}
 
 // authenticator returns the token authenticator and, without
 // --token-auth-file, the admin token generated in dataDir (kept there and
@@ -43,7 +43,7 @@ func authenticator(o *Options) (*authn.TokenAuthenticator, string, error) {
 		}
 	}
 	admin := AdminUser
-	return authn.NewTokenAuthenticator(map[string]*request.User{token: &admin}), token, nil
+	return authn.NewTokenAuthenticator(map[string]user.Info{token: &admin}), token, nil
 }
 
 // kubeconfig is the subset of kubectl's config file written for the admin.

@@ -11,16 +11,16 @@ import (
 	"os"
 	"strings"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"k8s.io/apiserver/pkg/authentication/user"
 )
 
 // TokenAuthenticator knows a set of bearer tokens and their users.
 type TokenAuthenticator struct {
-	tokens map[string]*request.User
+	tokens map[string]user.Info
 }
 
 // NewTokenAuthenticator returns an authenticator of the given tokens.
-func NewTokenAuthenticator(tokens map[string]*request.User) *TokenAuthenticator {
+func NewTokenAuthenticator(tokens map[string]user.Info) *TokenAuthenticator {
 	return &TokenAuthenticator{tokens: tokens}
 }
 
@@ -37,7 +37,7 @@ func LoadTokenFile(path string) (*TokenAuthenticator, error) {
 	r.FieldsPerRecord = -1
 	r.TrimLeadingSpace = true
 	r.Comment = '#'
-	tokens := map[string]*request.User{}
+	tokens := map[string]user.Info{}
 	for line := 1; ; line++ {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -56,7 +56,7 @@ func LoadTokenFile(path string) (*TokenAuthenticator, error) {
 		if _, dup := tokens[token]; dup {
 			return nil, fmt.Errorf("token file %s, line %d: duplicate token", path, line)
 		}
-		u := &request.User{Name: rec[1], UID: rec[2]}
+		u := &user.DefaultInfo{Name: rec[1], UID: rec[2]}
 		if len(rec) > 3 && rec[3] != "" {
 			for _, g := range strings.Split(rec[3], ",") {
 				u.Groups = append(u.Groups, strings.TrimSpace(g))
@@ -71,10 +71,10 @@ func LoadTokenFile(path string) (*TokenAuthenticator, error) {
 }
 
 // AuthenticateToken returns the user of a token.
-func (a *TokenAuthenticator) AuthenticateToken(token string) (*request.User, bool) {
+func (a *TokenAuthenticator) AuthenticateToken(token string) (user.Info, bool) {
 	// Compare in constant time against every token, so that timing does
 	// not tell how much of a guess was right.
-	var found *request.User
+	var found user.Info
 	for t, u := range a.tokens {
 		if subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
 			found = u

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apiserver/pkg/authentication/user"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
@@ -19,7 +20,7 @@ import (
 
 // TokenAuthenticator checks bearer tokens.
 type TokenAuthenticator interface {
-	AuthenticateToken(token string) (*request.User, bool)
+	AuthenticateToken(token string) (user.Info, bool)
 }
 
 // publicPaths need no credentials, as kube's system:public-info-viewer
@@ -63,7 +64,7 @@ func WithAuditID(h http.Handler) http.Handler {
 }
 
 // WithUser gives every request the same user (the insecure port).
-func WithUser(h http.Handler, u *request.User) http.Handler {
+func WithUser(h http.Handler, u user.Info) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(request.WithUser(r.Context(), u)))
 	})

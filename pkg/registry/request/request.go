@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
 )
 
 type key int
@@ -29,21 +30,14 @@ func NamespaceValue(ctx context.Context) string {
 	return ns
 }
 
-// User is the authenticated user of a request.
-type User struct {
-	Name   string
-	UID    string
-	Groups []string
-}
-
 // WithUser returns a context carrying the request's user.
-func WithUser(ctx context.Context, u *User) context.Context {
+func WithUser(ctx context.Context, u user.Info) context.Context {
 	return context.WithValue(ctx, userKey, u)
 }
 
 // UserFrom returns the request's user, if authenticated.
-func UserFrom(ctx context.Context) (*User, bool) {
-	u, ok := ctx.Value(userKey).(*User)
+func UserFrom(ctx context.Context) (user.Info, bool) {
+	u, ok := ctx.Value(userKey).(user.Info)
 	return u, ok
 }
 
