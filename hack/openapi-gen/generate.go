@@ -96,7 +96,7 @@ func generate() (map[string][]byte, error) {
 // buildGroups builds the served groups as the server does, on a storage
 // that is never used.
 func buildGroups() ([]rest.APIGroupInfo, error) {
-	providers, err := app.RESTStorageProviders(app.NewOptions(), nil)
+	providers, err := app.RESTStorageProviders(app.NewOptions(), nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authz"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 )
 
@@ -35,6 +36,9 @@ type Options struct {
 	InsecurePort        int
 	InsecureBindAddr    string
 	InsecureAllowRemote bool
+
+	// AuthorizationModes are the authorizers, in order.
+	AuthorizationModes []string
 
 	WatchCache      bool
 	WatchCacheSizes []string
@@ -67,6 +71,7 @@ func NewOptions() *Options {
 		ServiceClusterIPRange:  core.DefaultServiceClusterIPRange.String(),
 		LogLevel:               "info",
 		NamespaceController:    true,
+		AuthorizationModes:     []string{authz.ModeRBAC},
 	}
 }
 
@@ -94,6 +99,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"IP address of --insecure-port. Must be a loopback address unless --insecure-allow-remote is set.")
 	fs.BoolVar(&o.InsecureAllowRemote, "insecure-allow-remote", o.InsecureAllowRemote,
 		"Allow --insecure-bind-address to be a non-loopback address: anyone who reaches it is an administrator.")
+	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes,
+		"Ordered list of authorizers: "+strings.Join(authz.Modes, ", ")+". The first that allows or denies a request decides; members of system:masters may do anything.")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve LIST and WATCH from a watch cache in front of etcd.")
 	fs.StringSliceVar(&o.WatchCacheSizes, "watch-cache-sizes", o.WatchCacheSizes,
 		"Per resource watch cache sizes, resource[.group]#size, comma separated (deployments.apps#0 turns the cache off for deployments).")
@@ -151,6 +158,9 @@ func (o *Options) Validate() error {
 	}
 	if o.InsecurePort != 0 && !ip.IsLoopback() && !o.InsecureAllowRemote {
 		return fmt.Errorf("--insecure-bind-address: %s is not a loopback address; the insecure port has no authentication (set --insecure-allow-remote to allow it)", o.InsecureBindAddr)
+	}
+	if err := authz.ValidateModes(o.AuthorizationModes); err != nil {
+		return fmt.Errorf("--authorization-mode: %w", err)
 	}
 	if _, err := parseWatchCacheSizes(o.WatchCacheSizes); err != nil {
 		return err

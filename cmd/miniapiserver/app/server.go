@@ -18,15 +18,18 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/authorization"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
@@ -86,7 +89,11 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.CAPEM = caPEM
-	groups, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
+	authorizers, err := newAuthorization(o)
+	if err != nil {
+		return nil, err
+	}
+	groups, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM, authorizers)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +113,8 @@ func Start(o *Options) (*Server, error) {
 	s.AdminToken = token
 	namespaces := groups[0].VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Getter)
 	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
-	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
+	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups), rbacReadyCheck(authorizers)}
+	rbacGroup, _ := groupNamed(groups, rbacv1.GroupName)
 	api, err := apiserver.New(apiserver.Config{
 		APIGroups:         groups,
 		Authenticator:     auth,
@@ -123,6 +131,7 @@ func Start(o *Options) (*Server, error) {
 	if err := ensureSystemNamespaces(ctx, groups[0]); err != nil {
 		return nil, err
 	}
+	s.startRBAC(ctx, authorizers, rbacGroup)
 
 	secureLn, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
 	if err != nil {
@@ -196,21 +205,29 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 // the order discovery lists them, configured from o. rootCA is the PEM
 // published in every namespace (nil: none). The OpenAPI generator
 // (hack/openapi-gen) builds its groups from the same list.
-func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvider, error) {
+//
+// authz is the server's authorization (nil: providers only inspected, as
+// by the generator, whose review APIs and escalation checks have none).
+func RESTStorageProviders(o *Options, rootCA []byte, authz *Authorization) ([]generic.RESTStorageProvider, error) {
 	serviceRange, err := o.serviceClusterIPRange()
 	if err != nil {
 		return nil, err
 	}
+	if authz == nil {
+		authz = &Authorization{}
+	}
 	return []generic.RESTStorageProvider{
 		core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA},
 		apps.RESTStorageProvider{},
+		authorization.RESTStorageProvider{Authorizer: authz.Authorizer, RuleResolver: authz.RuleResolver},
+		rbac.RESTStorageProvider{Authorizer: authz.Authorizer, Policy: authz.Policy},
 		coordination.RESTStorageProvider{},
 	}, nil
 }
 
 // buildGroups builds the storage of every API group.
-func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, *restOptionsGetter, error) {
-	providers, err := RESTStorageProviders(o, rootCA)
+func buildGroups(o *Options, factory storage.Factory, rootCA []byte, authz *Authorization) ([]rest.APIGroupInfo, *restOptionsGetter, error) {
+	providers, err := RESTStorageProviders(o, rootCA, authz)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -102,3 +102,19 @@ func (c *trackingCreater) Create(ctx context.Context, obj runtime.Object, create
 	obj = c.fm.UpdateNoErrors(c.Creater.New(), obj, c.manager)
 	return c.Creater.Create(ctx, obj, createValidation, options)
 }
+
+// TrackingUpdate returns the transform (for rest.DefaultUpdatedObjectInfo)
+// that records an update of kind, served by storage, as made by manager:
+// an Update entry in the managed fields, as kube's in-process clients
+// leave it.
+func TrackingUpdate(storage any, kind schema.GroupVersionKind, manager string) rest.TransformFunc {
+	fm := sync.OnceValues(func() (*managedfields.FieldManager, error) { return New(kind, "", storage) })
+	return func(_ context.Context, obj, live runtime.Object) (runtime.Object, error) {
+		m, err := fm()
+		if err != nil {
+			return nil, err
+		}
+		Defaulter(storage).Default(obj)
+		return m.UpdateNoErrors(live, obj, manager), nil
+	}
+}

@@ -1,0 +1,114 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authz"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/clusterroleaggregation"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/bootstrap"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// Authorization is the server's authorizer (--authorization-mode), its
+// rule resolver, and the cache of roles and bindings RBAC decides with.
+type Authorization struct {
+	Authorizer   authorizer.Authorizer
+	RuleResolver authorizer.RuleResolver
+	Policy       *policy.Cache
+}
+
+func newAuthorization(o *Options) (*Authorization, error) {
+	cache := policy.NewCache()
+	a, resolver, err := authz.New(authz.Config{Modes: o.AuthorizationModes, Policy: cache})
+	if err != nil {
+		return nil, err
+	}
+	return &Authorization{Authorizer: a, RuleResolver: resolver, Policy: cache}, nil
+}
+
+// rbacBootstrapCheck is kube's readiness check of the bootstrap policy.
+const rbacBootstrapCheck = "poststarthook/rbac/bootstrap-roles"
+
+// startRBAC reconciles kube's bootstrap policy into the rbac stores
+// (retrying every second until it succeeds, as kube's post-start hook),
+// then keeps the policy cache current from them, and aggregates cluster
+// roles, until ctx ends.
+func (s *Server) startRBAC(ctx context.Context, a *Authorization, group rest.APIGroupInfo) {
+	s.goUntilDone(func() {
+		if reconcileBootstrapPolicy(ctx, group) == nil {
+			a.Policy.Run(ctx, rbac.PolicySources(group))
+		}
+	})
+	clusterRoles := group.VersionedResourcesStorageMap["v1"]["clusterroles"].(clusterroleaggregation.ClusterRoles)
+	s.goUntilDone(func() { clusterroleaggregation.New(a.Policy, clusterRoles).Run(ctx) })
+}
+
+// rbacReadyCheck is ready once the policy cache has the reconciled
+// bootstrap policy (see startRBAC): until then, RBAC may deny what the
+// policy allows.
+func rbacReadyCheck(a *Authorization) healthz.Check {
+	return healthz.Check{Name: rbacBootstrapCheck, Fn: func(context.Context) error {
+		select {
+		case <-a.Policy.Synced():
+			return nil
+		default:
+			return errors.New("the bootstrap RBAC policy is not reconciled yet")
+		}
+	}}
+}
+
+// reconcileBootstrapPolicy reconciles the policy until it succeeds or ctx
+// ends.
+func reconcileBootstrapPolicy(ctx context.Context, group rest.APIGroupInfo) error {
+	p, err := bootstrap.Load()
+	if err != nil {
+		return err
+	}
+	storages := group.VersionedResourcesStorageMap["v1"]
+	stores := bootstrap.Stores{
+		Roles:               storages["roles"].(bootstrap.Store),
+		ClusterRoles:        storages["clusterroles"].(bootstrap.Store),
+		RoleBindings:        storages["rolebindings"].(bootstrap.Store),
+		ClusterRoleBindings: storages["clusterrolebindings"].(bootstrap.Store),
+	}
+	for {
+		err := bootstrap.Reconcile(ctx, p, stores)
+		if err == nil {
+			break
+		}
+		slog.Warn("rbac: reconciling the bootstrap policy; trying again", "error", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
+}
+
+// goUntilDone runs f in a goroutine that Stop waits for.
+func (s *Server) goUntilDone(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// groupNamed returns the served group of that name.
+func groupNamed(groups []rest.APIGroupInfo, name string) (rest.APIGroupInfo, bool) {
+	for _, g := range groups {
+		if g.GroupName == name {
+			return g, true
+		}
+	}
+	return rest.APIGroupInfo{}, false
+}

@@ -1,0 +1,81 @@
+package authz
+
+import (
+	"context"
+	"fmt"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
+)
+
+// RBAC is kube's RBAC authorizer: a request is allowed when a rule of a
+// role bound to its user allows it; otherwise it has no opinion (the
+// reason names the roles that could not be found, if any).
+type RBAC struct {
+	unconditional
+	resolver *policy.Resolver
+}
+
+var (
+	_ authorizer.Authorizer   = (*RBAC)(nil)
+	_ authorizer.RuleResolver = (*RBAC)(nil)
+)
+
+// NewRBAC returns the RBAC authorizer of the roles and bindings in cache.
+func NewRBAC(cache *policy.Cache) *RBAC {
+	r := &RBAC{resolver: policy.NewResolver(cache, nil)}
+	r.unconditional = unconditional{r.authorize}
+	return r
+}
+
+func (r *RBAC) authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	if a.GetUser() == nil {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	var (
+		allowedBy fmt.Stringer
+		errs      []error
+	)
+	r.resolver.VisitRulesFor(ctx, a.GetUser(), a.GetNamespace(), func(source fmt.Stringer, rule *rbacv1.PolicyRule, err error) bool {
+		if rule != nil && policy.RuleAllows(a, rule) {
+			allowedBy = source
+			return false
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return true
+	})
+	if allowedBy != nil {
+		return authorizer.DecisionAllow, "RBAC: allowed by " + allowedBy.String(), nil
+	}
+	if len(errs) > 0 {
+		return authorizer.DecisionNoOpinion, fmt.Sprintf("RBAC: %v", utilerrors.NewAggregate(errs)), nil
+	}
+	return authorizer.DecisionNoOpinion, "", nil
+}
+
+// RulesFor implements authorizer.RuleResolver: the rules of every role
+// bound to u in namespace, split into resource and non-resource rules.
+func (r *RBAC) RulesFor(ctx context.Context, u user.Info, namespace string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
+	var (
+		resources   []authorizer.ResourceRuleInfo
+		nonResource []authorizer.NonResourceRuleInfo
+	)
+	rules, err := r.resolver.RulesFor(ctx, u, namespace)
+	for _, rule := range rules {
+		if len(rule.Resources) > 0 {
+			resources = append(resources, &authorizer.DefaultResourceRuleInfo{
+				Verbs: rule.Verbs, APIGroups: rule.APIGroups, Resources: rule.Resources, ResourceNames: rule.ResourceNames,
+			})
+		}
+		if len(rule.NonResourceURLs) > 0 {
+			nonResource = append(nonResource, &authorizer.DefaultNonResourceRuleInfo{Verbs: rule.Verbs, NonResourceURLs: rule.NonResourceURLs})
+		}
+	}
+	return resources, nonResource, false, err
+}

@@ -1,0 +1,124 @@
+package rbac
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+)
+
+var roleBindings = generic.Resource{
+	Name: "rolebindings", Singular: "rolebinding", Kind: "RoleBinding", Namespaced: true,
+	New:      func() runtime.Object { return &rbacv1.RoleBinding{} },
+	NewList:  func() runtime.Object { return &rbacv1.RoleBindingList{} },
+	Strategy: roleBindingStrategy{generic.BaseStrategy{Namespaced: true}},
+	Table:    bindingTable("roleBinding", rbacv1.RoleBinding{}.SwaggerDoc()["roleRef"]),
+}
+
+type roleBindingStrategy struct{ generic.BaseStrategy }
+
+func (roleBindingStrategy) AllowCreateOnUpdate() bool { return true }
+
+// Default implements rest.Defaulter.
+func (roleBindingStrategy) Default(obj runtime.Object) {
+	b := obj.(*rbacv1.RoleBinding)
+	defaultBinding(&b.RoleRef, b.Subjects)
+}
+
+func (roleBindingStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	b := obj.(*rbacv1.RoleBinding)
+	allErrs := core.ValidateObjectMeta(&b.ObjectMeta, true, validateRBACName, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateRoleRef(b.RoleRef, false)...)
+	return append(allErrs, validateSubjects(b.Subjects, true)...)
+}
+
+// ValidateUpdate refuses a change of roleRef: kube's rule, so that a
+// binding's grant can only be changed by deleting and recreating it.
+func (s roleBindingStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	b, oldB := obj.(*rbacv1.RoleBinding), old.(*rbacv1.RoleBinding)
+	allErrs := s.Validate(ctx, obj)
+	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&b.ObjectMeta, &oldB.ObjectMeta, field.NewPath("metadata"))...)
+	return append(allErrs, apivalidation.ValidateImmutableField(b.RoleRef, oldB.RoleRef, field.NewPath("roleRef"))...)
+}
+
+var clusterRoleBindings = generic.Resource{
+	Name: "clusterrolebindings", Singular: "clusterrolebinding", Kind: "ClusterRoleBinding",
+	New:      func() runtime.Object { return &rbacv1.ClusterRoleBinding{} },
+	NewList:  func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },
+	Strategy: clusterRoleBindingStrategy{},
+	Table:    bindingTable("clusterRoleBinding", rbacv1.ClusterRoleBinding{}.SwaggerDoc()["roleRef"]),
+}
+
+type clusterRoleBindingStrategy struct{ generic.BaseStrategy }
+
+func (clusterRoleBindingStrategy) AllowCreateOnUpdate() bool { return true }
+
+// Default implements rest.Defaulter.
+func (clusterRoleBindingStrategy) Default(obj runtime.Object) {
+	b := obj.(*rbacv1.ClusterRoleBinding)
+	defaultBinding(&b.RoleRef, b.Subjects)
+}
+
+func (clusterRoleBindingStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	b := obj.(*rbacv1.ClusterRoleBinding)
+	allErrs := core.ValidateObjectMeta(&b.ObjectMeta, false, validateRBACName, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateRoleRef(b.RoleRef, true)...)
+	return append(allErrs, validateSubjects(b.Subjects, false)...)
+}
+
+func (s clusterRoleBindingStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	b, oldB := obj.(*rbacv1.ClusterRoleBinding), old.(*rbacv1.ClusterRoleBinding)
+	allErrs := s.Validate(ctx, obj)
+	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&b.ObjectMeta, &oldB.ObjectMeta, field.NewPath("metadata"))...)
+	return append(allErrs, apivalidation.ValidateImmutableField(b.RoleRef, oldB.RoleRef, field.NewPath("roleRef"))...)
+}
+
+// bindingTable is kube's printer of role and cluster role bindings: NAME,
+// ROLE (Kind/name) and AGE, and with -o wide the users, groups and
+// service accounts bound. what names the kind in the descriptions.
+func bindingTable(what, roleRefDoc string) generic.TablePrinter {
+	return generic.TablePrinter{
+		Columns: []metav1.TableColumnDefinition{
+			generic.NameColumn,
+			{Name: "Role", Type: "string", Description: roleRefDoc},
+			generic.AgeColumn,
+			{Name: "Users", Type: "string", Priority: 1, Description: "Users in the " + what},
+			{Name: "Groups", Type: "string", Priority: 1, Description: "Groups in the " + what},
+			{Name: "ServiceAccounts", Type: "string", Priority: 1, Description: "ServiceAccounts in the " + what},
+		},
+		Cells: func(obj runtime.Object) ([]interface{}, error) {
+			var (
+				meta     metav1.ObjectMeta
+				ref      rbacv1.RoleRef
+				subjects []rbacv1.Subject
+			)
+			switch b := obj.(type) {
+			case *rbacv1.RoleBinding:
+				meta, ref, subjects = b.ObjectMeta, b.RoleRef, b.Subjects
+			case *rbacv1.ClusterRoleBinding:
+				meta, ref, subjects = b.ObjectMeta, b.RoleRef, b.Subjects
+			}
+			users, groups, sas := []string{}, []string{}, []string{}
+			for _, s := range subjects {
+				switch s.Kind {
+				case rbacv1.ServiceAccountKind:
+					sas = append(sas, s.Namespace+"/"+s.Name)
+				case rbacv1.UserKind:
+					users = append(users, s.Name)
+				case rbacv1.GroupKind:
+					groups = append(groups, s.Name)
+				}
+			}
+			return []interface{}{meta.Name, fmt.Sprintf("%s/%s", ref.Kind, ref.Name), generic.TranslateTimestampSince(meta.CreationTimestamp),
+				strings.Join(users, ", "), strings.Join(groups, ", "), strings.Join(sas, ", ")}, nil
+		},
+	}
+}

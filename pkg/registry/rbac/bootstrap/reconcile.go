@@ -1,0 +1,275 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"reflect"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/component-helpers/auth/rbac/validation"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// Store is what reconciling needs of a storage of roles or bindings.
+type Store interface {
+	rest.Getter
+	rest.Creater
+	rest.Updater
+	rest.GracefulDeleter
+}
+
+// Stores are the storages of the four kinds.
+type Stores struct {
+	Roles, ClusterRoles, RoleBindings, ClusterRoleBindings Store
+}
+
+// manager is the field manager of the writes, as kube-apiserver's
+// loopback client leaves them.
+const manager = "kube-apiserver"
+
+// Reconcile brings every object of p into storage (see the package doc),
+// as the API server itself: a member of system:masters. It tries every
+// object and returns the errors of those it could not reconcile; calling
+// it again retries them.
+func Reconcile(ctx context.Context, p *Policy, s Stores) error {
+	ctx = request.WithUser(ctx, &user.DefaultInfo{Name: user.APIServerUser, Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated}})
+	var errs []error
+	t := newTarget(s.ClusterRoles, rbacv1.SchemeGroupVersion.WithKind("ClusterRole"))
+	for i := range p.ClusterRoles {
+		errs = append(errs, reconcileRole(ctx, t, clusterRole{&p.ClusterRoles[i]}))
+	}
+	t = newTarget(s.ClusterRoleBindings, rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"))
+	for i := range p.ClusterRoleBindings {
+		errs = append(errs, reconcileBinding(ctx, t, clusterRoleBinding{&p.ClusterRoleBindings[i]}))
+	}
+	t = newTarget(s.Roles, rbacv1.SchemeGroupVersion.WithKind("Role"))
+	for i := range p.Roles {
+		errs = append(errs, reconcileRole(ctx, t, role{&p.Roles[i]}))
+	}
+	t = newTarget(s.RoleBindings, rbacv1.SchemeGroupVersion.WithKind("RoleBinding"))
+	for i := range p.RoleBindings {
+		errs = append(errs, reconcileBinding(ctx, t, roleBinding{&p.RoleBindings[i]}))
+	}
+	return errors.Join(errs...)
+}
+
+// target is a store written to as kube-apiserver's loopback client
+// writes: each write records an Update by "kube-apiserver" in the
+// object's managed fields.
+type target struct {
+	Store
+	track rest.TransformFunc
+}
+
+func newTarget(s Store, kind schema.GroupVersionKind) *target {
+	return &target{Store: s, track: fieldmanager.TrackingUpdate(s, kind, manager)}
+}
+
+func (t *target) create(ctx context.Context, obj runtime.Object) error {
+	obj, err := t.track(ctx, obj.DeepCopyObject(), t.New())
+	if err != nil {
+		return err
+	}
+	_, err = t.Create(ctx, obj, nil, &metav1.CreateOptions{})
+	return err
+}
+
+func (t *target) update(ctx context.Context, name string, obj runtime.Object) error {
+	info := &rest.DefaultUpdatedObjectInfo{Obj: obj, Transformers: []rest.TransformFunc{t.track}}
+	_, _, err := t.Update(ctx, name, info, nil, nil, false, &metav1.UpdateOptions{})
+	return err
+}
+
+// maxAttempts bounds the retries of one object that races with other
+// writers (conflicts, created or deleted meanwhile).
+const maxAttempts = 4
+
+func reconcileRole(ctx context.Context, t *target, want ruleOwner) error {
+	ctx = request.WithNamespace(ctx, want.meta().Namespace)
+	var err error
+	for range maxAttempts {
+		var retry bool
+		if retry, err = reconcileRoleOnce(ctx, t, want); !retry {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("reconciling %s %s: %w", want.kind(), qualifiedName(want.meta()), err)
+	}
+	return nil
+}
+
+// reconcileRoleOnce reports whether it should be tried again.
+func reconcileRoleOnce(ctx context.Context, t *target, want ruleOwner) (bool, error) {
+	obj, err := t.Get(ctx, want.meta().Name, &metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		err = t.create(ctx, want.object())
+		return apierrors.IsAlreadyExists(err), err
+	}
+	if err != nil {
+		return false, err
+	}
+	have := want.from(obj)
+	if have.meta().Annotations[rbacv1.AutoUpdateAnnotationKey] == "false" {
+		return false, nil
+	}
+	changed := mergeMeta(have.meta(), want.meta())
+	_, missing := validation.Covers(have.rules(), want.rules())
+	if len(missing) > 0 {
+		have.setRules(append(have.rules(), missing...))
+		changed = true
+	}
+	if mergeAggregation(have, want) {
+		changed = true
+	}
+	if !changed {
+		return false, nil
+	}
+	slog.Debug("rbac bootstrap: updating", "kind", want.kind(), "name", qualifiedName(want.meta()), "missingRules", len(missing))
+	err = t.update(ctx, have.meta().Name, have.object())
+	return apierrors.IsConflict(err) || apierrors.IsNotFound(err), err
+}
+
+// mergeAggregation adds the selectors of want's aggregation rule that have
+// lacks, or removes have's rule when want has none (kube's reconciler).
+func mergeAggregation(have, want ruleOwner) bool {
+	haveRule, wantRule := have.aggregationRule(), want.aggregationRule()
+	if wantRule == nil {
+		if haveRule != nil {
+			have.setAggregationRule(nil)
+			return true
+		}
+		return false
+	}
+	var missing []metav1.LabelSelector
+	for _, sel := range wantRule.ClusterRoleSelectors {
+		found := false
+		if haveRule != nil {
+			for _, h := range haveRule.ClusterRoleSelectors {
+				if apiequality.Semantic.DeepEqual(h, sel) {
+					found = true
+					break
+				}
+			}
+		}
+		if !found {
+			missing = append(missing, sel)
+		}
+	}
+	if len(missing) == 0 {
+		return false
+	}
+	merged := &rbacv1.AggregationRule{}
+	if haveRule != nil {
+		merged.ClusterRoleSelectors = append(merged.ClusterRoleSelectors, haveRule.ClusterRoleSelectors...)
+	}
+	merged.ClusterRoleSelectors = append(merged.ClusterRoleSelectors, missing...)
+	have.setAggregationRule(merged)
+	return true
+}
+
+func reconcileBinding(ctx context.Context, t *target, want bindingOwner) error {
+	ctx = request.WithNamespace(ctx, want.meta().Namespace)
+	var err error
+	for range maxAttempts {
+		var retry bool
+		if retry, err = reconcileBindingOnce(ctx, t, want); !retry {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("reconciling %s %s: %w", want.kind(), qualifiedName(want.meta()), err)
+	}
+	return nil
+}
+
+// reconcileBindingOnce reports whether it should be tried again. A
+// binding to another role is replaced (its roleRef cannot change).
+func reconcileBindingOnce(ctx context.Context, t *target, want bindingOwner) (bool, error) {
+	obj, err := t.Get(ctx, want.meta().Name, &metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		err = t.create(ctx, want.object())
+		return apierrors.IsAlreadyExists(err), err
+	}
+	if err != nil {
+		return false, err
+	}
+	have := want.from(obj)
+	if have.meta().Annotations[rbacv1.AutoUpdateAnnotationKey] == "false" {
+		return false, nil
+	}
+	if have.roleRef() != want.roleRef() {
+		uid := have.meta().UID
+		_, _, err := t.Delete(ctx, have.meta().Name, nil, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return apierrors.IsConflict(err), err
+		}
+		err = t.create(ctx, want.object())
+		return apierrors.IsAlreadyExists(err), err
+	}
+	changed := mergeMeta(have.meta(), want.meta())
+	var missing []rbacv1.Subject
+	for _, sub := range want.subjects() {
+		if !containsSubject(have.subjects(), sub) && !containsSubject(missing, sub) {
+			missing = append(missing, sub)
+		}
+	}
+	if len(missing) > 0 {
+		have.setSubjects(append(have.subjects(), missing...))
+		changed = true
+	}
+	if !changed {
+		return false, nil
+	}
+	err = t.update(ctx, have.meta().Name, have.object())
+	return apierrors.IsConflict(err) || apierrors.IsNotFound(err), err
+}
+
+func containsSubject(list []rbacv1.Subject, s rbacv1.Subject) bool {
+	for _, l := range list {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeMeta adds want's labels and annotations that have lacks (have's
+// values win), and reports whether have changed.
+func mergeMeta(have, want *metav1.ObjectMeta) bool {
+	labels, annotations := merge(want.Labels, have.Labels), merge(want.Annotations, have.Annotations)
+	changed := !reflect.DeepEqual(labels, have.Labels) || !reflect.DeepEqual(annotations, have.Annotations)
+	have.Labels, have.Annotations = labels, annotations
+	return changed
+}
+
+// merge combines maps, the later ones winning; nil when all are nil.
+func merge(ms ...map[string]string) map[string]string {
+	var out map[string]string
+	for _, m := range ms {
+		if m != nil && out == nil {
+			out = map[string]string{}
+		}
+		maps.Copy(out, m)
+	}
+	return out
+}
+
+func qualifiedName(m *metav1.ObjectMeta) string {
+	if m.Namespace == "" {
+		return m.Name
+	}
+	return m.Namespace + "/" + m.Name
+}
