@@ -21,7 +21,9 @@ type selfSubjectRulesReviews struct {
 
 var _ rest.Creater = (*selfSubjectRulesReviews)(nil)
 
-func (*selfSubjectRulesReviews) New() runtime.Object     { return &authorizationv1.SelfSubjectRulesReview{} }
+func (*selfSubjectRulesReviews) New() runtime.Object {
+	return &authorizationv1.SelfSubjectRulesReview{}
+}
 func (*selfSubjectRulesReviews) NamespaceScoped() bool   { return false }
 func (*selfSubjectRulesReviews) GetSingularName() string { return "selfsubjectrulesreview" }
 
