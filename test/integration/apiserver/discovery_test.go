@@ -19,7 +19,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // (regenerate with go test -run TestDiscoveryGolden -update).
 func TestDiscoveryGolden(t *testing.T) {
 	address := regexp.MustCompile(`"serverAddress":"[^"]*"`)
-	for _, path := range []string{"/api", "/api/v1", "/apis", "/apis/apps", "/apis/apps/v1", "/apis/coordination.k8s.io", "/apis/coordination.k8s.io/v1"} {
+	for _, path := range []string{"/api", "/api/v1", "/apis", "/apis/apps", "/apis/apps/v1", "/apis/coordination.k8s.io", "/apis/coordination.k8s.io/v1",
+		"/apis/rbac.authorization.k8s.io", "/apis/rbac.authorization.k8s.io/v1", "/apis/authorization.k8s.io", "/apis/authorization.k8s.io/v1"} {
 		t.Run(path, func(t *testing.T) {
 			r := do(t, req{path: path})
 			if r.code != 200 || r.header.Get("Content-Type") != "application/json" {
@@ -51,10 +52,18 @@ func TestDiscoveryGolden(t *testing.T) {
 // serves for the same resources (hashes, verbs, names, shape).
 func TestDiscoveryAsKube(t *testing.T) {
 	want := map[string]string{
-		"/api/v1 configmaps":                  `{"name":"configmaps","singularName":"configmap","namespaced":true,"kind":"ConfigMap","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["cm"],"storageVersionHash":"qFsyl6wFWjQ="}`,
-		"/api/v1 namespaces/status":           `{"name":"namespaces/status","singularName":"","namespaced":false,"kind":"Namespace","verbs":["get","patch","update"]}`,
-		"/apis/apps/v1 controllerrevisions":   `{"name":"controllerrevisions","singularName":"controllerrevision","namespaced":true,"kind":"ControllerRevision","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"85nkx63pcBU="}`,
-		"/apis/coordination.k8s.io/v1 leases": `{"name":"leases","singularName":"lease","namespaced":true,"kind":"Lease","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"gqkMMb/YqFM="}`,
+		"/api/v1 configmaps":                                      `{"name":"configmaps","singularName":"configmap","namespaced":true,"kind":"ConfigMap","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["cm"],"storageVersionHash":"qFsyl6wFWjQ="}`,
+		"/api/v1 namespaces/status":                               `{"name":"namespaces/status","singularName":"","namespaced":false,"kind":"Namespace","verbs":["get","patch","update"]}`,
+		"/apis/apps/v1 controllerrevisions":                       `{"name":"controllerrevisions","singularName":"controllerrevision","namespaced":true,"kind":"ControllerRevision","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"85nkx63pcBU="}`,
+		"/apis/coordination.k8s.io/v1 leases":                     `{"name":"leases","singularName":"lease","namespaced":true,"kind":"Lease","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"gqkMMb/YqFM="}`,
+		"/apis/rbac.authorization.k8s.io/v1 clusterrolebindings":  `{"name":"clusterrolebindings","singularName":"clusterrolebinding","namespaced":false,"kind":"ClusterRoleBinding","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"48tpQ8gZHFc="}`,
+		"/apis/rbac.authorization.k8s.io/v1 clusterroles":         `{"name":"clusterroles","singularName":"clusterrole","namespaced":false,"kind":"ClusterRole","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"bYE5ZWDrJ44="}`,
+		"/apis/rbac.authorization.k8s.io/v1 rolebindings":         `{"name":"rolebindings","singularName":"rolebinding","namespaced":true,"kind":"RoleBinding","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"eGsCzGH6b1g="}`,
+		"/apis/rbac.authorization.k8s.io/v1 roles":                `{"name":"roles","singularName":"role","namespaced":true,"kind":"Role","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"7FuwZcIIItM="}`,
+		"/apis/authorization.k8s.io/v1 localsubjectaccessreviews": `{"name":"localsubjectaccessreviews","singularName":"localsubjectaccessreview","namespaced":true,"kind":"LocalSubjectAccessReview","verbs":["create"]}`,
+		"/apis/authorization.k8s.io/v1 selfsubjectaccessreviews":  `{"name":"selfsubjectaccessreviews","singularName":"selfsubjectaccessreview","namespaced":false,"kind":"SelfSubjectAccessReview","verbs":["create"]}`,
+		"/apis/authorization.k8s.io/v1 selfsubjectrulesreviews":   `{"name":"selfsubjectrulesreviews","singularName":"selfsubjectrulesreview","namespaced":false,"kind":"SelfSubjectRulesReview","verbs":["create"]}`,
+		"/apis/authorization.k8s.io/v1 subjectaccessreviews":      `{"name":"subjectaccessreviews","singularName":"subjectaccessreview","namespaced":false,"kind":"SubjectAccessReview","verbs":["create"]}`,
 	}
 	for key, w := range want {
 		path, name, _ := strings.Cut(key, " ")
