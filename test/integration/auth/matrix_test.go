@@ -119,8 +119,12 @@ func rules(verbs []string, group string, resources []string, names ...string) rb
 	return rbacv1.PolicyRule{Verbs: verbs, APIGroups: []string{group}, Resources: resources, ResourceNames: names}
 }
 
-func user(name string) rbacv1.Subject  { return rbacv1.Subject{Kind: "User", APIGroup: rbacv1.GroupName, Name: name} }
-func group(name string) rbacv1.Subject { return rbacv1.Subject{Kind: "Group", APIGroup: rbacv1.GroupName, Name: name} }
+func user(name string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: "User", APIGroup: rbacv1.GroupName, Name: name}
+}
+func group(name string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: "Group", APIGroup: rbacv1.GroupName, Name: name}
+}
 func serviceAccount(ns, name string) rbacv1.Subject {
 	return rbacv1.Subject{Kind: "ServiceAccount", Namespace: ns, Name: name}
 }
