@@ -35,18 +35,35 @@ func (roleBindingStrategy) Default(obj runtime.Object) {
 
 func (roleBindingStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	b := obj.(*rbacv1.RoleBinding)
-	allErrs := core.ValidateObjectMeta(&b.ObjectMeta, true, validateRBACName, field.NewPath("metadata"))
-	allErrs = append(allErrs, validateRoleRef(b.RoleRef, false)...)
-	return append(allErrs, validateSubjects(b.Subjects, true)...)
+	return validateBinding(&b.ObjectMeta, b.RoleRef, b.Subjects, true, nil)
 }
 
 // ValidateUpdate refuses a change of roleRef: kube's rule, so that a
 // binding's grant can only be changed by deleting and recreating it.
-func (s roleBindingStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+func (roleBindingStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	b, oldB := obj.(*rbacv1.RoleBinding), old.(*rbacv1.RoleBinding)
-	allErrs := s.Validate(ctx, obj)
-	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&b.ObjectMeta, &oldB.ObjectMeta, field.NewPath("metadata"))...)
-	return append(allErrs, apivalidation.ValidateImmutableField(b.RoleRef, oldB.RoleRef, field.NewPath("roleRef"))...)
+	return validateBinding(&b.ObjectMeta, b.RoleRef, b.Subjects, true, &bindingFields{&oldB.ObjectMeta, oldB.RoleRef, oldB.Subjects})
+}
+
+// bindingFields are the fields of a binding validation looks at.
+type bindingFields struct {
+	meta     *metav1.ObjectMeta
+	roleRef  rbacv1.RoleRef
+	subjects []rbacv1.Subject
+}
+
+// validateBinding checks a binding (of a namespace, or of the cluster),
+// an update of old when old is not nil.
+func validateBinding(m *metav1.ObjectMeta, ref rbacv1.RoleRef, subjects []rbacv1.Subject, namespaced bool, old *bindingFields) field.ErrorList {
+	allErrs := core.ValidateObjectMeta(m, namespaced, validateRBACName, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateRoleRef(ref, !namespaced)...)
+	allErrs = append(allErrs, validateSubjects(subjects, namespaced)...)
+	if old == nil {
+		return append(allErrs, requiredNames(ref, subjects, nil, nil)...)
+	}
+	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(m, old.meta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, apivalidation.ValidateImmutableField(internalRoleRef(ref), internalRoleRef(old.roleRef), field.NewPath("roleRef"))...)
+	return append(allErrs, requiredNames(ref, subjects, &old.roleRef, old.subjects)...)
 }
 
 var clusterRoleBindings = generic.Resource{
@@ -69,17 +86,18 @@ func (clusterRoleBindingStrategy) Default(obj runtime.Object) {
 
 func (clusterRoleBindingStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	b := obj.(*rbacv1.ClusterRoleBinding)
-	allErrs := core.ValidateObjectMeta(&b.ObjectMeta, false, validateRBACName, field.NewPath("metadata"))
-	allErrs = append(allErrs, validateRoleRef(b.RoleRef, true)...)
-	return append(allErrs, validateSubjects(b.Subjects, false)...)
+	return validateBinding(&b.ObjectMeta, b.RoleRef, b.Subjects, false, nil)
 }
 
-func (s clusterRoleBindingStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+func (clusterRoleBindingStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	b, oldB := obj.(*rbacv1.ClusterRoleBinding), old.(*rbacv1.ClusterRoleBinding)
-	allErrs := s.Validate(ctx, obj)
-	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&b.ObjectMeta, &oldB.ObjectMeta, field.NewPath("metadata"))...)
-	return append(allErrs, apivalidation.ValidateImmutableField(b.RoleRef, oldB.RoleRef, field.NewPath("roleRef"))...)
+	return validateBinding(&b.ObjectMeta, b.RoleRef, b.Subjects, false, &bindingFields{&oldB.ObjectMeta, oldB.RoleRef, oldB.Subjects})
 }
+
+// internalRoleRef is a RoleRef as kube's validation sees it, its
+// internal type, which prints its field names in error messages
+// ({"APIGroup":...,"Kind":...,"Name":...}).
+type internalRoleRef struct{ APIGroup, Kind, Name string }
 
 // bindingTable is kube's printer of role and cluster role bindings: NAME,
 // ROLE (Kind/name) and AGE, and with -o wide the users, groups and

@@ -9,6 +9,7 @@ import (
 	"context"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -83,7 +84,10 @@ func PolicySources(info rest.APIGroupInfo) policy.Sources {
 	}
 }
 
-// storeRoles reads roles from their stores (the latest state).
+// storeRoles reads roles from their stores (the latest state). As in
+// kube, whose stores name the resource of the request in their errors, a
+// missing role is reported as a missing object of the resource written
+// ("rolebindings.rbac.authorization.k8s.io \"admin\" not found").
 type storeRoles struct {
 	roles, clusterRoles rest.Getter
 }
@@ -91,7 +95,7 @@ type storeRoles struct {
 func (s storeRoles) GetRole(ctx context.Context, namespace, name string) (*rbacv1.Role, error) {
 	obj, err := s.roles.Get(request.WithNamespace(ctx, namespace), name, &metav1.GetOptions{})
 	if err != nil {
-		return nil, err
+		return nil, asRequestResource(ctx, err, name)
 	}
 	return obj.(*rbacv1.Role), nil
 }
@@ -99,7 +103,14 @@ func (s storeRoles) GetRole(ctx context.Context, namespace, name string) (*rbacv
 func (s storeRoles) GetClusterRole(ctx context.Context, name string) (*rbacv1.ClusterRole, error) {
 	obj, err := s.clusterRoles.Get(request.WithNamespace(ctx, ""), name, &metav1.GetOptions{})
 	if err != nil {
-		return nil, err
+		return nil, asRequestResource(ctx, err, name)
 	}
 	return obj.(*rbacv1.ClusterRole), nil
+}
+
+func asRequestResource(ctx context.Context, err error, name string) error {
+	if info, ok := request.InfoFrom(ctx); ok && apierrors.IsNotFound(err) {
+		return apierrors.NewNotFound(info.Resource.GroupResource(), name)
+	}
+	return err
 }

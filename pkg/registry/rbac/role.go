@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -26,13 +25,11 @@ type roleStrategy struct{ generic.BaseStrategy }
 func (roleStrategy) AllowCreateOnUpdate() bool { return true }
 
 func (roleStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return validateRole(obj.(*rbacv1.Role))
+	return validateRole(obj.(*rbacv1.Role), nil)
 }
 
 func (roleStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	r, oldR := obj.(*rbacv1.Role), old.(*rbacv1.Role)
-	allErrs := validateRole(r)
-	return append(allErrs, core.ValidateObjectMetaUpdate(&r.ObjectMeta, &oldR.ObjectMeta, field.NewPath("metadata"))...)
+	return validateRole(obj.(*rbacv1.Role), old.(*rbacv1.Role))
 }
 
 var clusterRoles = generic.Resource{
@@ -47,13 +44,11 @@ type clusterRoleStrategy struct{ generic.BaseStrategy }
 func (clusterRoleStrategy) AllowCreateOnUpdate() bool { return true }
 
 func (clusterRoleStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return validateClusterRole(obj.(*rbacv1.ClusterRole), false)
+	return validateClusterRole(obj.(*rbacv1.ClusterRole), nil)
 }
 
 // ValidateUpdate keeps accepting a label value in an aggregation
 // selector that the role already had, as kube does.
 func (clusterRoleStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	r, oldR := obj.(*rbacv1.ClusterRole), old.(*rbacv1.ClusterRole)
-	allErrs := validateClusterRole(r, hasInvalidLabelValueInSelector(oldR))
-	return append(allErrs, core.ValidateObjectMetaUpdate(&r.ObjectMeta, &oldR.ObjectMeta, field.NewPath("metadata"))...)
+	return validateClusterRole(obj.(*rbacv1.ClusterRole), old.(*rbacv1.ClusterRole))
 }

@@ -2,6 +2,7 @@ package rbac
 
 import (
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,31 +18,84 @@ func validateRBACName(name string, _ bool) []string {
 	return content.IsPathSegmentName(name)
 }
 
-func validateRole(role *rbacv1.Role) field.ErrorList {
+// kube 1.37 checks some of the rules below declaratively (its
+// DeclarativeValidationBeta gate is on): a required verb, subject name or
+// roleRef name. Those errors say only "Required value", come after the
+// others, in field order, and an update that leaves the field as it was
+// is not checked again (ratcheting). validateRequired does the same.
+
+// validateRole checks a role, an update of old when old is not nil.
+func validateRole(role, old *rbacv1.Role) field.ErrorList {
 	allErrs := core.ValidateObjectMeta(&role.ObjectMeta, true, validateRBACName, field.NewPath("metadata"))
 	for i, rule := range role.Rules {
 		allErrs = append(allErrs, validatePolicyRule(rule, true, field.NewPath("rules").Index(i))...)
 	}
+	if old == nil {
+		return append(allErrs, requiredVerbs(role.Rules, nil, false)...)
+	}
+	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&role.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
+	return append(allErrs, requiredVerbs(role.Rules, old.Rules, true)...)
+}
+
+// requiredVerbs is the declarative check that each rule has a verb.
+func requiredVerbs(rules, old []rbacv1.PolicyRule, update bool) field.ErrorList {
+	if update && apiequality.Semantic.DeepEqual(rules, old) {
+		return nil
+	}
+	var allErrs field.ErrorList
+	for i, rule := range rules {
+		if len(rule.Verbs) == 0 {
+			allErrs = append(allErrs, field.Required(field.NewPath("rules").Index(i).Child("verbs"), ""))
+		}
+	}
 	return allErrs
 }
 
-// validateClusterRole checks a cluster role; allowInvalidLabelValue keeps
-// accepting selectors an older role already had.
-func validateClusterRole(role *rbacv1.ClusterRole, allowInvalidLabelValue bool) field.ErrorList {
+// requiredNames is the declarative check that each subject, and the
+// roleRef, has a name.
+func requiredNames(ref rbacv1.RoleRef, subjects []rbacv1.Subject, oldRef *rbacv1.RoleRef, oldSubjects []rbacv1.Subject) field.ErrorList {
+	var allErrs field.ErrorList
+	if oldRef == nil || !apiequality.Semantic.DeepEqual(subjects, oldSubjects) {
+		for i, s := range subjects {
+			if s.Name == "" {
+				allErrs = append(allErrs, field.Required(field.NewPath("subjects").Index(i).Child("name"), ""))
+			}
+		}
+	}
+	if (oldRef == nil || ref != *oldRef) && ref.Name == "" {
+		allErrs = append(allErrs, field.Required(field.NewPath("roleRef", "name"), ""))
+	}
+	return allErrs
+}
+
+// validateClusterRole checks a cluster role, an update of old when old is
+// not nil: selectors with label values an older role already had stay
+// accepted.
+func validateClusterRole(role, old *rbacv1.ClusterRole) field.ErrorList {
 	allErrs := core.ValidateObjectMeta(&role.ObjectMeta, false, validateRBACName, field.NewPath("metadata"))
 	for i, rule := range role.Rules {
 		allErrs = append(allErrs, validatePolicyRule(rule, false, field.NewPath("rules").Index(i))...)
 	}
-	if role.AggregationRule == nil {
-		return allErrs
+	allErrs = append(allErrs, validateAggregationRule(role.AggregationRule, old != nil && hasInvalidLabelValueInSelector(old))...)
+	if old == nil {
+		return append(allErrs, requiredVerbs(role.Rules, nil, false)...)
+	}
+	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&role.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
+	return append(allErrs, requiredVerbs(role.Rules, old.Rules, true)...)
+}
+
+func validateAggregationRule(rule *rbacv1.AggregationRule, allowInvalidLabelValue bool) field.ErrorList {
+	var allErrs field.ErrorList
+	if rule == nil {
+		return nil
 	}
 	selectorsPath := field.NewPath("aggregationRule", "clusterRoleSelectors")
-	if len(role.AggregationRule.ClusterRoleSelectors) == 0 {
+	if len(rule.ClusterRoleSelectors) == 0 {
 		allErrs = append(allErrs, field.Required(selectorsPath, "at least one clusterRoleSelector required if aggregationRule is non-nil"))
 	}
 	opts := metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: allowInvalidLabelValue}
-	for i := range role.AggregationRule.ClusterRoleSelectors {
-		selector := &role.AggregationRule.ClusterRoleSelectors[i]
+	for i := range rule.ClusterRoleSelectors {
+		selector := &rule.ClusterRoleSelectors[i]
 		allErrs = append(allErrs, metav1validation.ValidateLabelSelector(selector, opts, selectorsPath.Index(i))...)
 		if s, err := metav1.LabelSelectorAsSelector(selector); err != nil {
 			allErrs = append(allErrs, field.Invalid(selectorsPath.Index(i), s, "invalid label selector."))
@@ -67,9 +121,6 @@ func hasInvalidLabelValueInSelector(role *rbacv1.ClusterRole) bool {
 
 func validatePolicyRule(rule rbacv1.PolicyRule, namespaced bool, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
-	if len(rule.Verbs) == 0 {
-		allErrs = append(allErrs, field.Required(fldPath.Child("verbs"), "verbs must contain at least one value"))
-	}
 	if len(rule.NonResourceURLs) > 0 {
 		if namespaced {
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("nonResourceURLs"), rule.NonResourceURLs, "namespaced rules cannot apply to non-resource URLs"))
@@ -103,9 +154,7 @@ func validateRoleRef(ref rbacv1.RoleRef, cluster bool) field.ErrorList {
 	if ref.Kind != "ClusterRole" && (cluster || ref.Kind != "Role") {
 		allErrs = append(allErrs, field.NotSupported(path.Child("kind"), ref.Kind, kinds))
 	}
-	if ref.Name == "" {
-		allErrs = append(allErrs, field.Required(path.Child("name"), ""))
-	} else {
+	if ref.Name != "" {
 		for _, msg := range validateRBACName(ref.Name, false) {
 			allErrs = append(allErrs, field.Invalid(path.Child("name"), ref.Name, msg))
 		}
@@ -123,9 +172,6 @@ func validateSubjects(subjects []rbacv1.Subject, namespaced bool) field.ErrorLis
 
 func validateSubject(s rbacv1.Subject, namespaced bool, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
-	if s.Name == "" {
-		allErrs = append(allErrs, field.Required(fldPath.Child("name"), ""))
-	}
 	switch s.Kind {
 	case rbacv1.ServiceAccountKind:
 		if s.Name != "" {

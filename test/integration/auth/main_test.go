@@ -40,6 +40,7 @@ var users = []tokenUser{
 	{"bob-token", "bob", []string{"system:authenticated"}},
 	{"carol-token", "carol", []string{"system:authenticated"}},
 	{"dave-token", "dave", []string{"system:authenticated"}},
+	{"frank-token", "frank", []string{"system:authenticated"}},
 }
 
 func TestMain(m *testing.M) {
@@ -98,17 +99,20 @@ func eventually(t testing.TB, what string, check func() error) {
 	}
 }
 
-// allowed asks the server, by a SubjectAccessReview, whether user (in
-// groups) may do verb on resource in namespace.
-func allowed(t testing.TB, user string, groups []string, verb, group, resource, namespace, name string) bool {
-	t.Helper()
+// wantAllowed asks the server, by a SubjectAccessReview, whether user
+// (in groups) may do verb on resource in namespace, and returns an error
+// unless it may (for eventually).
+func wantAllowed(user string, groups []string, verb, group, resource, namespace string) error {
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: user, Groups: groups,
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: group, Resource: resource, Namespace: namespace, Name: name},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: group, Resource: resource, Namespace: namespace},
 	}}
-	out, err := admin(t).AuthorizationV1().SubjectAccessReviews().Create(context.Background(), sar, metav1.CreateOptions{})
+	out, err := kubernetes.NewForConfigOrDie(srv.ClientConfig).AuthorizationV1().SubjectAccessReviews().Create(context.Background(), sar, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("SubjectAccessReview: %v", err)
+		return err
 	}
-	return out.Status.Allowed
+	if !out.Status.Allowed {
+		return fmt.Errorf("%s may not %s %s in %q", user, verb, resource, namespace)
+	}
+	return nil
 }
