@@ -110,7 +110,9 @@ func TestAggregationRuleNeedsClusterAdmin(t *testing.T) {
 		_ = rbac.ClusterRoleBindings().Delete(ctx, ns+"-frank", metav1.DeleteOptions{})
 		_ = rbac.ClusterRoles().Delete(ctx, ns+"-writer", metav1.DeleteOptions{})
 	})
-	eventually(t, "frank may create cluster roles", func() error { return wantAllowed("frank", nil, "create", "rbac.authorization.k8s.io", "clusterroles", "") })
+	eventually(t, "frank may create cluster roles", func() error {
+		return wantAllowed("frank", nil, "create", "rbac.authorization.k8s.io", "clusterroles", "")
+	})
 	path := rbacPath("clusterroles", "")
 	got := do(t, "frank-token", http.MethodPost, path, map[string]interface{}{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": map[string]string{"name": ns + "-agg"},
 		"aggregationRule": map[string]interface{}{"clusterRoleSelectors": []map[string]interface{}{{"matchLabels": map[string]string{"x": "y"}}}}}).statusMessage(t, http.StatusForbidden)
