@@ -50,7 +50,7 @@ func TestAccessReviews(t *testing.T) {
 
 	local, err := admin(t).AuthorizationV1().LocalSubjectAccessReviews(ns).Create(ctx, &authorizationv1.LocalSubjectAccessReview{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns},
-		Spec: authorizationv1.SubjectAccessReviewSpec{User: "bob", ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: "list", Resource: "pods"}}},
+		Spec:       authorizationv1.SubjectAccessReviewSpec{User: "bob", ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: "list", Resource: "pods"}}},
 		metav1.CreateOptions{})
 	if err != nil || !local.Status.Allowed {
 		t.Errorf("local review: %v %+v", err, local)
