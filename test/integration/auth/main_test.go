@@ -34,6 +34,9 @@ type tokenUser struct {
 
 // users of the shared server; the admin is in system:masters. Groups are
 // listed as kube's authenticators leave them (system:authenticated last).
+// Each test binds its own users (the matrix: alice, bob's groups, carol,
+// dave in its namespaces; escalation: dave, frank; reviews: bob; kubectl:
+// grace), so that parallel tests do not grant each other's users.
 var users = []tokenUser{
 	{"admin-token", "admin", []string{"system:masters", "system:authenticated"}},
 	{"alice-token", "alice", []string{"devs", "system:authenticated"}},
@@ -41,6 +44,7 @@ var users = []tokenUser{
 	{"carol-token", "carol", []string{"system:authenticated"}},
 	{"dave-token", "dave", []string{"system:authenticated"}},
 	{"frank-token", "frank", []string{"system:authenticated"}},
+	{"grace-token", "grace", []string{"system:authenticated"}},
 }
 
 func TestMain(m *testing.M) {

@@ -97,12 +97,12 @@ func TestKubectlAuthCanI(t *testing.T) {
 		}}, metav1.CreateOptions{})
 		return err
 	})
-	bind(t, ns, "carol-writer", ref("Role", "writer"), user("carol"))
-	eventually(t, "carol's role in force", func() error { return wantAllowed("carol", nil, "get", "", "pods", ns) })
+	bind(t, ns, "grace-writer", ref("Role", "writer"), user("grace"))
+	eventually(t, "grace's role in force", func() error { return wantAllowed("grace", nil, "get", "", "pods", ns) })
 
 	kubectl := func(args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command("kubectl", append([]string{"--server", srv.URL, "--token", "carol-token", "--insecure-skip-tls-verify",
+		cmd := exec.Command("kubectl", append([]string{"--server", srv.URL, "--token", "grace-token", "--insecure-skip-tls-verify",
 			"--cache-dir", filepath.Join(t.TempDir(), "cache"), "-n", ns, "auth", "can-i"}, args...)...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
