@@ -80,8 +80,10 @@ func reconcileBootstrapPolicy(ctx context.Context, group rest.APIGroupInfo) erro
 		ClusterRoleBindings: storages["clusterrolebindings"].(bootstrap.Store),
 	}
 	for {
+		start := time.Now()
 		err := bootstrap.Reconcile(ctx, p, stores)
 		if err == nil {
+			slog.Debug("rbac: bootstrap policy reconciled", "took", time.Since(start))
 			break
 		}
 		slog.Warn("rbac: reconciling the bootstrap policy; trying again", "error", err)

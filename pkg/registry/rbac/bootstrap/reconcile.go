@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
+	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -40,28 +41,47 @@ type Stores struct {
 const manager = "kube-apiserver"
 
 // Reconcile brings every object of p into storage (see the package doc),
-// as the API server itself: a member of system:masters. It tries every
+// as the API server itself: a member of system:masters. Objects are
+// reconciled concurrently (a few at a time: each is a read and maybe a
+// write to etcd, and they do not depend on each other). It tries every
 // object and returns the errors of those it could not reconcile; calling
 // it again retries them.
 func Reconcile(ctx context.Context, p *Policy, s Stores) error {
 	ctx = request.WithUser(ctx, &user.DefaultInfo{Name: user.APIServerUser, Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated}})
-	var errs []error
+	var tasks []func() error
 	t := newTarget(s.ClusterRoles, rbacv1.SchemeGroupVersion.WithKind("ClusterRole"))
 	for i := range p.ClusterRoles {
-		errs = append(errs, reconcileRole(ctx, t, clusterRole{&p.ClusterRoles[i]}))
+		tasks = append(tasks, func() error { return reconcileRole(ctx, t, clusterRole{&p.ClusterRoles[i]}) })
 	}
-	t = newTarget(s.ClusterRoleBindings, rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"))
+	tb := newTarget(s.ClusterRoleBindings, rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"))
 	for i := range p.ClusterRoleBindings {
-		errs = append(errs, reconcileBinding(ctx, t, clusterRoleBinding{&p.ClusterRoleBindings[i]}))
+		tasks = append(tasks, func() error { return reconcileBinding(ctx, tb, clusterRoleBinding{&p.ClusterRoleBindings[i]}) })
 	}
-	t = newTarget(s.Roles, rbacv1.SchemeGroupVersion.WithKind("Role"))
+	tr := newTarget(s.Roles, rbacv1.SchemeGroupVersion.WithKind("Role"))
 	for i := range p.Roles {
-		errs = append(errs, reconcileRole(ctx, t, role{&p.Roles[i]}))
+		tasks = append(tasks, func() error { return reconcileRole(ctx, tr, role{&p.Roles[i]}) })
 	}
-	t = newTarget(s.RoleBindings, rbacv1.SchemeGroupVersion.WithKind("RoleBinding"))
+	trb := newTarget(s.RoleBindings, rbacv1.SchemeGroupVersion.WithKind("RoleBinding"))
 	for i := range p.RoleBindings {
-		errs = append(errs, reconcileBinding(ctx, t, roleBinding{&p.RoleBindings[i]}))
+		tasks = append(tasks, func() error { return reconcileBinding(ctx, trb, roleBinding{&p.RoleBindings[i]}) })
 	}
+	return runAll(tasks, 8)
+}
+
+// runAll runs tasks, at most n at a time, and joins their errors.
+func runAll(tasks []func() error, n int) error {
+	errs := make([]error, len(tasks))
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i, task := range tasks {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = task()
+		}()
+	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
