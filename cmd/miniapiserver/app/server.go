@@ -93,7 +93,11 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	groups, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM, authorizers)
+	factory, err := storageFactory(o, client)
+	if err != nil {
+		return nil, err
+	}
+	groups, getter, err := buildGroups(o, factory, caPEM, authorizers)
 	if err != nil {
 		return nil, err
 	}
