@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -25,13 +26,38 @@ type Authorization struct {
 	Policy       *policy.Cache
 }
 
+// newAuthorization builds the chain of --authorization-mode (behind
+// system:masters, see authz.New) and the union of its modes' rule
+// resolvers, as kube-apiserver does.
 func newAuthorization(o *Options) (*Authorization, error) {
-	cache := policy.NewCache()
-	a, resolver, err := authz.New(authz.Config{Modes: o.AuthorizationModes, Policy: cache})
+	modes, err := authz.ParseModes(o.AuthorizationModes)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--authorization-mode: %w", err)
 	}
-	return &Authorization{Authorizer: a, RuleResolver: resolver, Policy: cache}, nil
+	cache := policy.NewCache()
+	var (
+		chain     []authz.Named
+		resolvers authz.RuleResolvers
+	)
+	for _, m := range modes {
+		var a interface {
+			authorizer.Authorizer
+			authorizer.RuleResolver
+		}
+		switch m {
+		case authz.ModeAlwaysAllow:
+			a = authz.AlwaysAllow{}
+		case authz.ModeAlwaysDeny:
+			a = authz.AlwaysDeny{}
+		case authz.ModeRBAC:
+			a = authz.NewRBAC(cache)
+		default:
+			return nil, fmt.Errorf("--authorization-mode: %s is not built by this server", m)
+		}
+		chain = append(chain, authz.Named{Name: m.Name(), Authorizer: a})
+		resolvers = append(resolvers, a)
+	}
+	return &Authorization{Authorizer: authz.New(chain...), RuleResolver: resolvers, Policy: cache}, nil
 }
 
 // rbacBootstrapCheck is kube's readiness check of the bootstrap policy.

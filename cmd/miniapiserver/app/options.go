@@ -75,7 +75,7 @@ func NewOptions() *Options {
 		ServiceClusterIPRange:  core.DefaultServiceClusterIPRange.String(),
 		LogLevel:               "info",
 		NamespaceController:    true,
-		AuthorizationModes:     []string{authz.ModeRBAC},
+		AuthorizationModes:     []string{string(authz.ModeRBAC)},
 	}
 }
 
@@ -103,8 +103,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"IP address of --insecure-port. Must be a loopback address unless --insecure-allow-remote is set.")
 	fs.BoolVar(&o.InsecureAllowRemote, "insecure-allow-remote", o.InsecureAllowRemote,
 		"Allow --insecure-bind-address to be a non-loopback address: anyone who reaches it is an administrator.")
+	modes := make([]string, len(authz.Modes))
+	for i, m := range authz.Modes {
+		modes[i] = string(m)
+	}
 	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes,
-		"Ordered list of authorizers: "+strings.Join(authz.Modes, ", ")+". The first that allows or denies a request decides; members of system:masters may do anything.")
+		"Ordered list of authorizers: "+strings.Join(modes, ", ")+". The first that allows or denies a request decides; members of system:masters may do anything.")
 	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig,
 		"The file (apiserver.config.k8s.io/v1 EncryptionConfiguration) of the providers that encrypt the values of resources in etcd: the first of a resource's providers writes, all read. Values are stored as kube-apiserver stores them.")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve LIST and WATCH from a watch cache in front of etcd.")
@@ -165,7 +169,7 @@ func (o *Options) Validate() error {
 	if o.InsecurePort != 0 && !ip.IsLoopback() && !o.InsecureAllowRemote {
 		return fmt.Errorf("--insecure-bind-address: %s is not a loopback address; the insecure port has no authentication (set --insecure-allow-remote to allow it)", o.InsecureBindAddr)
 	}
-	if err := authz.ValidateModes(o.AuthorizationModes); err != nil {
+	if _, err := authz.ParseModes(o.AuthorizationModes); err != nil {
 		return fmt.Errorf("--authorization-mode: %w", err)
 	}
 	if _, err := parseWatchCacheSizes(o.WatchCacheSizes); err != nil {

@@ -12,11 +12,12 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
 )
 
-// RBAC is kube's RBAC authorizer: a request is allowed when a rule of a
-// role bound to its user allows it; otherwise it has no opinion (the
-// reason names the roles that could not be found, if any).
+// RBAC is kube's RBAC authorizer (the RBAC mode): a request is allowed
+// when a rule of a role bound to its user allows it; otherwise it has no
+// opinion, with a reason naming the roles that could not be found, if
+// any. It reads roles and bindings from the registry's policy cache, never
+// from storage.
 type RBAC struct {
-	unconditional
 	resolver *policy.Resolver
 }
 
@@ -27,12 +28,11 @@ var (
 
 // NewRBAC returns the RBAC authorizer of the roles and bindings in cache.
 func NewRBAC(cache *policy.Cache) *RBAC {
-	r := &RBAC{resolver: policy.NewResolver(cache, nil)}
-	r.unconditional = unconditional{r.authorize}
-	return r
+	return &RBAC{resolver: policy.NewResolver(cache, nil)}
 }
 
-func (r *RBAC) authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+// Authorize implements authorizer.Authorizer.
+func (r *RBAC) Authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 	if a.GetUser() == nil {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
@@ -57,6 +57,17 @@ func (r *RBAC) authorize(ctx context.Context, a authorizer.Attributes) (authoriz
 		return authorizer.DecisionNoOpinion, fmt.Sprintf("RBAC: %v", utilerrors.NewAggregate(errs)), nil
 	}
 	return authorizer.DecisionNoOpinion, "", nil
+}
+
+// ConditionsAwareAuthorize implements authorizer.Authorizer: RBAC has no
+// conditions.
+func (r *RBAC) ConditionsAwareAuthorize(ctx context.Context, a authorizer.Attributes) authorizer.ConditionsAwareDecision {
+	return authorizer.ConditionsAwareDecisionFromParts(r.Authorize(ctx, a))
+}
+
+// EvaluateConditions implements authorizer.Authorizer: there are none.
+func (*RBAC) EvaluateConditions(context.Context, authorizer.ConditionsAwareDecision, authorizer.ConditionsData) (authorizer.Decision, string, error) {
+	return authorizer.DecisionDeny, "", authorizer.ErrorConditionEvaluationNotSupported
 }
 
 // RulesFor implements authorizer.RuleResolver: the rules of every role
