@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -36,20 +35,7 @@ func (r *RBAC) Authorize(ctx context.Context, a authorizer.Attributes) (authoriz
 	if a.GetUser() == nil {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
-	var (
-		allowedBy fmt.Stringer
-		errs      []error
-	)
-	r.resolver.VisitRulesFor(ctx, a.GetUser(), a.GetNamespace(), func(source fmt.Stringer, rule *rbacv1.PolicyRule, err error) bool {
-		if rule != nil && policy.RuleAllows(a, rule) {
-			allowedBy = source
-			return false
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return true
-	})
+	allowedBy, errs := r.resolver.FirstAllowing(ctx, a)
 	if allowedBy != nil {
 		return authorizer.DecisionAllow, "RBAC: allowed by " + allowedBy.String(), nil
 	}

@@ -40,13 +40,7 @@ func rb(ns, name, kind, roleName string, subjects ...rbacv1.Subject) *rbacv1.Rol
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: roleName}, Subjects: subjects}
 }
 
-func newTestCache(objs ...runtime.Object) *Cache {
-	c := NewCache()
-	for _, o := range objs {
-		c.put(o)
-	}
-	return c
-}
+func newTestCache(objs ...runtime.Object) *Cache { return NewStaticCache(objs...) }
 
 // sources returns the descriptions of the bindings whose rules apply to u
 // in ns, in visiting order, and the errors met.
@@ -142,8 +136,8 @@ func TestCacheUpdatesIndex(t *testing.T) {
 	if count(alice) != 1 || count(bob) != 0 {
 		t.Errorf("after relist: alice %d, bob %d", count(alice), count(bob))
 	}
-	if len(c.clusterBindings.bySubject) != 1 {
-		t.Errorf("index keys left behind: %v", c.clusterBindings.bySubject)
+	if len(c.clusterBindings.byUser) != 1 || len(c.clusterBindings.byGroup) != 0 {
+		t.Errorf("index keys left behind: %v %v", c.clusterBindings.byUser, c.clusterBindings.byGroup)
 	}
 }
 

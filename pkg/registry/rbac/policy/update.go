@@ -31,9 +31,9 @@ func (c *Cache) putLocked(obj runtime.Object) {
 			x = newBindingIndex()
 			c.bindings[o.Namespace] = x
 		}
-		x.put(&binding{name: o.Name, namespace: o.Namespace, roleRef: o.RoleRef, subjects: o.Subjects})
+		x.put(newBinding(o.Name, o.Namespace, o.RoleRef, o.Subjects))
 	case *rbacv1.ClusterRoleBinding:
-		c.clusterBindings.put(&binding{name: o.Name, roleRef: o.RoleRef, subjects: o.Subjects})
+		c.clusterBindings.put(newBinding(o.Name, "", o.RoleRef, o.Subjects))
 	}
 }
 
