@@ -11,7 +11,6 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
-	"github.com/miniapiserver/miniapiserver/pkg/controllers/clusterroleaggregation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/bootstrap"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
 )
@@ -35,7 +34,7 @@ func benchPolicy(b *testing.B, namespaces int) *policy.Cache {
 	for range 3 {
 		for _, r := range all {
 			if r.AggregationRule != nil {
-				if r.Rules, err = clusterroleaggregation.Aggregate(r, all); err != nil {
+				if r.Rules, err = policy.AggregatedRules(r, all); err != nil {
 					b.Fatal(err)
 				}
 			}

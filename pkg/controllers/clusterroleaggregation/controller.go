@@ -21,7 +21,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -91,7 +90,7 @@ func (c *Controller) syncAll(ctx context.Context, fm *managedfields.FieldManager
 		if r.AggregationRule == nil {
 			continue
 		}
-		rules, err := Aggregate(r, all)
+		rules, err := policy.AggregatedRules(r, all)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -102,39 +101,6 @@ func (c *Controller) syncAll(ctx context.Context, fm *managedfields.FieldManager
 		errs = append(errs, c.apply(ctx, fm, r.Name, rules))
 	}
 	return errors.Join(errs...)
-}
-
-// Aggregate returns the rules of role's aggregation: those of the cluster
-// roles of all (sorted by name) that a selector matches, other than role
-// itself, each rule once, selector by selector.
-func Aggregate(role *rbacv1.ClusterRole, all []*rbacv1.ClusterRole) ([]rbacv1.PolicyRule, error) {
-	rules := []rbacv1.PolicyRule{}
-	for i := range role.AggregationRule.ClusterRoleSelectors {
-		selector, err := metav1.LabelSelectorAsSelector(&role.AggregationRule.ClusterRoleSelectors[i])
-		if err != nil {
-			return nil, err
-		}
-		for _, other := range all {
-			if other.Name == role.Name || !selector.Matches(labels.Set(other.Labels)) {
-				continue
-			}
-			for _, rule := range other.Rules {
-				if !contains(rules, rule) {
-					rules = append(rules, rule)
-				}
-			}
-		}
-	}
-	return rules, nil
-}
-
-func contains(rules []rbacv1.PolicyRule, rule rbacv1.PolicyRule) bool {
-	for _, r := range rules {
-		if apiequality.Semantic.DeepEqual(r, rule) {
-			return true
-		}
-	}
-	return false
 }
 
 // apply sets the rules of the named cluster role by a forced server-side
