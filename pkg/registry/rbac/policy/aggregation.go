@@ -39,4 +39,3 @@ func contains(rules []rbacv1.PolicyRule, rule rbacv1.PolicyRule) bool {
 	}
 	return false
 }
-
