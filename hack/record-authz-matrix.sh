@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Records the authorization matrix of test/integration/auth (every
+# Records the authorization matrix of test/integration/authz (every
 # question of TestAuthorizationMatrix, asked of kube-apiserver by
-# SubjectAccessReviews) into test/integration/auth/testdata/matrix.json.
+# SubjectAccessReviews) into test/integration/authz/testdata/matrix.json.
 #
 # It starts the reference kube-apiserver (/work/shared/reference-kube,
 # --authorization-mode=Node,RBAC) and a kube-controller-manager running
@@ -29,5 +29,5 @@ KC
   --controllers=clusterrole-aggregation --leader-elect=false --secure-port=0 \
   > "$PEER_STATE/logs/kube-controller-manager.log" 2>&1 &
 KCM_PID=$!
-go test ./test/integration/auth -count=1 -run 'TestAuthorizationMatrix$' \
+go test ./test/integration/authz -count=1 -run 'TestAuthorizationMatrix$' \
   -record-server "$PEER_URL" -record-token "$PEER_TOKEN" -v

@@ -1,4 +1,4 @@
-package auth
+package authz
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // kube-controller-manager running the clusterrole-aggregation controller,
 // so that aggregated roles are filled) by hack/record-authz-matrix.sh:
 //
-//	go test ./test/integration/auth -run TestAuthorizationMatrix -record-server URL -record-token TOKEN
+//	go test ./test/integration/authz -run TestAuthorizationMatrix -record-server URL -record-token TOKEN
 var (
 	recordServer = flag.String("record-server", "", "record the matrix's decisions from this kube-apiserver into testdata/matrix.json")
 	recordToken  = flag.String("record-token", "", "bearer token of a system:masters user of -record-server")

@@ -1,10 +1,10 @@
-// Package auth tests authorization through the real HTTP API: the rbac
+// Package authz tests authorization through the real HTTP API: the rbac
 // objects and their validation, kube's bootstrap policy, the RBAC
 // decisions (a matrix recorded from kube-apiserver 1.37.2 and replayed
 // here), the review APIs and kubectl auth can-i, escalation prevention
 // and the aggregation of cluster roles. Users come from a token file
 // (kube's CSV, with groups).
-package auth
+package authz
 
 import (
 	"context"
