@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,7 +21,7 @@ var roleBindings = generic.Resource{
 	New:      func() runtime.Object { return &rbacv1.RoleBinding{} },
 	NewList:  func() runtime.Object { return &rbacv1.RoleBindingList{} },
 	Strategy: roleBindingStrategy{generic.BaseStrategy{Namespaced: true}},
-	Table:    bindingTable("roleBinding", rbacv1.RoleBinding{}.SwaggerDoc()["roleRef"]),
+	Table:    bindingTable("roleBinding", rbacv1beta1.RoleBinding{}.SwaggerDoc()["roleRef"]),
 }
 
 type roleBindingStrategy struct{ generic.BaseStrategy }
@@ -71,7 +72,7 @@ var clusterRoleBindings = generic.Resource{
 	New:      func() runtime.Object { return &rbacv1.ClusterRoleBinding{} },
 	NewList:  func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },
 	Strategy: clusterRoleBindingStrategy{},
-	Table:    bindingTable("clusterRoleBinding", rbacv1.ClusterRoleBinding{}.SwaggerDoc()["roleRef"]),
+	Table:    bindingTable("clusterRoleBinding", rbacv1beta1.ClusterRoleBinding{}.SwaggerDoc()["roleRef"]),
 }
 
 type clusterRoleBindingStrategy struct{ generic.BaseStrategy }
@@ -101,7 +102,8 @@ type internalRoleRef struct{ APIGroup, Kind, Name string }
 
 // bindingTable is kube's printer of role and cluster role bindings: NAME,
 // ROLE (Kind/name) and AGE, and with -o wide the users, groups and
-// service accounts bound. what names the kind in the descriptions.
+// service accounts bound. what names the kind in the descriptions; kube
+// describes ROLE with the v1beta1 field's doc, and so does this.
 func bindingTable(what, roleRefDoc string) generic.TablePrinter {
 	return generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{

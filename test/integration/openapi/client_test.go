@@ -34,7 +34,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		names = append(names, p)
 	}
 	sort.Strings(names)
-	if got := strings.Join(names, " "); got != "api api/v1 apis apis/apps apis/apps/v1 apis/coordination.k8s.io apis/coordination.k8s.io/v1 version" {
+	if got := strings.Join(names, " "); got != "api api/v1 apis apis/apps apis/apps/v1 apis/authorization.k8s.io apis/authorization.k8s.io/v1 apis/coordination.k8s.io apis/coordination.k8s.io/v1 apis/rbac.authorization.k8s.io apis/rbac.authorization.k8s.io/v1 version" {
 		t.Errorf("paths: %s", got)
 	}
 	root := openapi3.NewRoot(dc.OpenAPIV3())
@@ -45,6 +45,8 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		{schema.GroupVersion{Version: "v1"}, "io.k8s.api.core.v1.Pod"},
 		{schema.GroupVersion{Group: "apps", Version: "v1"}, "io.k8s.api.apps.v1.Deployment"},
 		{schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}, "io.k8s.api.coordination.v1.Lease"},
+		{schema.GroupVersion{Group: "rbac.authorization.k8s.io", Version: "v1"}, "io.k8s.api.rbac.v1.ClusterRole"},
+		{schema.GroupVersion{Group: "authorization.k8s.io", Version: "v1"}, "io.k8s.api.authorization.v1.SubjectAccessReview"},
 	} {
 		doc, err := root.GVSpec(tc.gv)
 		if err != nil {
@@ -59,7 +61,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gvs) != 3 {
+	if len(gvs) != 5 {
 		t.Errorf("group versions: %v", gvs)
 	}
 }

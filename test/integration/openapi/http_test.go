@@ -192,7 +192,7 @@ func TestV3Index(t *testing.T) {
 		}
 	}
 	sort.Strings(paths)
-	want := "api api/v1 apis apis/apps apis/apps/v1 apis/coordination.k8s.io apis/coordination.k8s.io/v1 version"
+	want := "api api/v1 apis apis/apps apis/apps/v1 apis/authorization.k8s.io apis/authorization.k8s.io/v1 apis/coordination.k8s.io apis/coordination.k8s.io/v1 apis/rbac.authorization.k8s.io apis/rbac.authorization.k8s.io/v1 version"
 	if got := strings.Join(paths, " "); got != want {
 		t.Errorf("paths: got %s, want %s", got, want)
 	}

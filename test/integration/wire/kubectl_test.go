@@ -14,6 +14,8 @@ import (
 // kube-apiserver v1.37 for the fixtures, plain and -o wide (spaces
 // squeezed).
 var kubectlHeaders = map[string][2]string{
+	"clusterrolebindings":    {"NAME ROLE AGE", "NAME ROLE AGE USERS GROUPS SERVICEACCOUNTS"},
+	"clusterroles":           {"NAME CREATED AT", "NAME CREATED AT"},
 	"configmaps":             {"NAME DATA AGE", "NAME DATA AGE"},
 	"controllerrevisions":    {"NAME CONTROLLER REVISION AGE", "NAME CONTROLLER REVISION AGE"},
 	"daemonsets":             {"NAME DESIRED CURRENT READY UP-TO-DATE AVAILABLE NODE SELECTOR AGE", "NAME DESIRED CURRENT READY UP-TO-DATE AVAILABLE NODE SELECTOR AGE CONTAINERS IMAGES SELECTOR"},
@@ -31,6 +33,8 @@ var kubectlHeaders = map[string][2]string{
 	"replicasets":            {"NAME DESIRED CURRENT READY AGE", "NAME DESIRED CURRENT READY AGE CONTAINERS IMAGES SELECTOR"},
 	"replicationcontrollers": {"NAME DESIRED CURRENT READY AGE", "NAME DESIRED CURRENT READY AGE CONTAINERS IMAGES SELECTOR"},
 	"resourcequotas":         {"NAME REQUEST LIMIT AGE", "NAME REQUEST LIMIT AGE"},
+	"rolebindings":           {"NAME ROLE AGE", "NAME ROLE AGE USERS GROUPS SERVICEACCOUNTS"},
+	"roles":                  {"NAME CREATED AT", "NAME CREATED AT"},
 	"secrets":                {"NAME TYPE DATA AGE", "NAME TYPE DATA AGE"},
 	"serviceaccounts":        {"NAME AGE", "NAME AGE"},
 	"services":               {"NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE", "NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE SELECTOR"},
