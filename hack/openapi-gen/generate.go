@@ -17,6 +17,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -96,13 +97,13 @@ func generate() (map[string][]byte, error) {
 // buildGroups builds the served groups as the server does, on a storage
 // that is never used.
 func buildGroups() ([]rest.APIGroupInfo, error) {
-	providers, err := app.RESTStorageProviders(app.NewOptions(), nil, nil)
+	providers, err := app.RESTStorageProviders(app.NewOptions(), app.ProviderDeps{Tokens: &core.TokenIssuer{}})
 	if err != nil {
 		return nil, err
 	}
 	var groups []rest.APIGroupInfo
 	for _, p := range providers {
-		info, err := p.NewRESTStorage(unusedStorage{})
+		info, err := p.NewRESTStorage(unusedStorage)
 		if err != nil {
 			return nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
 		}
@@ -113,16 +114,9 @@ func buildGroups() ([]rest.APIGroupInfo, error) {
 
 // unusedStorage gives every resource a nil storage.Interface: the groups
 // are only inspected, never served.
-type unusedStorage struct{}
-
-func (unusedStorage) GetRESTOptions(gr schema.GroupResource) (generic.RESTOptions, error) {
-	return generic.RESTOptions{
-		StorageFactory: func(storage.Config) (storage.Interface, storage.DestroyFunc, error) {
-			return nil, func() {}, nil
-		},
-		Decorator:      generic.UndecoratedStorage,
-		ResourcePrefix: "/registry/" + gr.Resource,
-	}, nil
+var unusedStorage = generic.UndecoratedRESTOptions{
+	Factory: func(storage.Config) (storage.Interface, storage.DestroyFunc, error) { return nil, func() {}, nil },
+	Prefix:  "/registry",
 }
 
 // rootTypes are the Go types the routes read and write.

@@ -70,7 +70,12 @@ func apiResource(e *Endpoint) metav1.APIResource {
 		res.Categories = p.Categories()
 	}
 	if _, ok := e.Storage.(rest.Lister); ok {
-		res.StorageVersionHash = discovery.StorageVersionHash(e.Kind.Group, e.Kind.Version, e.Kind.Kind)
+		// Every version of a resource names the kind it is stored as.
+		stored := e.Kind
+		if p, ok := e.Storage.(rest.StorageVersionProvider); ok {
+			stored = p.StorageVersion()
+		}
+		res.StorageVersionHash = discovery.StorageVersionHash(stored.Group, stored.Version, stored.Kind)
 	}
 	return res
 }
@@ -96,7 +101,7 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope
 		if verb == "patch" {
 			consumes = handlers.PatchRouteMediaTypes
 		}
-		r.Method(method, path, routeChecks(consumes, produces, s.instrument(sc, verb, handlers.WithWarning(h, warning))))
+		r.Method(method, path, routeChecks(consumes, produces, s.instrument(sc, handlers.WithWarning(h, warning))))
 	}
 	if sc.Subresource != "" {
 		path := item + "/" + sc.Subresource

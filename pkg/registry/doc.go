@@ -1,8 +1,13 @@
 // Package registry holds what sits between the HTTP handlers and storage:
-// the generic Store (registry/generic), the verb interfaces and strategies
-// (registry/rest), the request context (registry/request), and one folder
-// per API group with its resources' strategies and its RESTStorageProvider
-// (registry/core, registry/apps, registry/coordination).
+// the declaration of a resource and the generic Store it builds
+// (registry/generic), the verb interfaces and strategies (registry/rest),
+// the request context (registry/request), the conversions between the
+// versions a resource is served at (registry/conversion), and one folder
+// per API group with its resources' declarations and strategies and its
+// RESTStorageProvider (registry/core, registry/apps, registry/certificates,
+// ...). What several groups share lives in core's
+// subpackages: the PodSpec library (core/podspec), core's common checks
+// (core/validation), the services' allocators (core/service/...).
 //
 // Layers: apiserver -> registry -> storage. The registry never imports
 // storage/etcd3 or cacher: the store of each resource comes from

@@ -35,8 +35,9 @@ type Object struct {
 	typeMetaEnd int32
 
 	// memo, when set, remembers other encodings of this object (protobuf,
-	// ...) so that the watchers sharing one event encode it once. Only
-	// Shareable copies carry one; see Shareable.
+	// ...) and its conversions to other versions, so that the watchers
+	// sharing one event convert and encode it once. Only Shareable copies
+	// carry one; see Shareable.
 	memo *encodingMemo
 }
 
@@ -77,8 +78,9 @@ func (o *Object) WithResourceVersion(rev int64) *Object {
 }
 
 // Shareable returns a copy of o that remembers the encodings computed
-// through Encoded, for an event that many watchers receive. Objects held long
-// term (a cache's store) stay without one, so they never grow.
+// through Encoded and the conversions computed through Converted, for an
+// event that many watchers receive. Objects held long term (a cache's
+// store) stay without one, so they never grow.
 func (o *Object) Shareable() *Object {
 	c := *o
 	c.memo = &encodingMemo{}
@@ -137,15 +139,35 @@ func (o *Object) Encoded(format string, encode func() ([]byte, error)) ([]byte, 
 	return o.memo.get(format, encode)
 }
 
+// Converted returns o at another version (its JSON as that version's
+// kind), computing it with convert the first time. On a Shareable object
+// the result is remembered per version and is Shareable itself: the
+// watchers of one event at that version convert it once, and share its
+// encodings (Encoded) too. Otherwise convert runs on every call.
+func (o *Object) Converted(version string, convert func() (*Object, error)) (*Object, error) {
+	if o.memo == nil {
+		return convert()
+	}
+	return o.memo.converted(version, convert)
+}
+
 type encodingMemo struct {
-	mu      sync.Mutex
-	entries []memoEntry // a handful of formats at most: a slice beats a map
+	mu sync.Mutex
+	// A handful of formats and versions at most: slices beat maps.
+	entries     []memoEntry
+	conversions []conversionEntry
 }
 
 type memoEntry struct {
 	format string
 	data   []byte
 	err    error
+}
+
+type conversionEntry struct {
+	version string
+	obj     *Object
+	err     error
 }
 
 func (m *encodingMemo) get(format string, encode func() ([]byte, error)) ([]byte, error) {
@@ -159,6 +181,22 @@ func (m *encodingMemo) get(format string, encode func() ([]byte, error)) ([]byte
 	data, err := encode()
 	m.entries = append(m.entries, memoEntry{format: format, data: data, err: err})
 	return data, err
+}
+
+func (m *encodingMemo) converted(version string, convert func() (*Object, error)) (*Object, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.conversions {
+		if e.version == version {
+			return e.obj, e.err
+		}
+	}
+	obj, err := convert()
+	if err == nil {
+		obj = obj.Shareable()
+	}
+	m.conversions = append(m.conversions, conversionEntry{version: version, obj: obj, err: err})
+	return obj, err
 }
 
 // SetResourceVersion sets obj's metadata.resourceVersion to rev (empty for 0).

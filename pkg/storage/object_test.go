@@ -3,6 +3,8 @@ package storage
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -104,5 +106,58 @@ func TestObjectMatchesEncodingJSON(t *testing.T) {
 func TestNewObjectRejectsDataWithoutMetadata(t *testing.T) {
 	if _, err := NewObject("/k", 1, []byte(`{"kind":"X"}`)); err == nil {
 		t.Fatal("want an error for data without metadata")
+	}
+}
+
+// A Shareable object converts once per version, however many watchers ask
+// at once, and the conversion remembers its own encodings; an object that
+// is not shareable converts on every call.
+func TestObjectConverted(t *testing.T) {
+	t.Parallel()
+	obj, err := NewObject("/k", 7, []byte(`{"kind":"X","apiVersion":"v2","metadata":{"name":"a"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conversions, encodings atomic.Int32
+	convert := func() (*Object, error) {
+		conversions.Add(1)
+		return NewObject("/k", 7, []byte(`{"kind":"X","apiVersion":"v1","metadata":{"name":"a"}}`))
+	}
+	shared := obj.Shareable()
+	var wg sync.WaitGroup
+	got := make([]*Object, 8)
+	for i := range got {
+		wg.Go(func() {
+			c, err := shared.Converted("v1", convert)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := c.Encoded("proto", func() ([]byte, error) { encodings.Add(1); return []byte("p"), nil }); err != nil {
+				t.Error(err)
+			}
+			got[i] = c
+		})
+	}
+	wg.Wait()
+	if n := conversions.Load(); n != 1 {
+		t.Errorf("a shared event converted %d times, want 1", n)
+	}
+	if n := encodings.Load(); n != 1 {
+		t.Errorf("its conversion encoded %d times, want 1", n)
+	}
+	if string(got[0].AppendJSON(nil, true)) != `{"kind":"X","apiVersion":"v1","metadata":{"resourceVersion":"7","name":"a"}}` {
+		t.Errorf("converted: %s", got[0].AppendJSON(nil, true))
+	}
+	if _, err := shared.Converted("v3", convert); err != nil || conversions.Load() != 2 {
+		t.Errorf("another version: %v, %d conversions, want 2", err, conversions.Load())
+	}
+	for range 2 {
+		if _, err := obj.Converted("v1", convert); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conversions.Load(); n != 4 {
+		t.Errorf("an object that is not shared converted %d times in all, want 4", n)
 	}
 }

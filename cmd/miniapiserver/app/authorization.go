@@ -15,11 +15,11 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/bootstrap"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// Authorization is the server's authorizer (--authorization-mode), its
-// rule resolver, and the cache of roles and bindings RBAC decides with.
+// Authorization is the server's authorizer (--authorization-mode, then
+// the extra authorizers of embedding programs), its rule resolver, and
+// the cache of roles and bindings RBAC decides with.
 type Authorization struct {
 	Authorizer   authorizer.Authorizer
 	RuleResolver authorizer.RuleResolver
@@ -28,9 +28,10 @@ type Authorization struct {
 
 // newAuthorization builds the chain of --authorization-mode (behind
 // system:masters, see authz.New) and the union of its modes' rule
-// resolvers, as kube-apiserver does.
+// resolvers, as kube-apiserver does. The policy cache is filled later,
+// from the rbac group's stores (startRBAC).
 func newAuthorization(o *Options) (*Authorization, error) {
-	modes, err := authz.ParseModes(o.AuthorizationModes)
+	modes, err := authz.ParseModes(o.Auth.AuthorizationModes)
 	if err != nil {
 		return nil, fmt.Errorf("--authorization-mode: %w", err)
 	}
@@ -57,6 +58,7 @@ func newAuthorization(o *Options) (*Authorization, error) {
 		chain = append(chain, authz.Named{Name: m.Name(), Authorizer: a})
 		resolvers = append(resolvers, a)
 	}
+	chain = append(chain, o.Auth.ExtraAuthorizers...)
 	return &Authorization{Authorizer: authz.New(chain...), RuleResolver: resolvers, Policy: cache}, nil
 }
 
@@ -67,14 +69,13 @@ const rbacBootstrapCheck = "poststarthook/rbac/bootstrap-roles"
 // (retrying every second until it succeeds, as kube's post-start hook),
 // then keeps the policy cache current from them, and aggregates cluster
 // roles, until ctx ends.
-func (s *Server) startRBAC(ctx context.Context, a *Authorization, group rest.APIGroupInfo) {
+func (s *Server) startRBAC(ctx context.Context, a *Authorization, st rbac.GroupStorage) {
 	s.goUntilDone(func() {
-		if reconcileBootstrapPolicy(ctx, group) == nil {
-			a.Policy.Run(ctx, rbac.PolicySources(group))
+		if reconcileBootstrapPolicy(ctx, st) == nil {
+			a.Policy.Run(ctx, st.PolicySources())
 		}
 	})
-	clusterRoles := group.VersionedResourcesStorageMap["v1"]["clusterroles"].(clusterroleaggregation.ClusterRoles)
-	s.goUntilDone(func() { clusterroleaggregation.New(a.Policy, clusterRoles).Run(ctx) })
+	s.goUntilDone(func() { clusterroleaggregation.New(a.Policy, st.ClusterRoles).Run(ctx) })
 }
 
 // rbacReadyCheck is ready once the policy cache has the reconciled
@@ -93,24 +94,18 @@ func rbacReadyCheck(a *Authorization) healthz.Check {
 
 // reconcileBootstrapPolicy reconciles the policy until it succeeds or ctx
 // ends.
-func reconcileBootstrapPolicy(ctx context.Context, group rest.APIGroupInfo) error {
+func reconcileBootstrapPolicy(ctx context.Context, st rbac.GroupStorage) error {
 	p, err := bootstrap.Load()
 	if err != nil {
 		return err
 	}
-	storages := group.VersionedResourcesStorageMap["v1"]
-	stores := bootstrap.Stores{
-		Roles:               storages["roles"].(bootstrap.Store),
-		ClusterRoles:        storages["clusterroles"].(bootstrap.Store),
-		RoleBindings:        storages["rolebindings"].(bootstrap.Store),
-		ClusterRoleBindings: storages["clusterrolebindings"].(bootstrap.Store),
-	}
+	stores := bootstrap.Stores{Roles: st.Roles, ClusterRoles: st.ClusterRoles, RoleBindings: st.RoleBindings, ClusterRoleBindings: st.ClusterRoleBindings}
 	for {
 		start := time.Now()
 		err := bootstrap.Reconcile(ctx, p, stores)
 		if err == nil {
 			slog.Debug("rbac: bootstrap policy reconciled", "took", time.Since(start))
-			break
+			return nil
 		}
 		slog.Warn("rbac: reconciling the bootstrap policy; trying again", "error", err)
 		select {
@@ -119,7 +114,6 @@ func reconcileBootstrapPolicy(ctx context.Context, group rest.APIGroupInfo) erro
 		case <-time.After(time.Second):
 		}
 	}
-	return nil
 }
 
 // goUntilDone runs f in a goroutine that Stop waits for.
@@ -129,14 +123,4 @@ func (s *Server) goUntilDone(f func()) {
 		defer s.wg.Done()
 		f()
 	}()
-}
-
-// groupNamed returns the served group of that name.
-func groupNamed(groups []rest.APIGroupInfo, name string) (rest.APIGroupInfo, bool) {
-	for _, g := range groups {
-		if g.GroupName == name {
-			return g, true
-		}
-	}
-	return rest.APIGroupInfo{}, false
 }

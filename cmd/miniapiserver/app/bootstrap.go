@@ -4,35 +4,35 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
 )
 
 // systemNamespaces exist in every cluster; kube-apiserver creates them at
 // start, and so does this server.
 var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
 
-func ensureSystemNamespaces(ctx context.Context, core rest.APIGroupInfo) error {
-	storage := core.VersionedResourcesStorageMap["v1"]["namespaces"]
+func ensureSystemNamespaces(ctx context.Context, namespaces *core.NamespaceREST) error {
 	// Created as kube-apiserver creates them, by its own client.
-	creater := fieldmanager.TrackingCreater(storage.(rest.Creater), corev1.SchemeGroupVersion.WithKind("Namespace"), "kube-apiserver")
-	getter, _ := storage.(rest.Getter)
+	creater := fieldmanager.TrackingCreater(namespaces, corev1.SchemeGroupVersion.WithKind("Namespace"), "kube-apiserver")
 	ctx = request.WithNamespace(ctx, "")
 	for _, name := range systemNamespaces {
 		// Kept from an earlier start: a restart then builds no field
 		// manager before its first write.
-		if getter != nil {
-			if _, err := getter.Get(ctx, name, &metav1.GetOptions{}); err == nil {
-				continue
-			}
+		if _, err := namespaces.Get(ctx, name, &metav1.GetOptions{}); err == nil {
+			continue
 		}
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		if _, err := creater.Create(ctx, ns, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -42,12 +42,28 @@ func ensureSystemNamespaces(ctx context.Context, core rest.APIGroupInfo) error {
 	return nil
 }
 
+// ensureSystemPriorityClasses creates kube's system priority classes
+// that are missing, as kube-apiserver's post-start hook does on every
+// start (a class deleted with its collection comes back).
+func ensureSystemPriorityClasses(ctx context.Context, classes *generic.Store) error {
+	creater := fieldmanager.TrackingCreater(classes, schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"), "kube-apiserver")
+	ctx = request.WithNamespace(ctx, "")
+	for _, pc := range scheduling.SystemPriorityClasses() {
+		if _, err := classes.Get(ctx, pc.Name, &metav1.GetOptions{}); err == nil {
+			continue
+		}
+		if _, err := creater.Create(ctx, pc, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating priority class %s: %w", pc.Name, err)
+		}
+	}
+	return nil
+}
+
 // ensureKubernetesService creates default/kubernetes, as kube-apiserver
 // does at start. A failure (its address taken by a user's service) is
 // logged: the server still serves, as kube's does.
-func ensureKubernetesService(ctx context.Context, o *Options, coreGroup rest.APIGroupInfo, securePort int) {
+func ensureKubernetesService(ctx context.Context, o *Options, services rest.Creater, securePort int) {
 	serviceRange, _ := o.serviceClusterIPRange() // validated already
-	services := coreGroup.VersionedResourcesStorageMap["v1"]["services"].(rest.Creater)
 	if err := core.EnsureKubernetesService(ctx, services, serviceRange, securePort); err != nil {
 		slog.Warn("creating the kubernetes service", "err", err)
 	}
@@ -70,4 +86,36 @@ func Version() version.Info {
 		GitVersion: gitVersion, GitCommit: gitCommit, GitTreeState: "clean", BuildDate: buildDate,
 		GoVersion: goVersion(), Compiler: compiler(), Platform: platform(),
 	}
+}
+
+// extensionAuthConfigMap is where kube-apiserver publishes how it
+// authenticates clients, for servers that delegate authentication to it
+// (kube-controller-manager, kube-scheduler, aggregated servers).
+const extensionAuthConfigMap = "extension-apiserver-authentication"
+
+// ensureExtensionAuthConfigMap writes kube-system's
+// extension-apiserver-authentication with the client CA bundle, as
+// kube-apiserver does at start (again when the bundle changed).
+func ensureExtensionAuthConfigMap(ctx context.Context, configMaps *generic.Store, clientCA []byte) error {
+	ctx = request.WithNamespace(ctx, metav1.NamespaceSystem)
+	data := map[string]string{"client-ca-file": string(clientCA)}
+	old, err := configMaps.Get(ctx, extensionAuthConfigMap, &metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		creater := fieldmanager.TrackingCreater(configMaps, corev1.SchemeGroupVersion.WithKind("ConfigMap"), "kube-apiserver")
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: extensionAuthConfigMap, Namespace: metav1.NamespaceSystem}, Data: data}
+		_, err = creater.Create(ctx, cm, nil, &metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil // another replica wrote it
+		}
+		return err
+	case err != nil:
+		return err
+	case maps.Equal(old.(*corev1.ConfigMap).Data, data):
+		return nil
+	}
+	cm := old.(*corev1.ConfigMap).DeepCopy()
+	cm.Data = data
+	_, _, err = configMaps.Update(ctx, extensionAuthConfigMap, &rest.DefaultUpdatedObjectInfo{Obj: cm}, nil, nil, false, &metav1.UpdateOptions{})
+	return err
 }

@@ -1,30 +1,31 @@
 package app
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/namespace"
+	flowcontrolregistry "github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// namespaceController builds the namespace controller over the served
-// groups: it deletes every namespaced resource that can be listed and
-// deleted as a collection.
-func namespaceController(groups []rest.APIGroupInfo) *namespace.Controller {
+// namespaceController builds the namespace controller over namespaces,
+// their finalize subresource and the served groups: it deletes every
+// namespaced resource that can be listed and deleted as a collection.
+func namespaceController(groups []rest.APIGroupInfo, namespaces namespace.Namespaces, finalizer rest.Updater) *namespace.Controller {
 	var resources []namespace.Resource
-	var namespaces namespace.Namespaces
-	var finalizer rest.Updater
 	for _, g := range groups {
 		for _, version := range g.PrioritizedVersions[:1] {
 			storages := g.VersionedResourcesStorageMap[version]
 			for name, st := range storages {
-				if g.GroupName == "" && name == "namespaces" {
-					namespaces, _ = st.(namespace.Namespaces)
-				}
-				if g.GroupName == "" && name == "namespaces/finalize" {
-					finalizer, _ = st.(rest.Updater)
-				}
 				scoper, scoped := st.(rest.Scoper)
 				deleter, deletes := st.(rest.CollectionDeleter)
 				lister, lists := st.(rest.Lister)
@@ -41,4 +42,51 @@ func namespaceController(groups []rest.APIGroupInfo) *namespace.Controller {
 	}
 	sort.Slice(resources, func(i, j int) bool { return resources[i].Name < resources[j].Name })
 	return namespace.New(namespaces, finalizer, resources)
+}
+
+// flowControlController builds the controller that keeps kube's flow
+// control configuration, over the flowcontrol.apiserver.k8s.io storages.
+func flowControlController(s flowcontrolregistry.Storage) *flowcontrol.Controller {
+	return flowcontrol.New(flowcontrol.Config{FlowSchemas: s.FlowSchemas, FlowSchemaStatus: s.FlowSchemaStatus, PriorityLevels: s.PriorityLevels})
+}
+
+// endpointReconciler builds the lease endpoint reconciler of this replica
+// (--endpoint-reconciler-type=lease) over the stores of leases and
+// endpoints the groups serve.
+func endpointReconciler(o *Options, groups []rest.APIGroupInfo, securePort int) (*endpoints.Reconciler, error) {
+	leases, ok := servedStorage(groups, "coordination.k8s.io", "leases").(endpoints.Leases)
+	if !ok {
+		return nil, fmt.Errorf("--endpoint-reconciler-type=lease: leases are not served")
+	}
+	eps, ok := servedStorage(groups, "", "endpoints").(endpoints.Endpoints)
+	if !ok {
+		return nil, fmt.Errorf("--endpoint-reconciler-type=lease: endpoints are not served")
+	}
+	addr := o.advertiseAddress()
+	if !endpoints.ValidAddress(addr) {
+		// As kube's reconciler, never list a loopback or link-local
+		// address: a server on 127.0.0.1 (the default) leaves them alone.
+		slog.Warn("the kubernetes service's endpoints are not kept: set --advertise-address to an address other hosts reach", "advertise-address", addr)
+		return nil, nil
+	}
+	// The lease is named after where the replica is reached, as kube's
+	// identity lease is after its host: a restarted replica takes its
+	// lease back.
+	sum := sha256.Sum256([]byte(net.JoinHostPort(addr.String(), strconv.Itoa(securePort))))
+	return endpoints.New(endpoints.Config{
+		ID:      hex.EncodeToString(sum[:8]),
+		Address: addr, Port: int32(securePort),
+		TTL: o.EndpointReconcilerTTL, Interval: o.EndpointReconcilerInterval,
+	}, leases, eps), nil
+}
+
+// servedStorage is the storage of resource in group (preferred version),
+// or nil.
+func servedStorage(groups []rest.APIGroupInfo, group, resource string) rest.Storage {
+	for _, g := range groups {
+		if g.GroupName == group {
+			return g.VersionedResourcesStorageMap[g.PrioritizedVersions[0]][resource]
+		}
+	}
+	return nil
 }

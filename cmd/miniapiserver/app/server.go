@@ -12,25 +12,41 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
-	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/filters"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/authorization"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/authentication"
+	authorizationgroup "github.com/miniapiserver/miniapiserver/pkg/registry/authorization"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	eventsgroup "github.com/miniapiserver/miniapiserver/pkg/registry/events"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/policy"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
+	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storage"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/storagemigration"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 )
@@ -43,15 +59,25 @@ type Server struct {
 	InsecureURL string
 	// AdminToken is the generated admin token ("" with --token-auth-file).
 	AdminToken string
+	// ClientCA verifies client certificates; it signs new ones unless it
+	// came from --client-ca-file.
+	ClientCA *ClientCA
 	// CAPEM is the certificate clients trust (nil with --tls-cert-file).
 	CAPEM []byte
-	// KubeconfigPath is the generated kubeconfig ("" with --token-auth-file).
+	// KubeconfigPath is the generated admin kubeconfig ("" when the server
+	// holds no admin credential: --client-ca-file and --token-auth-file).
 	KubeconfigPath string
 	// EtcdURL is the etcd the server uses (the embedded one's, or the first
 	// of --etcd-servers).
 	EtcdURL string
 
 	readyChecks []healthz.Check
+	// shuttingDown fails /readyz from the start of a shutdown.
+	shuttingDown  atomic.Bool
+	shutdownDelay time.Duration
+	// stopEndpoints removes this replica from the kubernetes endpoints
+	// (nil: no endpoint reconciler).
+	stopEndpoints func()
 
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -69,7 +95,7 @@ func Start(o *Options) (*Server, error) {
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("--data-dir: %w", err)
 	}
-	s := &Server{errs: make(chan error, 2)}
+	s := &Server{errs: make(chan error, 2), shutdownDelay: o.ShutdownDelayDuration}
 	ok := false
 	defer func() {
 		if !ok {
@@ -89,7 +115,13 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.CAPEM = caPEM
-	authorizers, err := newAuthorization(o)
+	creds, err := loadCredentials(o)
+	if err != nil {
+		return nil, err
+	}
+	s.ClientCA, s.AdminToken = creds.clientCA, creds.adminToken
+	reviews := &lateAuthenticator{}
+	authorization, err := newAuthorization(o)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +129,10 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	groups, getter, err := buildGroups(o, factory, caPEM, authorizers)
+	groups, st, getter, err := buildGroups(o, factory, ProviderDeps{
+		RootCA: caPEM, Tokens: creds.tokenIssuer(o), Authenticator: reviews, APIAudiences: o.Auth.apiAudiences(),
+		Authorization: authorization,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -109,41 +144,51 @@ func Start(o *Options) (*Server, error) {
 	if err := getter.checkResources("--watch-cache-sizes", watchCacheSizeNames(o)); err != nil {
 		return nil, err
 	}
-
-	auth, token, err := authenticator(o)
+	sec, err := s.buildSecurity(o, creds, st.core, reviews, authorization.Authorizer)
 	if err != nil {
 		return nil, err
 	}
-	s.AdminToken = token
-	namespaces := groups[0].VersionedResourcesStorageMap["v1"]["namespaces"].(rest.Getter)
-	limitRanges := groups[0].VersionedResourcesStorageMap["v1"]["limitranges"].(rest.Lister)
-	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups), rbacReadyCheck(authorizers)}
-	rbacGroup, _ := groupNamed(groups, rbacv1.GroupName)
-	api, err := apiserver.New(apiserver.Config{
-		APIGroups:         groups,
-		Authenticator:     auth,
-		Admission:         admission.Chain{&admission.NamespaceLifecycle{Namespaces: namespaces}, &admission.LimitRanger{LimitRanges: limitRanges}},
-		ReadyzChecks:      s.readyChecks,
-		MinRequestTimeout: o.MinRequestTimeout,
-		RequestTimeout:    o.RequestTimeout,
-		Version:           Version(),
-		EnableProfiling:   o.Profiling,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := ensureSystemNamespaces(ctx, groups[0]); err != nil {
-		return nil, err
-	}
-	s.startRBAC(ctx, authorizers, rbacGroup)
 
 	secureLn, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
 	if err != nil {
 		return nil, fmt.Errorf("--secure-port: %w", err)
 	}
+	s.cleanup = append(s.cleanup, func() { secureLn.Close() })
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
-	ensureKubernetesService(ctx, o, groups[0], secureLn.Addr().(*net.TCPAddr).Port)
-	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
+	flowControl := flowControlController(st.flowControl)
+	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups), rbacReadyCheck(authorization),
+		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
+	cfg := s.apiConfig(o, groups, st, sec, creds)
+	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
+	// for the server to start.
+	cfg.ReadyzChecks = append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client), s.shutdownCheck())
+	api, err := apiserver.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureSystemNamespaces(ctx, st.core.Namespaces); err != nil {
+		return nil, err
+	}
+	if err := ensureSystemPriorityClasses(ctx, st.scheduling.PriorityClasses); err != nil {
+		return nil, err
+	}
+	if err := ensureExtensionAuthConfigMap(ctx, st.core.ConfigMaps, creds.clientCA.PEM); err != nil {
+		return nil, fmt.Errorf("writing kube-system/%s: %w", extensionAuthConfigMap, err)
+	}
+	ensureKubernetesService(ctx, o, st.core.Services, secureLn.Addr().(*net.TCPAddr).Port)
+	s.startRBAC(ctx, authorization, st.rbac)
+	var reconciler *endpoints.Reconciler
+	if o.EndpointReconcilerType == "lease" {
+		if reconciler, err = endpointReconciler(o, groups, secureLn.Addr().(*net.TCPAddr).Port); err != nil {
+			return nil, err
+		}
+	}
+	tlsConfig := &tls.Config{
+		Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12,
+		// Client certificates are asked for, not required: the
+		// authenticator verifies them, other requests use tokens.
+		ClientAuth: tls.RequestClientCert, ClientCAs: creds.clientCA.Pool,
+	}
 	s.serve(ctx, secureLn, api.SecureHandler(), tlsConfig, o.ShutdownTimeout)
 	if o.InsecurePort != 0 {
 		insecureLn, err := net.Listen("tcp", net.JoinHostPort(o.InsecureBindAddr, strconv.Itoa(o.InsecurePort)))
@@ -153,19 +198,39 @@ func Start(o *Options) (*Server, error) {
 		s.InsecureURL = "http://" + clientAddress(insecureLn.Addr().(*net.TCPAddr))
 		s.serve(ctx, insecureLn, api.InsecureHandler(), nil, o.ShutdownTimeout)
 	}
-	if token != "" {
+	admin := adminCredentials{CertPEM: creds.adminCert, KeyPEM: creds.adminKey, Token: creds.adminToken}
+	if admin.CertPEM != nil || admin.Token != "" {
 		s.KubeconfigPath = filepath.Join(o.DataDir, "kubeconfig")
-		if err := writeKubeconfig(s.KubeconfigPath, s.SecureURL, token, caPEM); err != nil {
+		if err := writeKubeconfig(s.KubeconfigPath, s.SecureURL, caPEM, admin); err != nil {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
-	s.wg.Add(1)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
 	}()
+	go func() {
+		defer s.wg.Done()
+		etcd3.RunMaintenance(ctx, client, etcd3.MaintenanceConfig{Interval: o.EtcdDefragInterval, DefragThreshold: o.EtcdDefragThreshold})
+	}()
+	go func() {
+		defer s.wg.Done()
+		flowControl.Run(ctx)
+	}()
+	if reconciler != nil { // nil: --endpoint-reconciler-type=none, or no address to list
+		// Stopped first when the server stops (kube's pre-shutdown hook):
+		// the endpoints stop listing this replica while it still serves.
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		s.stopEndpoints = func() { stop(); <-done }
+		go func() {
+			defer close(done)
+			reconciler.Run(rctx)
+		}()
+	}
 	if o.NamespaceController {
-		nc := namespaceController(groups)
+		nc := namespaceController(groups, st.core.Namespaces, st.core.NamespaceFinalize)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -176,13 +241,44 @@ func Start(o *Options) (*Server, error) {
 	return s, nil
 }
 
+// apiConfig is the configuration of the HTTP side: the groups, the
+// filters' parts, admission and timeouts (Start adds the readiness
+// checks).
+func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStorages, sec *security, creds *credentials) apiserver.Config {
+	return apiserver.Config{
+		APIGroups:     groups,
+		Authenticator: sec.authenticator,
+		APIAudiences:  o.Auth.apiAudiences(),
+		Authorizer:    sec.authorizer,
+		InFlight: filters.InFlightConfig{
+			ReadOnly: o.Auth.MaxRequestsInflight, Mutating: o.Auth.MaxMutatingRequestsInflight,
+			QueueLength: inFlightQueueLength, MaxWait: o.RequestTimeout / 4,
+		},
+		AuditPolicy: sec.auditPolicy,
+		AuditSink:   auditSink(sec.auditLog),
+		NonResource: discoveryHandlers(creds.discovery(o, s.SecureURL)),
+		Admission: admission.Chain{
+			&admission.NamespaceLifecycle{Namespaces: st.core.Namespaces},
+			&admission.LimitRanger{LimitRanges: st.core.LimitRanges},
+			&admission.Priority{PriorityClasses: st.scheduling.PriorityClasses},
+			&admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses},
+			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}},
+		},
+		MinRequestTimeout: o.MinRequestTimeout,
+		RequestTimeout:    o.RequestTimeout,
+		Version:           Version(),
+		EnableProfiling:   o.Profiling,
+	}
+}
+
 // connectEtcd starts the embedded etcd (no --etcd-servers) and connects.
 func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 	endpoints := o.EtcdServers
 	if len(endpoints) == 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: filepath.Join(o.DataDir, "etcd"), UnsafeNoFsync: o.EtcdUnsafeNoFsync})
+		etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: embeddedEtcdDir(o.DataDir), UnsafeNoFsync: o.EtcdUnsafeNoFsync,
+			QuotaBackendBytes: o.EtcdQuotaBackendBytes})
 		if err != nil {
 			return nil, err
 		}
@@ -201,39 +297,105 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--etcd-servers: %w", err)
 	}
-	s.cleanup = append(s.cleanup, func() { client.Close() })
+	s.cleanup = append(s.cleanup, func() { client.Close() }, etcd3.MonitorSize(client))
 	return client, nil
 }
 
+// embeddedEtcdDir is where the embedded etcd of a data dir keeps its data.
+func embeddedEtcdDir(dataDir string) string { return filepath.Join(dataDir, "etcd") }
+
+// ProviderDeps are what some API groups need of the server beyond its
+// options.
+type ProviderDeps struct {
+	// RootCA is the PEM published in every namespace (nil: none).
+	RootCA []byte
+	// Tokens serves the TokenRequest API (nil: not served).
+	Tokens *core.TokenIssuer
+	// Authenticator reviews TokenReviews; APIAudiences are its default
+	// audiences.
+	Authenticator authenticator.Request
+	APIAudiences  []string
+	// Authorization answers the access and rules reviews, and is asked
+	// whether a writer of roles may escalate or bind (nil: a provider only
+	// inspected, as by the OpenAPI generator).
+	Authorization *Authorization
+}
+
 // RESTStorageProviders are the providers of every served API group, in
-// the order discovery lists them, configured from o. rootCA is the PEM
-// published in every namespace (nil: none). The OpenAPI generator
-// (hack/openapi-gen) builds its groups from the same list.
-//
-// authz is the server's authorization (nil: providers only inspected, as
-// by the generator, whose review APIs and escalation checks have none).
-func RESTStorageProviders(o *Options, rootCA []byte, authz *Authorization) ([]generic.RESTStorageProvider, error) {
-	serviceRange, err := o.serviceClusterIPRange()
+// the order discovery lists them, configured from o and deps. The OpenAPI
+// generator (hack/openapi-gen) builds its groups from the same list.
+func RESTStorageProviders(o *Options, deps ProviderDeps) ([]generic.RESTStorageProvider, error) {
+	links := newGroupLinks()
+	coreProvider, err := coreStorageProvider(o, deps, links)
 	if err != nil {
 		return nil, err
 	}
-	if authz == nil {
-		authz = &Authorization{}
-	}
-	return []generic.RESTStorageProvider{
-		core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA},
-		apps.RESTStorageProvider{},
-		authorization.RESTStorageProvider{Authorizer: authz.Authorizer, RuleResolver: authz.RuleResolver},
-		rbac.RESTStorageProvider{Authorizer: authz.Authorizer, Policy: authz.Policy},
-		coordination.RESTStorageProvider{},
-	}, nil
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(deps, links)...), nil
 }
 
-// buildGroups builds the storage of every API group.
-func buildGroups(o *Options, factory storage.Factory, rootCA []byte, authz *Authorization) ([]rest.APIGroupInfo, *restOptionsGetter, error) {
-	providers, err := RESTStorageProviders(o, rootCA, authz)
+// groupLinks are what one group's provider hands another, filled as the
+// groups are built: core's events store (events.k8s.io serves it too) and
+// policy's disruption budgets (core's pods/eviction honours them).
+type groupLinks struct {
+	events  *generic.StoreRef
+	budgets *policy.Budgets
+}
+
+func newGroupLinks() groupLinks {
+	return groupLinks{events: &generic.StoreRef{}, budgets: &policy.Budgets{}}
+}
+
+// coreStorageProvider is the provider of the core group, configured from o
+// and deps. It hands its events store to events.k8s.io; its evictions
+// honour policy's budgets.
+func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.RESTStorageProvider, error) {
+	serviceRange, err := o.serviceClusterIPRange()
 	if err != nil {
-		return nil, nil, err
+		return core.RESTStorageProvider{}, err
+	}
+	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: deps.RootCA,
+		Tokens: deps.Tokens, Events: links.events, DisruptionBudgets: links.budgets}, nil
+}
+
+// groupStorageProviders are the providers of the named groups, in the
+// order discovery lists them (after the core group), linked as links say.
+func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTStorageProvider {
+	authorization := deps.Authorization
+	if authorization == nil {
+		authorization = &Authorization{}
+	}
+	return []generic.RESTStorageProvider{
+		apps.RESTStorageProvider{},
+		eventsgroup.RESTStorageProvider{Events: links.events},
+		authentication.RESTStorageProvider{Authenticator: deps.Authenticator, APIAudiences: deps.APIAudiences},
+		authorizationgroup.RESTStorageProvider{Authorizer: authorization.Authorizer, RuleResolver: authorization.RuleResolver},
+		autoscaling.RESTStorageProvider{},
+		batch.RESTStorageProvider{},
+		certificates.RESTStorageProvider{},
+		policy.RESTStorageProvider{Budgets: links.budgets},
+		rbac.RESTStorageProvider{Authorizer: authorization.Authorizer, Policy: authorization.Policy},
+		storagegroup.RESTStorageProvider{},
+		admissionregistration.RESTStorageProvider{},
+		scheduling.RESTStorageProvider{},
+		coordination.RESTStorageProvider{},
+		node.RESTStorageProvider{},
+		flowcontrol.RESTStorageProvider{},
+		storagemigration.RESTStorageProvider{},
+	}
+}
+
+// buildGroups builds the storage of every API group, and returns the
+// typed handles of those parts of it that the rest of the wiring uses.
+// The core group is built between two kinds of named groups: those whose
+// stores its hooks read (kube's Priority, RuntimeClass and
+// DefaultStorageClass admission of new pods and claims) come before it,
+// the others after it (events.k8s.io serves its events store; policy fills
+// the budgets core's evictions read, through links).
+func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
+	links := newGroupLinks()
+	coreProvider, err := coreStorageProvider(o, deps, links)
+	if err != nil {
+		return nil, groupStorages{}, nil, err
 	}
 	getter := &restOptionsGetter{
 		factory:   factory,
@@ -241,18 +403,42 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte, authz *Auth
 		seen:      map[string]bool{},
 		decorator: decoratorFor(o),
 	}
-	var groups []rest.APIGroupInfo
-	for _, p := range providers {
-		info, err := p.NewRESTStorage(getter)
-		if err != nil {
-			for i := range groups {
-				groups[i].Destroy()
-			}
-			return nil, nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
+	providers := groupStorageProviders(deps, links)
+	// groups[0] is the core group's, groups[1+i] that of providers[i].
+	groups := make([]rest.APIGroupInfo, 1+len(providers))
+	fail := func(err error) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
+		for i := range groups {
+			groups[i].Destroy()
 		}
-		groups = append(groups, info)
+		return nil, groupStorages{}, nil, err
 	}
-	return groups, getter, nil
+	var st groupStorages
+	buildNamed := func(beforeCore bool) error {
+		for i, p := range providers {
+			if readByCore(p) != beforeCore {
+				continue
+			}
+			info, err := st.build(p, getter)
+			if err != nil {
+				return fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
+			}
+			groups[1+i] = info
+		}
+		return nil
+	}
+	if err := buildNamed(true); err != nil {
+		return fail(err)
+	}
+	coreProvider.PodPriority = scheduling.PodPriority{Classes: st.scheduling.PriorityClasses}
+	coreProvider.PodRuntimeClass = node.PodRuntimeClass{Classes: st.node.RuntimeClasses}
+	coreProvider.ClaimStorageClass = storagegroup.ClaimDefaulter{Classes: st.storage.StorageClasses}
+	if st.core, groups[0], err = coreProvider.NewLegacyRESTStorage(getter); err != nil {
+		return fail(fmt.Errorf("building the core API group: %w", err))
+	}
+	if err := buildNamed(false); err != nil {
+		return fail(err)
+	}
+	return groups, st, getter, nil
 }
 
 func watchCacheSizeNames(o *Options) []string {
@@ -276,11 +462,22 @@ func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler, tls
 	}()
 }
 
-// Stop shuts the server down gracefully (requests in flight get the
-// shutdown timeout, watches end at once), then releases the storage, the
-// etcd client and the embedded etcd, in that order.
+// Stop shuts the server down gracefully, as kube-apiserver does: /readyz
+// fails at once while every request is still served for the shutdown
+// delay; then the server stops accepting requests, watches end (their
+// streams closed cleanly, so clients watch again elsewhere) and the
+// requests in flight get the shutdown timeout to finish. The storage, the
+// etcd client and the embedded etcd are released last, in that order.
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
+		s.shuttingDown.Store(true)
+		if s.stopEndpoints != nil {
+			s.stopEndpoints()
+		}
+		if s.shutdownDelay > 0 {
+			slog.Info("miniapiserver: /readyz fails; serving on for the shutdown delay", "delay", s.shutdownDelay)
+			time.Sleep(s.shutdownDelay)
+		}
 		s.cancel()
 		s.wg.Wait()
 		s.runCleanup()
@@ -336,6 +533,32 @@ func etcdCheck(client *clientv3.Client) healthz.Check {
 	return healthz.Check{Name: "etcd", Fn: func(ctx context.Context) error {
 		_, err := client.Get(ctx, "health", clientv3.WithCountOnly())
 		return err
+	}}
+}
+
+// shutdownCheck fails from the start of a shutdown, as kube's "shutdown".
+func (s *Server) shutdownCheck() healthz.Check {
+	return healthz.Check{Name: "shutdown", Fn: func(context.Context) error {
+		if s.shuttingDown.Load() {
+			return errors.New("the server is shutting down")
+		}
+		return nil
+	}}
+}
+
+// etcdAlarmsCheck fails while etcd has an alarm raised: NOSPACE (its
+// space quota is used up, writes fail) or CORRUPT. kube-apiserver's
+// readiness does not look; here an operator sees it in /readyz?verbose.
+func etcdAlarmsCheck(client *clientv3.Client) healthz.Check {
+	return healthz.Check{Name: "etcd-alarms", Fn: func(ctx context.Context) error {
+		alarms, err := etcd3.Alarms(ctx, client)
+		if err != nil {
+			return err
+		}
+		if len(alarms) > 0 {
+			return fmt.Errorf("etcd alarms raised: %v", alarms)
+		}
+		return nil
 	}}
 }
 

@@ -10,27 +10,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
 )
 
-func TestParseModes(t *testing.T) {
-	for _, tc := range []struct {
-		modes []string
-		want  string
-	}{
-		{nil, "at least one authorization-mode must be passed"},
-		{[]string{"RBAC", "ABAC"}, `authorization-mode "ABAC" is not a valid mode`},
-		{[]string{"RBAC", "AlwaysDeny", "RBAC"}, `authorization-mode ["RBAC" "AlwaysDeny" "RBAC"] has mode specified more than once`},
-		{[]string{"AlwaysDeny", "RBAC"}, ""},
-	} {
-		_, err := ParseModes(tc.modes)
-		got := ""
-		if err != nil {
-			got = err.Error()
-		}
-		if got != tc.want {
-			t.Errorf("%q: got %q, want %q", tc.modes, got, tc.want)
-		}
-	}
-}
-
 // With an empty cache, RBAC has no opinion; behind system:masters and
 // with other modes, the chain decides as kube's.
 func TestChainWithRBAC(t *testing.T) {

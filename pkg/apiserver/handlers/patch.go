@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/audit"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -54,7 +55,7 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 			return
 		}
 		patchType := types.PatchType(mediaType)
-		ctx, ns, name := s.requestContext(r, "patch")
+		ctx, ns, name := s.requestContext(r)
 		out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
 		if err != nil {
 			WriteError(w, r, err)
@@ -76,6 +77,7 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 			WriteError(w, r, err)
 			return
 		}
+		audit.LogRequestPatch(ctx, data)
 		p := &patcher{scope: s, patchType: patchType, patch: data, fieldValidation: opts.FieldValidation, name: name, namespace: ns,
 			manager: managerOrUserAgent(opts.FieldManager, r.UserAgent()), force: opts.Force != nil && *opts.Force}
 		if p.fieldValidation == "" {
@@ -258,6 +260,25 @@ type jsonPatchOp struct {
 	Value interface{} `json:"value"`
 }
 
+// checkRootValues refuses a replace or test of the whole document without
+// a value, which json-patch (and so kube-apiserver 1.37, which resets the
+// stream) panics on; elsewhere a missing value is null, as in kube.
+func checkRootValues(ops jsonpatch.Patch) error {
+	for _, op := range ops {
+		kind := op.Kind()
+		if kind != "replace" && kind != "test" {
+			continue
+		}
+		if path, err := op.Path(); err != nil || path != "" {
+			continue
+		}
+		if _, ok := op["value"]; !ok {
+			return fmt.Errorf("%s operation on the whole document: missing value", kind)
+		}
+	}
+	return nil
+}
+
 // applyJSPatch applies the patch to original, and returns what strict
 // decoding of the patch itself found (unknown and duplicate fields).
 func (p *patcher) applyJSPatch(original []byte) ([]byte, []error, error) {
@@ -281,6 +302,9 @@ func (p *patcher) applyJSPatch(original []byte) ([]byte, []error, error) {
 		if len(ops) > maxJSONPatchOperations {
 			return nil, nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
 				"The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(ops)))
+		}
+		if err := checkRootValues(ops); err != nil {
+			return nil, nil, unprocessable(err)
 		}
 		patched, err := ops.Apply(original)
 		if err != nil {

@@ -80,7 +80,7 @@ func (s *Scope) toTable(r *http.Request, out negotiation.Output, obj runtime.Obj
 		if o == nil {
 			continue
 		}
-		m, err := meta.Accessor(o)
+		m, err := s.objectMeta(o)
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +139,7 @@ func toPartialObjectMetadata(s *Scope, out negotiation.Output, obj runtime.Objec
 		return nil, negotiation.NotAcceptable(fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (*%s)", internalTypeName(s.Kind)))
 	}
 	if !isList {
-		m, err := meta.Accessor(obj)
+		m, err := s.objectMeta(obj)
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +151,7 @@ func toPartialObjectMetadata(s *Scope, out negotiation.Output, obj runtime.Objec
 		list.ResourceVersion, list.Continue, list.RemainingItemCount = lm.GetResourceVersion(), lm.GetContinue(), lm.GetRemainingItemCount()
 	}
 	err := meta.EachListItem(obj, func(item runtime.Object) error {
-		m, err := meta.Accessor(item)
+		m, err := s.objectMeta(item)
 		if err != nil {
 			return err
 		}
@@ -160,6 +160,15 @@ func toPartialObjectMetadata(s *Scope, out negotiation.Output, obj runtime.Objec
 		return nil
 	})
 	return list, err
+}
+
+// objectMeta is the metadata a metadata view of obj shows: its stored
+// form's when the storage serves another version (rest.StoredMetadataReader).
+func (s *Scope) objectMeta(obj runtime.Object) (metav1.Object, error) {
+	if r, ok := s.Storage.(rest.StoredMetadataReader); ok {
+		return r.StoredMetadata(obj)
+	}
+	return meta.Accessor(obj)
 }
 
 // logTransformError reports a representation a watch event could not be

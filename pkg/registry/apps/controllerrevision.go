@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -70,12 +70,12 @@ func (controllerRevisionStrategy) Validate(_ context.Context, obj runtime.Object
 
 func (controllerRevisionStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	cr, oldCR := obj.(*appsv1.ControllerRevision), old.(*appsv1.ControllerRevision)
-	allErrs := core.ValidateObjectMetaUpdate(&cr.ObjectMeta, &oldCR.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&cr.ObjectMeta, &oldCR.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateControllerRevision(cr)...)
 	return append(allErrs, apivalidation.ValidateImmutableField(cr.Data, oldCR.Data, field.NewPath("data"))...)
 }
 
 func validateControllerRevision(cr *appsv1.ControllerRevision) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&cr.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&cr.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateNonnegative(cr.Revision, field.NewPath("revision"))...)
 }

@@ -17,7 +17,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -41,14 +42,14 @@ var daemonSets = generic.Resource{
 			{Name: "Available", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["numberAvailable"]},
 			{Name: "Node Selector", Type: "string", Description: corev1.PodSpec{}.SwaggerDoc()["nodeSelector"]},
 			generic.AgeColumn,
-			{Name: "Containers", Type: "string", Priority: 1, Description: core.ContainersColumnDescription},
-			{Name: "Images", Type: "string", Priority: 1, Description: core.ImagesColumnDescription},
+			{Name: "Containers", Type: "string", Priority: 1, Description: podspec.ContainersColumnDescription},
+			{Name: "Images", Type: "string", Priority: 1, Description: podspec.ImagesColumnDescription},
 			{Name: "Selector", Type: "string", Priority: 1, Description: appsv1.DaemonSetSpec{}.SwaggerDoc()["selector"]},
 		},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			ds := obj.(*appsv1.DaemonSet)
 			s := ds.Status
-			names, images := core.ContainerCells(ds.Spec.Template.Spec.Containers)
+			names, images := podspec.ContainerCells(ds.Spec.Template.Spec.Containers)
 			return []interface{}{
 				ds.Name, int64(s.DesiredNumberScheduled), int64(s.CurrentNumberScheduled), int64(s.NumberReady),
 				int64(s.UpdatedNumberScheduled), int64(s.NumberAvailable), labels.FormatLabels(ds.Spec.Template.Spec.NodeSelector),
@@ -106,7 +107,7 @@ func (daemonSetStrategy) Default(obj runtime.Object) {
 	if ds.Spec.RevisionHistoryLimit == nil {
 		ds.Spec.RevisionHistoryLimit = ptr.To[int32](10)
 	}
-	core.SetDefaultsPodSpec(&ds.Spec.Template.Spec)
+	podspec.SetDefaultsPodSpec(&ds.Spec.Template.Spec)
 }
 
 // DefaultGarbageCollectionPolicy: deleting a daemon set deletes its pods
@@ -118,37 +119,34 @@ func (daemonSetStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.Ga
 // PrepareForCreate starts the template generation at 1 (or what the
 // client set, if more).
 func (daemonSetStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	generic.ResetStatus(obj)
+	generic.StartGeneration(obj)
 	ds := obj.(*appsv1.DaemonSet)
-	ds.Status = appsv1.DaemonSetStatus{}
-	ds.Generation = 1
 	setTemplateGeneration(ds, max(templateGeneration(ds), 1))
 }
 
 // PrepareForUpdate bumps the generation on spec changes, and the template
 // generation on template changes; clients cannot set the latter.
 func (daemonSetStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	generic.KeepStatus(obj, old)
+	generic.BumpGenerationOnSpecChange(obj, old)
 	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
-	ds.Status = oldDS.Status
 	g := templateGeneration(oldDS)
-	switch {
-	case !apiequality.Semantic.DeepEqual(oldDS.Spec.Template, ds.Spec.Template):
+	if !apiequality.Semantic.DeepEqual(oldDS.Spec.Template, ds.Spec.Template) {
 		g++
-		ds.Generation = oldDS.Generation + 1
-	case !apiequality.Semantic.DeepEqual(oldDS.Spec, ds.Spec):
-		ds.Generation = oldDS.Generation + 1
 	}
 	setTemplateGeneration(ds, g)
 }
 
 func (daemonSetStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	ds := obj.(*appsv1.DaemonSet)
-	allErrs := core.ValidateObjectMeta(&ds.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&ds.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateDaemonSetSpec(ds, field.NewPath("spec"))...)
 }
 
 func (daemonSetStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
-	allErrs := core.ValidateObjectMetaUpdate(&ds.ObjectMeta, &oldDS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&ds.ObjectMeta, &oldDS.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, apivalidation.ValidateImmutableField(ds.Spec.Selector, oldDS.Spec.Selector, field.NewPath("spec", "selector"))...)
 	return append(allErrs, validateDaemonSetSpec(ds, field.NewPath("spec"))...)
 }
@@ -162,8 +160,8 @@ func validateDaemonSetSpec(ds *appsv1.DaemonSet, fldPath *field.Path) field.Erro
 	if spec.Selector != nil && len(spec.Selector.MatchLabels)+len(spec.Selector.MatchExpressions) == 0 {
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("selector"), spec.Selector, "empty selector is invalid for daemonset"))
 	}
-	allErrs = append(allErrs, core.ValidatePodTemplateSpec(&spec.Template, fldPath.Child("template"))...)
-	allErrs = append(allErrs, core.ValidateWorkloadPodSpec(&spec.Template.Spec, "DaemonSet", fldPath.Child("template", "spec"))...)
+	allErrs = append(allErrs, podspec.ValidatePodTemplateSpec(&spec.Template, fldPath.Child("template"))...)
+	allErrs = append(allErrs, podspec.ValidateWorkloadPodSpec(&spec.Template.Spec, "DaemonSet", fldPath.Child("template", "spec"))...)
 	allErrs = append(allErrs, validateNonnegative(int64(spec.MinReadySeconds), fldPath.Child("minReadySeconds"))...)
 	allErrs = append(allErrs, validateNonnegative(templateGeneration(ds), fldPath.Child("templateGeneration"))...)
 	allErrs = append(allErrs, validateDaemonSetUpdateStrategy(&spec.UpdateStrategy, fldPath.Child("updateStrategy"))...)
@@ -186,11 +184,11 @@ func validateDaemonSetUpdateStrategy(s *appsv1.DaemonSetUpdateStrategy, fldPath 
 		}
 		p := fldPath.Child("rollingUpdate")
 		maxUnavailable, maxSurge := intOrStringPtr(s.RollingUpdate.MaxUnavailable), intOrStringPtr(s.RollingUpdate.MaxSurge)
-		allErrs := validatePositiveIntOrPercent(maxUnavailable, p.Child("maxUnavailable"))
-		allErrs = append(allErrs, validatePositiveIntOrPercent(maxSurge, p.Child("maxSurge"))...)
-		allErrs = append(allErrs, validateNotMoreThan100Percent(maxUnavailable, p.Child("maxUnavailable"))...)
-		allErrs = append(allErrs, validateNotMoreThan100Percent(maxSurge, p.Child("maxSurge"))...)
-		hasUnavailable, hasSurge := intOrPercentValue(maxUnavailable) != 0, intOrPercentValue(maxSurge) != 0
+		allErrs := corevalidation.ValidatePositiveIntOrPercent(maxUnavailable, p.Child("maxUnavailable"))
+		allErrs = append(allErrs, corevalidation.ValidatePositiveIntOrPercent(maxSurge, p.Child("maxSurge"))...)
+		allErrs = append(allErrs, corevalidation.ValidateNotMoreThan100Percent(maxUnavailable, p.Child("maxUnavailable"))...)
+		allErrs = append(allErrs, corevalidation.ValidateNotMoreThan100Percent(maxSurge, p.Child("maxSurge"))...)
+		hasUnavailable, hasSurge := corevalidation.IntOrPercentValue(maxUnavailable) != 0, corevalidation.IntOrPercentValue(maxSurge) != 0
 		switch {
 		case hasUnavailable && hasSurge:
 			allErrs = append(allErrs, field.Invalid(p.Child("maxSurge"), maxSurge, "may not be set when maxUnavailable is non-zero"))
@@ -220,7 +218,7 @@ func (daemonSetStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runt
 
 func (daemonSetStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
-	allErrs := core.ValidateObjectMetaUpdate(&ds.ObjectMeta, &oldDS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&ds.ObjectMeta, &oldDS.ObjectMeta, field.NewPath("metadata"))
 	p, s := field.NewPath("status"), ds.Status
 	allErrs = append(allErrs, validateCounters(p,
 		counter{"currentNumberScheduled", int64(s.CurrentNumberScheduled)}, counter{"numberMisscheduled", int64(s.NumberMisscheduled)},

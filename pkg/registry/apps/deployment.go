@@ -14,7 +14,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -28,15 +29,7 @@ var deployments = generic.Resource{
 	Strategy:             deploymentStrategy{generic.BaseStrategy{Namespaced: true}},
 	StatusStrategy:       deploymentStatusStrategy{deploymentStrategy{generic.BaseStrategy{Namespaced: true}}},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
-	Scale: &generic.ScaleAccessor{
-		Replicas: func(obj runtime.Object) (int32, int32, string, error) {
-			d := obj.(*appsv1.Deployment)
-			s, err := selectorString(d.Spec.Selector)
-			return ptr.Deref(d.Spec.Replicas, 0), d.Status.Replicas, s, err
-		},
-		SetReplicas:   func(obj runtime.Object, n int32) { obj.(*appsv1.Deployment).Spec.Replicas = &n },
-		ReplicasPaths: replicasPaths("v1beta1", "v1beta2", "v1"),
-	},
+	Scale:                generic.WorkloadScale[*appsv1.Deployment]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,
@@ -44,8 +37,8 @@ var deployments = generic.Resource{
 			{Name: "Up-to-date", Type: "string", Description: appsv1.DeploymentStatus{}.SwaggerDoc()["updatedReplicas"]},
 			{Name: "Available", Type: "string", Description: appsv1.DeploymentStatus{}.SwaggerDoc()["availableReplicas"]},
 			generic.AgeColumn,
-			{Name: "Containers", Type: "string", Priority: 1, Description: core.ContainersColumnDescription},
-			{Name: "Images", Type: "string", Priority: 1, Description: core.ImagesColumnDescription},
+			{Name: "Containers", Type: "string", Priority: 1, Description: podspec.ContainersColumnDescription},
+			{Name: "Images", Type: "string", Priority: 1, Description: podspec.ImagesColumnDescription},
 			{Name: "Selector", Type: "string", Priority: 1, Description: appsv1.DeploymentSpec{}.SwaggerDoc()["selector"]},
 		},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
@@ -54,7 +47,7 @@ var deployments = generic.Resource{
 			if err != nil {
 				selector = "<invalid>"
 			}
-			names, images := core.ContainerCells(d.Spec.Template.Spec.Containers)
+			names, images := podspec.ContainerCells(d.Spec.Template.Spec.Containers)
 			return []interface{}{
 				d.Name, fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, ptr.Deref(d.Spec.Replicas, 0)),
 				int64(d.Status.UpdatedReplicas), int64(d.Status.AvailableReplicas),
@@ -104,7 +97,7 @@ func (deploymentStrategy) Default(obj runtime.Object) {
 	if d.Spec.ProgressDeadlineSeconds == nil {
 		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](600)
 	}
-	core.SetDefaultsPodSpec(&d.Spec.Template.Spec)
+	podspec.SetDefaultsPodSpec(&d.Spec.Template.Spec)
 }
 
 // DefaultGarbageCollectionPolicy: deleting a deployment deletes its
@@ -114,30 +107,29 @@ func (deploymentStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.G
 }
 
 func (deploymentStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	d := obj.(*appsv1.Deployment)
-	d.Status = appsv1.DeploymentStatus{}
-	d.Generation = 1
+	generic.ResetStatus(obj)
+	generic.StartGeneration(obj)
 }
 
 // PrepareForUpdate bumps the generation on spec changes and, unlike the
 // other workloads, on annotation changes (kubectl rollout uses them).
 func (deploymentStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
-	d.Status = oldD.Status
-	if !apiequality.Semantic.DeepEqual(d.Spec, oldD.Spec) || !apiequality.Semantic.DeepEqual(d.Annotations, oldD.Annotations) {
-		d.Generation = oldD.Generation + 1
+	generic.KeepStatus(obj, old)
+	annotations, oldAnnotations := obj.(*appsv1.Deployment).Annotations, old.(*appsv1.Deployment).Annotations
+	if generic.SpecChanged(obj, old) || !apiequality.Semantic.DeepEqual(annotations, oldAnnotations) {
+		generic.BumpGeneration(obj, old)
 	}
 }
 
 func (deploymentStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	d := obj.(*appsv1.Deployment)
-	allErrs := core.ValidateObjectMeta(&d.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&d.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateDeploymentSpec(&d.Spec, field.NewPath("spec"))...)
 }
 
 func (deploymentStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
-	allErrs := core.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateDeploymentSpec(&d.Spec, field.NewPath("spec"))...)
 	return append(allErrs, apivalidation.ValidateImmutableField(d.Spec.Selector, oldD.Spec.Selector, field.NewPath("spec", "selector"))...)
 }
@@ -178,12 +170,12 @@ func validateDeploymentStrategy(s *appsv1.DeploymentStrategy, fldPath *field.Pat
 		}
 		p := fldPath.Child("rollingUpdate")
 		maxUnavailable, maxSurge := intOrStringPtr(s.RollingUpdate.MaxUnavailable), intOrStringPtr(s.RollingUpdate.MaxSurge)
-		allErrs := validatePositiveIntOrPercent(maxUnavailable, p.Child("maxUnavailable"))
-		allErrs = append(allErrs, validatePositiveIntOrPercent(maxSurge, p.Child("maxSurge"))...)
-		if intOrPercentValue(maxUnavailable) == 0 && intOrPercentValue(maxSurge) == 0 {
+		allErrs := corevalidation.ValidatePositiveIntOrPercent(maxUnavailable, p.Child("maxUnavailable"))
+		allErrs = append(allErrs, corevalidation.ValidatePositiveIntOrPercent(maxSurge, p.Child("maxSurge"))...)
+		if corevalidation.IntOrPercentValue(maxUnavailable) == 0 && corevalidation.IntOrPercentValue(maxSurge) == 0 {
 			allErrs = append(allErrs, field.Invalid(p.Child("maxUnavailable"), maxUnavailable, "may not be 0 when `maxSurge` is 0"))
 		}
-		return append(allErrs, validateNotMoreThan100Percent(maxUnavailable, p.Child("maxUnavailable"))...)
+		return append(allErrs, corevalidation.ValidateNotMoreThan100Percent(maxUnavailable, p.Child("maxUnavailable"))...)
 	}
 	shown := kubeDeploymentStrategy{Type: s.Type}
 	if ru := s.RollingUpdate; ru != nil {
@@ -207,7 +199,7 @@ func (deploymentStatusStrategy) PrepareForUpdate(_ context.Context, obj, old run
 
 func (deploymentStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
-	allErrs := core.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
 	p, s := field.NewPath("status"), d.Status
 	allErrs = append(allErrs, validateCounters(p,
 		counter{"observedGeneration", s.ObservedGeneration}, counter{"replicas", int64(s.Replicas)},

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,7 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -26,15 +26,7 @@ var replicaSets = generic.Resource{
 	Strategy:             rsStrategy{generic.BaseStrategy{Namespaced: true}},
 	StatusStrategy:       rsStatusStrategy{rsStrategy{generic.BaseStrategy{Namespaced: true}}},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
-	Scale: &generic.ScaleAccessor{
-		Replicas: func(obj runtime.Object) (int32, int32, string, error) {
-			rs := obj.(*appsv1.ReplicaSet)
-			s, err := selectorString(rs.Spec.Selector)
-			return ptr.Deref(rs.Spec.Replicas, 0), rs.Status.Replicas, s, err
-		},
-		SetReplicas:   func(obj runtime.Object, n int32) { obj.(*appsv1.ReplicaSet).Spec.Replicas = &n },
-		ReplicasPaths: replicasPaths("v1beta2", "v1"),
-	},
+	Scale:                generic.WorkloadScale[*appsv1.ReplicaSet]("apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,
@@ -42,13 +34,13 @@ var replicaSets = generic.Resource{
 			{Name: "Current", Type: "integer", Description: appsv1.ReplicaSetStatus{}.SwaggerDoc()["replicas"]},
 			{Name: "Ready", Type: "integer", Description: appsv1.ReplicaSetStatus{}.SwaggerDoc()["readyReplicas"]},
 			generic.AgeColumn,
-			{Name: "Containers", Type: "string", Priority: 1, Description: core.ContainersColumnDescription},
-			{Name: "Images", Type: "string", Priority: 1, Description: core.ImagesColumnDescription},
+			{Name: "Containers", Type: "string", Priority: 1, Description: podspec.ContainersColumnDescription},
+			{Name: "Images", Type: "string", Priority: 1, Description: podspec.ImagesColumnDescription},
 			{Name: "Selector", Type: "string", Priority: 1, Description: appsv1.ReplicaSetSpec{}.SwaggerDoc()["selector"]},
 		},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			rs := obj.(*appsv1.ReplicaSet)
-			names, images := core.ContainerCells(rs.Spec.Template.Spec.Containers)
+			names, images := podspec.ContainerCells(rs.Spec.Template.Spec.Containers)
 			return []interface{}{
 				rs.Name, int64(ptr.Deref(rs.Spec.Replicas, 0)), int64(rs.Status.Replicas), int64(rs.Status.ReadyReplicas),
 				generic.TranslateTimestampSince(rs.CreationTimestamp), names, images, metav1.FormatLabelSelector(rs.Spec.Selector),
@@ -75,7 +67,7 @@ func (rsStrategy) Default(obj runtime.Object) {
 	if rs.Spec.Replicas == nil {
 		rs.Spec.Replicas = ptr.To[int32](1)
 	}
-	core.SetDefaultsPodSpec(&rs.Spec.Template.Spec)
+	podspec.SetDefaultsPodSpec(&rs.Spec.Template.Spec)
 }
 
 // DefaultGarbageCollectionPolicy: deleting a replica set deletes its pods
@@ -85,28 +77,24 @@ func (rsStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCo
 }
 
 func (rsStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	rs := obj.(*appsv1.ReplicaSet)
-	rs.Status = appsv1.ReplicaSetStatus{}
-	rs.Generation = 1
+	generic.ResetStatus(obj)
+	generic.StartGeneration(obj)
 }
 
 func (rsStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	rs, oldRS := obj.(*appsv1.ReplicaSet), old.(*appsv1.ReplicaSet)
-	rs.Status = oldRS.Status
-	if !apiequality.Semantic.DeepEqual(rs.Spec, oldRS.Spec) {
-		rs.Generation = oldRS.Generation + 1
-	}
+	generic.KeepStatus(obj, old)
+	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 func (rsStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	rs := obj.(*appsv1.ReplicaSet)
-	allErrs := core.ValidateObjectMeta(&rs.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&rs.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateReplicaSetSpec(&rs.Spec, field.NewPath("spec"))...)
 }
 
 func (rsStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	rs, oldRS := obj.(*appsv1.ReplicaSet), old.(*appsv1.ReplicaSet)
-	allErrs := core.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateReplicaSetSpec(&rs.Spec, field.NewPath("spec"))...)
 	return append(allErrs, apivalidation.ValidateImmutableField(rs.Spec.Selector, oldRS.Spec.Selector, field.NewPath("spec", "selector"))...)
 }
@@ -133,9 +121,9 @@ func (rsStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Obj
 
 func (rsStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	rs, oldRS := obj.(*appsv1.ReplicaSet), old.(*appsv1.ReplicaSet)
-	allErrs := core.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
 	s, p := rs.Status, field.NewPath("status")
-	allErrs = append(allErrs, core.ValidateReplicaCounts(p, s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration)...)
+	allErrs = append(allErrs, corevalidation.ValidateReplicaCounts(p, s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration)...)
 	if s.TerminatingReplicas != nil {
 		allErrs = append(allErrs, validateNonnegative(int64(*s.TerminatingReplicas), p.Child("terminatingReplicas"))...)
 	}

@@ -6,7 +6,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -16,7 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -30,26 +30,18 @@ var statefulSets = generic.Resource{
 	Strategy:             statefulSetStrategy{generic.BaseStrategy{Namespaced: true}},
 	StatusStrategy:       statefulSetStatusStrategy{statefulSetStrategy{generic.BaseStrategy{Namespaced: true}}},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
-	Scale: &generic.ScaleAccessor{
-		Replicas: func(obj runtime.Object) (int32, int32, string, error) {
-			s := obj.(*appsv1.StatefulSet)
-			sel, err := selectorString(s.Spec.Selector)
-			return ptr.Deref(s.Spec.Replicas, 0), s.Status.Replicas, sel, err
-		},
-		SetReplicas:   func(obj runtime.Object, n int32) { obj.(*appsv1.StatefulSet).Spec.Replicas = &n },
-		ReplicasPaths: replicasPaths("v1beta1", "v1beta2", "v1"),
-	},
+	Scale:                generic.WorkloadScale[*appsv1.StatefulSet]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,
 			{Name: "Ready", Type: "string", Description: "Number of the pod with ready state"},
 			generic.AgeColumn,
-			{Name: "Containers", Type: "string", Priority: 1, Description: core.ContainersColumnDescription},
-			{Name: "Images", Type: "string", Priority: 1, Description: core.ImagesColumnDescription},
+			{Name: "Containers", Type: "string", Priority: 1, Description: podspec.ContainersColumnDescription},
+			{Name: "Images", Type: "string", Priority: 1, Description: podspec.ImagesColumnDescription},
 		},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			s := obj.(*appsv1.StatefulSet)
-			names, images := core.ContainerCells(s.Spec.Template.Spec.Containers)
+			names, images := podspec.ContainerCells(s.Spec.Template.Spec.Containers)
 			return []interface{}{
 				s.Name, fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, ptr.Deref(s.Spec.Replicas, 0)),
 				generic.TranslateTimestampSince(s.CreationTimestamp), names, images,
@@ -107,7 +99,7 @@ func (statefulSetStrategy) Default(obj runtime.Object) {
 	if spec.RevisionHistoryLimit == nil {
 		spec.RevisionHistoryLimit = ptr.To[int32](10)
 	}
-	core.SetDefaultsPodSpec(&spec.Template.Spec)
+	podspec.SetDefaultsPodSpec(&spec.Template.Spec)
 	for i := range spec.VolumeClaimTemplates {
 		c := &spec.VolumeClaimTemplates[i]
 		// kube serves the claim templates with their kind.
@@ -115,7 +107,7 @@ func (statefulSetStrategy) Default(obj runtime.Object) {
 		if c.Status.Phase == "" {
 			c.Status.Phase = corev1.ClaimPending
 		}
-		core.SetDefaultsPersistentVolumeClaimSpec(&c.Spec)
+		podspec.SetDefaultsPersistentVolumeClaimSpec(&c.Spec)
 	}
 }
 
@@ -126,22 +118,18 @@ func (statefulSetStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.
 }
 
 func (statefulSetStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	s := obj.(*appsv1.StatefulSet)
-	s.Status = appsv1.StatefulSetStatus{}
-	s.Generation = 1
+	generic.ResetStatus(obj)
+	generic.StartGeneration(obj)
 }
 
 func (statefulSetStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	s, oldS := obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet)
-	s.Status = oldS.Status
-	if !apiequality.Semantic.DeepEqual(s.Spec, oldS.Spec) {
-		s.Generation = oldS.Generation + 1
-	}
+	generic.KeepStatus(obj, old)
+	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 func (statefulSetStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	s := obj.(*appsv1.StatefulSet)
-	allErrs := core.ValidateObjectMeta(&s.ObjectMeta, true, apivalidation.NameIsDNSLabel, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&s.ObjectMeta, true, apivalidation.NameIsDNSLabel, field.NewPath("metadata"))
 	return append(allErrs, validateStatefulSetSpec(&s.Spec, field.NewPath("spec"), statefulSetOptions{})...)
 }
 
@@ -150,7 +138,7 @@ func (statefulSetStrategy) Validate(_ context.Context, obj runtime.Object) field
 // are not validated again when the old spec no longer is.
 func (statefulSetStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	s, oldS := obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet)
-	allErrs := core.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))
 	opts := statefulSetOptions{allowInvalidServiceName: true, skipClaimTemplates: true}
 	if len(validateStatefulSetSpec(&oldS.Spec, field.NewPath("spec"), opts)) > 0 {
 		opts.skipTemplate = true
@@ -221,7 +209,7 @@ func validateStatefulSetSpec(spec *appsv1.StatefulSetSpec, fldPath *field.Path, 
 	} else {
 		allErrs = append(allErrs, validateStatefulSetTemplate(spec, matcher(selector), fldPath.Child("template"), opts)...)
 	}
-	return append(allErrs, core.ValidateWorkloadPodSpec(&spec.Template.Spec, "StatefulSet", fldPath.Child("template", "spec"))...)
+	return append(allErrs, podspec.ValidateWorkloadPodSpec(&spec.Template.Spec, "StatefulSet", fldPath.Child("template", "spec"))...)
 }
 
 func validateStatefulSetUpdateStrategy(s *appsv1.StatefulSetUpdateStrategy, fldPath *field.Path) field.ErrorList {
@@ -241,11 +229,11 @@ func validateStatefulSetUpdateStrategy(s *appsv1.StatefulSetUpdateStrategy, fldP
 		p := fldPath.Child("rollingUpdate")
 		allErrs := validateNonnegative(int64(ptr.Deref(ru.Partition, 0)), p.Child("partition"))
 		if mu := ru.MaxUnavailable; mu != nil {
-			allErrs = append(allErrs, validatePositiveIntOrPercent(*mu, p.Child("maxUnavailable"))...)
-			if intOrPercentValue(*mu) == 0 {
+			allErrs = append(allErrs, corevalidation.ValidatePositiveIntOrPercent(*mu, p.Child("maxUnavailable"))...)
+			if corevalidation.IntOrPercentValue(*mu) == 0 {
 				allErrs = append(allErrs, field.Invalid(p.Child("maxUnavailable"), *mu, "cannot be 0"))
 			}
-			allErrs = append(allErrs, validateNotMoreThan100Percent(*mu, p.Child("maxUnavailable"))...)
+			allErrs = append(allErrs, corevalidation.ValidateNotMoreThan100Percent(*mu, p.Child("maxUnavailable"))...)
 		}
 		return allErrs
 	}
@@ -298,7 +286,7 @@ func validateStatefulSetTemplate(spec *appsv1.StatefulSetSpec, selector func(map
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("metadata", "labels"), template.Labels, "`selector` does not match template `labels`"))
 	}
 	if !opts.skipTemplate {
-		allErrs = append(allErrs, core.ValidatePodTemplateSpec(template, fldPath)...)
+		allErrs = append(allErrs, podspec.ValidatePodTemplateSpec(template, fldPath)...)
 	}
 	// kube validates these a second time here.
 	allErrs = append(allErrs, metav1validation.ValidateLabels(template.Labels, fldPath.Child("labels"))...)
@@ -362,6 +350,6 @@ func (statefulSetStatusStrategy) ValidateUpdate(_ context.Context, obj, old runt
 	allErrs = append(allErrs, validateNotAbove(p, "updatedReplicas", st.UpdatedReplicas, st.Replicas, replicas)...)
 	allErrs = append(allErrs, validateNotAbove(p, "availableReplicas", st.AvailableReplicas, st.Replicas, replicas)...)
 	allErrs = append(allErrs, validateNotAbove(p, "availableReplicas", st.AvailableReplicas, st.ReadyReplicas, "status.readyReplicas")...)
-	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))...)
 	return append(allErrs, validateCollisionCount(p, st.CollisionCount, oldS.Status.CollisionCount)...)
 }

@@ -10,11 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 )
 
 // Warnings of the apps/v1 workloads, as kube-apiserver v1.37 sends them:
-// those of the pod template (core.PodTemplateWarnings, shared with pods,
+// those of the pod template (podspec.PodTemplateWarnings, shared with pods,
 // PodTemplates and ReplicationControllers) and a few of each kind.
 //
 // On update the template is checked only when the write changed it (or,
@@ -37,7 +37,7 @@ func dnsLabelNameWarning(name string) []string {
 
 func (deploymentStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
 	d := obj.(*appsv1.Deployment)
-	return append(dnsLabelNameWarning(d.Name), core.PodTemplateWarnings(templatePath, &d.Spec.Template)...)
+	return append(dnsLabelNameWarning(d.Name), podspec.PodTemplateWarnings(templatePath, &d.Spec.Template)...)
 }
 
 // WarningsOnUpdate: a deployment's generation also moves with its
@@ -47,7 +47,7 @@ func (deploymentStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.O
 	if d.Generation == oldD.Generation {
 		return nil
 	}
-	return core.PodTemplateWarnings(templatePath, &d.Spec.Template)
+	return podspec.PodTemplateWarnings(templatePath, &d.Spec.Template)
 }
 
 func (deploymentStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
@@ -56,7 +56,7 @@ func (deploymentStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object
 
 func (rsStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
 	rs := obj.(*appsv1.ReplicaSet)
-	return append(dnsLabelNameWarning(rs.Name), core.PodTemplateWarnings(templatePath, &rs.Spec.Template)...)
+	return append(dnsLabelNameWarning(rs.Name), podspec.PodTemplateWarnings(templatePath, &rs.Spec.Template)...)
 }
 
 func (rsStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.Object) []string {
@@ -64,7 +64,7 @@ func (rsStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.Object) [
 	if rs.Generation == oldRS.Generation {
 		return nil
 	}
-	return core.PodTemplateWarnings(templatePath, &rs.Spec.Template)
+	return podspec.PodTemplateWarnings(templatePath, &rs.Spec.Template)
 }
 
 func (rsStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
@@ -74,7 +74,7 @@ func (rsStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtim
 // WarningsOnCreate: unlike the other workloads, kube has no name warning
 // for daemon sets.
 func (daemonSetStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return core.PodTemplateWarnings(templatePath, &obj.(*appsv1.DaemonSet).Spec.Template)
+	return podspec.PodTemplateWarnings(templatePath, &obj.(*appsv1.DaemonSet).Spec.Template)
 }
 
 // WarningsOnUpdate warns when the template changed; other spec changes
@@ -84,7 +84,7 @@ func (daemonSetStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.Ob
 	if apiequality.Semantic.DeepEqual(ds.Spec.Template, oldDS.Spec.Template) {
 		return nil
 	}
-	return core.PodTemplateWarnings(templatePath, &ds.Spec.Template)
+	return podspec.PodTemplateWarnings(templatePath, &ds.Spec.Template)
 }
 
 func (daemonSetStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
@@ -95,7 +95,7 @@ func (daemonSetStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object,
 // their validation already requires a DNS label.
 func (statefulSetStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
 	s := obj.(*appsv1.StatefulSet)
-	warnings := core.PodTemplateWarnings(templatePath, &s.Spec.Template)
+	warnings := podspec.PodTemplateWarnings(templatePath, &s.Spec.Template)
 	return append(warnings, statefulSetSpecWarnings(s, field.NewPath("spec", "volumeClaimTemplates").Index)...)
 }
 
@@ -107,7 +107,7 @@ func (statefulSetStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.
 	s, oldS := obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet)
 	var warnings []string
 	if s.Generation != oldS.Generation {
-		warnings = core.PodTemplateWarnings(templatePath, &s.Spec.Template)
+		warnings = podspec.PodTemplateWarnings(templatePath, &s.Spec.Template)
 	}
 	claimPath := func(i int) *field.Path { return field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("Spec") }
 	return append(warnings, statefulSetSpecWarnings(s, claimPath)...)
@@ -123,7 +123,7 @@ func (statefulSetStatusStrategy) WarningsOnUpdate(context.Context, runtime.Objec
 func statefulSetSpecWarnings(s *appsv1.StatefulSet, claimPath func(int) *field.Path) []string {
 	var warnings []string
 	for i := range s.Spec.VolumeClaimTemplates {
-		warnings = append(warnings, core.PVCSpecWarnings(claimPath(i), &s.Spec.VolumeClaimTemplates[i].Spec)...)
+		warnings = append(warnings, podspec.PVCSpecWarnings(claimPath(i), &s.Spec.VolumeClaimTemplates[i].Spec)...)
 	}
 	if l := s.Spec.RevisionHistoryLimit; l != nil && *l < 0 {
 		warnings = append(warnings, "spec.revisionHistoryLimit: a negative value retains all historical revisions; a value >= 0 is recommended")

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -36,13 +37,13 @@ type configMapStrategy struct{ generic.BaseStrategy }
 
 func (configMapStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	cm := obj.(*corev1.ConfigMap)
-	allErrs := ValidateObjectMeta(&cm.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&cm.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateConfigMapData(cm)...)
 }
 
 func (configMapStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	cm, oldCM := obj.(*corev1.ConfigMap), old.(*corev1.ConfigMap)
-	allErrs := ValidateObjectMetaUpdate(&cm.ObjectMeta, &oldCM.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&cm.ObjectMeta, &oldCM.ObjectMeta, field.NewPath("metadata"))
 	if oldCM.Immutable != nil && *oldCM.Immutable {
 		if cm.Immutable == nil || !*cm.Immutable {
 			allErrs = append(allErrs, field.Forbidden(field.NewPath("immutable"), "field is immutable when `immutable` is set"))

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -61,7 +62,7 @@ func (endpointsStrategy) Validate(_ context.Context, obj runtime.Object) field.E
 
 func (endpointsStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	ep, oldEP := obj.(*corev1.Endpoints), old.(*corev1.Endpoints)
-	allErrs := ValidateObjectMetaUpdate(&ep.ObjectMeta, &oldEP.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&ep.ObjectMeta, &oldEP.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, validateEndpoints(ep, oldEP)...)
 }
 
@@ -94,7 +95,7 @@ func endpointsWarnings(ep *corev1.Endpoints) []string {
 }
 
 func validateEndpoints(ep, old *corev1.Endpoints) field.ErrorList {
-	allErrs := ValidateObjectMeta(&ep.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&ep.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	subsetErrs := validateEndpointSubsets(ep.Subsets, field.NewPath("subsets"))
 	// Subsets stored by an older, laxer server stay acceptable unchanged.
 	if len(subsetErrs) != 0 && old != nil && apiequality.Semantic.DeepEqual(old.Subsets, ep.Subsets) {
@@ -127,7 +128,7 @@ func validateEndpointSubsets(subsets []corev1.EndpointSubset, fldPath *field.Pat
 func validateEndpointAddress(address *corev1.EndpointAddress, fldPath *field.Path) field.ErrorList {
 	allErrs := validation.IsValidIPForLegacyField(fldPath.Child("ip"), address.IP, true, nil)
 	if address.Hostname != "" {
-		allErrs = append(allErrs, validateDNS1123Label(address.Hostname, fldPath.Child("hostname"))...)
+		allErrs = append(allErrs, corevalidation.ValidateDNS1123Label(address.Hostname, fldPath.Child("hostname"))...)
 	}
 	if address.NodeName != nil {
 		for _, msg := range apivalidation.NameIsDNSSubdomain(*address.NodeName, false) {
@@ -165,12 +166,12 @@ func validateEndpointPort(port *corev1.EndpointPort, requireName bool, fldPath *
 	if requireName && port.Name == "" {
 		allErrs = append(allErrs, field.Required(fldPath.Child("name"), ""))
 	} else if port.Name != "" {
-		allErrs = append(allErrs, validateDNS1123Label(port.Name, fldPath.Child("name"))...)
+		allErrs = append(allErrs, corevalidation.ValidateDNS1123Label(port.Name, fldPath.Child("name"))...)
 	}
-	allErrs = append(allErrs, validatePortNum(port.Port, fldPath.Child("port"))...)
-	allErrs = append(allErrs, validateProtocol(port.Protocol, fldPath.Child("protocol"))...)
+	allErrs = append(allErrs, corevalidation.ValidatePortNum(port.Port, fldPath.Child("port"))...)
+	allErrs = append(allErrs, corevalidation.ValidateProtocol(port.Protocol, fldPath.Child("protocol"))...)
 	if port.AppProtocol != nil {
-		allErrs = append(allErrs, validateQualifiedName(*port.AppProtocol, fldPath.Child("appProtocol"))...)
+		allErrs = append(allErrs, corevalidation.ValidateQualifiedName(*port.AppProtocol, fldPath.Child("appProtocol"))...)
 	}
 	return allErrs
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -31,14 +32,14 @@ func newEvents(ttl time.Duration) generic.Resource {
 		ShortNames: []string{"ev"},
 		New:        func() runtime.Object { return &corev1.Event{} },
 		NewList:    func() runtime.Object { return &corev1.EventList{} },
-		Strategy:   eventStrategy{generic.BaseStrategy{Namespaced: true}},
+		Strategy:   EventStrategy(SchemeGroupVersion),
 		AttrFunc:   eventAttrs,
 		TTLFunc:    func(runtime.Object, uint64, bool) (uint64, error) { return seconds, nil },
 		Table:      eventTable,
 	}
 }
 
-// eventAttrs are the fields kube's events select on.
+// eventAttrs are the fields kube's events select on (core v1's names).
 func eventAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 	ev, ok := obj.(*corev1.Event)
 	if !ok {
@@ -67,9 +68,18 @@ func eventAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 	return ev.Labels, set, nil
 }
 
-// eventStrategy: events may be created by PUT; deleting one never
-// involves the garbage collector.
-type eventStrategy struct{ generic.BaseStrategy }
+// EventStrategy is the strategy of events written at gv: core v1, or
+// events.k8s.io/v1 (the same objects, served by a view of this store),
+// whose validation is stricter, as kube's. Events may be created by PUT;
+// deleting one never involves the garbage collector.
+func EventStrategy(gv schema.GroupVersion) generic.Strategy {
+	return eventStrategy{generic.BaseStrategy{Namespaced: true}, gv}
+}
+
+type eventStrategy struct {
+	generic.BaseStrategy
+	gv schema.GroupVersion
+}
 
 func (eventStrategy) AllowCreateOnUpdate() bool { return true }
 
@@ -77,69 +87,12 @@ func (eventStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.Garbag
 	return rest.Unsupported
 }
 
-// Validate is kube's validation of core/v1 events, which (for backwards
-// compatibility) checks neither the name nor much else.
-func (eventStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return validateLegacyEvent(obj.(*corev1.Event))
+func (s eventStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return validateEvent(obj.(*corev1.Event), nil, s.gv)
 }
 
-func (eventStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
-	return validateLegacyEvent(obj.(*corev1.Event))
-}
-
-// Limits of kube's event validation.
-const (
-	reportingInstanceLengthLimit = 128
-	actionLengthLimit            = 128
-	reasonLengthLimit            = 128
-	noteLengthLimit              = 1024
-)
-
-func validateLegacyEvent(ev *corev1.Event) field.ErrorList {
-	var allErrs field.ErrorList
-	nsPath := field.NewPath("involvedObject", "namespace")
-	if ev.EventTime.IsZero() {
-		// Old-style events: the namespaces must agree ("default" stands
-		// for none, for old clients).
-		if ev.InvolvedObject.Namespace == "" {
-			if ev.Namespace != metav1.NamespaceNone && ev.Namespace != metav1.NamespaceDefault {
-				allErrs = append(allErrs, field.Invalid(nsPath, ev.InvolvedObject.Namespace, "does not match event.namespace"))
-			}
-		} else if ev.Namespace != ev.InvolvedObject.Namespace {
-			allErrs = append(allErrs, field.Invalid(nsPath, ev.InvolvedObject.Namespace, "does not match event.namespace"))
-		}
-		return allErrs
-	}
-	if ev.InvolvedObject.Namespace == "" && ev.Namespace != metav1.NamespaceDefault && ev.Namespace != metav1.NamespaceSystem {
-		allErrs = append(allErrs, field.Invalid(nsPath, ev.InvolvedObject.Namespace, "does not match event.namespace"))
-	}
-	// core/v1 names reportingController reportingComponent.
-	if ev.ReportingController == "" {
-		allErrs = append(allErrs, field.Required(field.NewPath("reportingComponent"), ""))
-	}
-	allErrs = append(allErrs, validateQualifiedName(ev.ReportingController, field.NewPath("reportingComponent"))...)
-	if ev.ReportingInstance == "" {
-		allErrs = append(allErrs, field.Required(field.NewPath("reportingInstance"), ""))
-	}
-	if len(ev.ReportingInstance) > reportingInstanceLengthLimit {
-		allErrs = append(allErrs, field.Invalid(field.NewPath("reportingInstance"), "", fmt.Sprintf("can have at most %v characters", reportingInstanceLengthLimit)))
-	}
-	if ev.Action == "" {
-		allErrs = append(allErrs, field.Required(field.NewPath("action"), ""))
-	}
-	if len(ev.Action) > actionLengthLimit {
-		allErrs = append(allErrs, field.Invalid(field.NewPath("action"), "", fmt.Sprintf("can have at most %v characters", actionLengthLimit)))
-	}
-	if ev.Reason == "" {
-		allErrs = append(allErrs, field.Required(field.NewPath("reason"), ""))
-	}
-	if len(ev.Reason) > reasonLengthLimit {
-		allErrs = append(allErrs, field.Invalid(field.NewPath("reason"), "", fmt.Sprintf("can have at most %v characters", reasonLengthLimit)))
-	}
-	if len(ev.Message) > noteLengthLimit {
-		allErrs = append(allErrs, field.Invalid(field.NewPath("message"), "", fmt.Sprintf("can have at most %v characters", noteLengthLimit)))
-	}
-	return allErrs
+func (s eventStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return validateEvent(obj.(*corev1.Event), old.(*corev1.Event), s.gv)
 }
 
 var eventDocs = corev1.Event{}.SwaggerDoc()

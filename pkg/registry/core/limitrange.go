@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -50,7 +51,7 @@ func (limitRangeStrategy) Default(obj runtime.Object) {
 			fillMissing(item.DefaultRequest, item.Min)
 		}
 		for _, list := range []corev1.ResourceList{item.Max, item.Min, item.Default, item.DefaultRequest, item.MaxLimitRequestRatio} {
-			defaultResourceList(list)
+			corevalidation.DefaultResourceList(list)
 		}
 	}
 }
@@ -83,7 +84,7 @@ func (limitRangeStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Objec
 var standardLimitRangeTypes = sets.New(corev1.LimitTypePod, corev1.LimitTypeContainer, corev1.LimitTypePersistentVolumeClaim)
 
 func validateLimitRange(lr *corev1.LimitRange) field.ErrorList {
-	allErrs := ValidateObjectMeta(&lr.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&lr.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	seenTypes := map[corev1.LimitType]bool{}
 	fldPath := field.NewPath("spec", "limits")
 	for i := range lr.Spec.Limits {
@@ -100,7 +101,7 @@ func validateLimitRange(lr *corev1.LimitRange) field.ErrorList {
 }
 
 func validateLimitRangeTypeName(value corev1.LimitType, fldPath *field.Path) field.ErrorList {
-	if allErrs := validateQualifiedName(string(value), fldPath); len(allErrs) != 0 {
+	if allErrs := corevalidation.ValidateQualifiedName(string(value), fldPath); len(allErrs) != 0 {
 		return allErrs
 	}
 	if !strings.Contains(string(value), "/") && !standardLimitRangeTypes.Has(value) {
@@ -117,9 +118,9 @@ func validateLimitRangeItem(limit *corev1.LimitRangeItem, idxPath *field.Path) f
 		for k, q := range list {
 			p := idxPath.Child(name).Key(string(k))
 			if limit.Type == corev1.LimitTypePod || limit.Type == corev1.LimitTypeContainer {
-				allErrs = append(allErrs, validateContainerResourceName(k, p)...)
+				allErrs = append(allErrs, corevalidation.ValidateContainerResourceName(k, p)...)
 			} else {
-				allErrs = append(allErrs, validateResourceName(k, p)...)
+				allErrs = append(allErrs, corevalidation.ValidateResourceName(k, p)...)
 			}
 			keys.Insert(string(k))
 			out[string(k)] = q
@@ -194,7 +195,7 @@ func compareLimits(k string, idxPath *field.Path, minQ, maxQ, defaults, defaultR
 	// Resources that cannot be overcommitted (hugepages, extended ones)
 	// need default and default request to agree.
 	name := corev1.ResourceName(k)
-	overcommit := isNativeResource(name) && !isHugePageResourceName(name)
+	overcommit := corevalidation.IsNativeResource(name) && !corevalidation.IsHugePageResourceName(name)
 	if !overcommit && hasDefault && hasRequest && def.Cmp(req) != 0 {
 		allErrs = append(allErrs, field.Invalid(idxPath.Child("defaultRequest").Key(k), req, fmt.Sprintf("default value %s must equal to defaultRequest value %s in %s", def.String(), req.String(), k)))
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -25,6 +26,8 @@ import (
 // name, so that selectors can pick namespaces by name.
 const NamespaceNameLabel = "kubernetes.io/metadata.name"
 
+// namespaces declares the store of namespaces, and namespaces/status;
+// installNamespaces serves the rest.
 var namespaces = generic.Resource{
 	Name: "namespaces", Singular: "namespace", Kind: "Namespace",
 	ShortNames:     []string{"ns"},
@@ -90,12 +93,12 @@ func (namespaceStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Ob
 
 func (namespaceStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	ns := obj.(*corev1.Namespace)
-	return ValidateObjectMeta(&ns.ObjectMeta, false, apivalidation.ValidateNamespaceName, field.NewPath("metadata"))
+	return corevalidation.ValidateObjectMeta(&ns.ObjectMeta, false, apivalidation.ValidateNamespaceName, field.NewPath("metadata"))
 }
 
 func (namespaceStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
-	return ValidateObjectMetaUpdate(&ns.ObjectMeta, &oldNS.ObjectMeta, field.NewPath("metadata"))
+	return corevalidation.ValidateObjectMetaUpdate(&ns.ObjectMeta, &oldNS.ObjectMeta, field.NewPath("metadata"))
 }
 
 type namespaceStatusStrategy struct{ namespaceStrategy }
@@ -149,14 +152,23 @@ var (
 	_ rest.SingularNameProvider = (*NamespaceREST)(nil)
 )
 
-func installNamespaces(getter generic.RESTOptionsGetter, defaults namespaceDefaults, resources map[string]rest.Storage) error {
+// namespacesResource names namespaces in errors.
+var namespacesResource = corev1.Resource("namespaces")
+
+// installNamespaces installs the namespaces declaration, serves its Store
+// through NamespaceREST (kube's verbs for namespaces differ from the
+// Store's), and adds namespaces/finalize. It returns both, for the
+// namespace controller.
+func installNamespaces(getter generic.RESTOptionsGetter, defaults namespaceDefaults,
+	resources map[string]rest.Storage) (*NamespaceREST, rest.Updater, error) {
 	store, err := namespaces.Install(SchemeGroupVersion, getter, resources)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	resources["namespaces"] = &NamespaceREST{store: store, defaults: defaults}
-	resources["namespaces/finalize"] = &namespaceFinalizeREST{status: generic.NewStatusREST(store, namespaceFinalizeStrategy{})}
-	return nil
+	ns := &NamespaceREST{store: store, defaults: defaults}
+	finalize := &namespaceFinalizeREST{status: generic.NewStatusREST(store, namespaceFinalizeStrategy{})}
+	resources["namespaces"], resources["namespaces/finalize"] = ns, finalize
+	return ns, finalize, nil
 }
 
 // New implements rest.Storage.
@@ -265,11 +277,11 @@ func (r *NamespaceREST) Delete(ctx context.Context, name string, deleteValidatio
 	}
 	if p := options.Preconditions; p != nil {
 		if p.UID != nil && *p.UID != ns.UID {
-			return nil, false, apierrors.NewConflict(r.store.DefaultQualifiedResource, name,
+			return nil, false, apierrors.NewConflict(namespacesResource, name,
 				fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, ns.UID))
 		}
 		if p.ResourceVersion != nil && *p.ResourceVersion != ns.ResourceVersion {
-			return nil, false, apierrors.NewConflict(r.store.DefaultQualifiedResource, name,
+			return nil, false, apierrors.NewConflict(namespacesResource, name,
 				fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, ns.ResourceVersion))
 		}
 	}
@@ -283,25 +295,21 @@ func (r *NamespaceREST) Delete(ctx context.Context, name string, deleteValidatio
 }
 
 // startTermination marks the namespace Terminating and records the
-// propagation policy's finalizers. Like kube, it writes straight to
-// storage: setting a deletionTimestamp is no update a client may make, and
-// metadata validation would refuse it.
+// propagation policy's finalizers. Like kube, it writes without the
+// update strategy (Store.Mutate): setting a deletionTimestamp is no update
+// a client may make, and metadata validation would refuse it.
 func (r *NamespaceREST) startTermination(ctx context.Context, ns *corev1.Namespace, deleteValidation rest.ValidateObjectFunc,
 	options *metav1.DeleteOptions) (runtime.Object, bool, error) {
-	key, err := r.store.KeyFunc(ctx, ns.Name)
-	if err != nil {
-		return nil, false, err
-	}
 	uid := ns.UID
-	preconditions := &storage.Preconditions{UID: &uid}
+	preconditions := &metav1.Preconditions{UID: &uid}
 	if p := options.Preconditions; p != nil {
 		preconditions.ResourceVersion = p.ResourceVersion
 	}
-	terminate := func(existing runtime.Object) (runtime.Object, error) {
+	out, err := r.store.Mutate(ctx, ns.Name, preconditions, func(existing runtime.Object) error {
 		cur := existing.(*corev1.Namespace)
 		if deleteValidation != nil {
 			if err := deleteValidation(ctx, cur); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if cur.DeletionTimestamp.IsZero() {
@@ -310,20 +318,10 @@ func (r *NamespaceREST) startTermination(ctx context.Context, ns *corev1.Namespa
 		}
 		cur.Status.Phase = corev1.NamespaceTerminating
 		cur.Finalizers = namespaceGCFinalizers(cur.Finalizers, options)
-		return cur, nil
-	}
-	if len(options.DryRun) > 0 {
-		out, err := terminate(ns.DeepCopy())
-		return out, false, err
-	}
-	out := &corev1.Namespace{}
-	err = r.store.Storage.GuaranteedUpdate(ctx, key, out, false, preconditions,
-		func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
-			obj, err := terminate(input)
-			return obj, nil, err
-		}, nil)
+		return nil
+	}, len(options.DryRun) > 0)
 	if err != nil {
-		return nil, false, generic.InterpretUpdateError(err, r.store.DefaultQualifiedResource, ns.Name)
+		return nil, false, err
 	}
 	return out, false, nil
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -61,8 +62,8 @@ func (nodeStrategy) Default(obj runtime.Object) {
 	if n.Status.Allocatable == nil && n.Status.Capacity != nil {
 		n.Status.Allocatable = n.Status.Capacity.DeepCopy()
 	}
-	defaultResourceList(n.Status.Capacity)
-	defaultResourceList(n.Status.Allocatable)
+	corevalidation.DefaultResourceList(n.Status.Capacity)
+	corevalidation.DefaultResourceList(n.Status.Allocatable)
 	if n.Spec.PodCIDR != "" && (len(n.Spec.PodCIDRs) == 0 || n.Spec.PodCIDRs[0] != n.Spec.PodCIDR) {
 		n.Spec.PodCIDRs = []string{n.Spec.PodCIDR}
 	}
@@ -157,7 +158,7 @@ func (nodeStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runt
 
 func validateNode(n *corev1.Node) field.ErrorList {
 	metaPath := field.NewPath("metadata")
-	allErrs := ValidateObjectMeta(&n.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, metaPath)
+	allErrs := corevalidation.ValidateObjectMeta(&n.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, metaPath)
 	if len(n.Spec.Taints) > 0 {
 		allErrs = append(allErrs, validateNodeTaints(n.Spec.Taints, metaPath.Child("taints"))...)
 	}
@@ -168,7 +169,7 @@ func validateNode(n *corev1.Node) field.ErrorList {
 			allErrs = append(allErrs, validation.IsValidCIDRForLegacyField(cidrsPath.Index(i), cidr, true, nil)...)
 		}
 		if len(n.Spec.PodCIDRs) > 1 {
-			if !isDualStack(n.Spec.PodCIDRs, cidrIsIPv6) || len(n.Spec.PodCIDRs) > 2 {
+			if !corevalidation.IsDualStack(n.Spec.PodCIDRs, corevalidation.CIDRIsIPv6) || len(n.Spec.PodCIDRs) > 2 {
 				allErrs = append(allErrs, field.Invalid(cidrsPath, n.Spec.PodCIDRs, "may specify no more than one CIDR for each IP family"))
 			}
 		}
@@ -180,22 +181,22 @@ func validateNode(n *corev1.Node) field.ErrorList {
 func validateNodeResources(n *corev1.Node) field.ErrorList {
 	var allErrs field.ErrorList
 	for k, v := range n.Status.Capacity {
-		allErrs = append(allErrs, validateResourceQuantityValue(k, v, field.NewPath("status", "capacity", string(k)))...)
+		allErrs = append(allErrs, corevalidation.ValidateResourceQuantityValue(k, v, field.NewPath("status", "capacity", string(k)))...)
 	}
 	for k, v := range n.Status.Allocatable {
-		allErrs = append(allErrs, validateResourceQuantityValue(k, v, field.NewPath("status", "allocatable", string(k)))...)
+		allErrs = append(allErrs, corevalidation.ValidateResourceQuantityValue(k, v, field.NewPath("status", "allocatable", string(k)))...)
 	}
 	return allErrs
 }
 
 func validateNodeUpdate(n, old *corev1.Node) field.ErrorList {
 	metaPath := field.NewPath("metadata")
-	allErrs := ValidateObjectMetaUpdate(&n.ObjectMeta, &old.ObjectMeta, metaPath)
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&n.ObjectMeta, &old.ObjectMeta, metaPath)
 	allErrs = append(allErrs, validateNodeResources(n)...)
 	seen := map[corev1.NodeAddress]bool{}
 	for i, a := range n.Status.Addresses {
 		if seen[a] {
-			allErrs = append(allErrs, field.Duplicate(field.NewPath("status", "addresses").Index(i), internalValue(a)))
+			allErrs = append(allErrs, field.Duplicate(field.NewPath("status", "addresses").Index(i), corevalidation.InternalValue(a)))
 		}
 		seen[a] = true
 	}
@@ -244,7 +245,7 @@ func validateNodeTaints(taints []corev1.Taint, fldPath *field.Path) field.ErrorL
 			allErrs = append(allErrs, field.NotSupported(idxPath.Child("effect"), t.Effect, taintEffects))
 		}
 		if unique[t.Effect].Has(t.Key) {
-			dup := field.Duplicate(idxPath, internalValue(t))
+			dup := field.Duplicate(idxPath, corevalidation.InternalValue(t))
 			dup.Detail = "taints must be unique by key and effect pair"
 			allErrs = append(allErrs, dup)
 			continue

@@ -15,19 +15,44 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/pvspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-var persistentVolumeClaims = generic.Resource{
-	Name: "persistentvolumeclaims", Singular: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", Namespaced: true,
-	ShortNames:     []string{"pvc"},
-	New:            func() runtime.Object { return &corev1.PersistentVolumeClaim{} },
-	NewList:        func() runtime.Object { return &corev1.PersistentVolumeClaimList{} },
-	Strategy:       persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy: persistentVolumeClaimStatusStrategy{persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}}},
-	Table:          persistentVolumeClaimTable,
-	// kube returns the deleted claim, not a Status.
-	ReturnDeletedObject: true,
+// newPersistentVolumeClaims declares the claims; storageClass, when set,
+// is kube's DefaultStorageClass admission, run on new claims.
+func newPersistentVolumeClaims(storageClass ClaimAdmitter) generic.Resource {
+	r := generic.Resource{
+		Name: "persistentvolumeclaims", Singular: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", Namespaced: true,
+		ShortNames:     []string{"pvc"},
+		New:            func() runtime.Object { return &corev1.PersistentVolumeClaim{} },
+		NewList:        func() runtime.Object { return &corev1.PersistentVolumeClaimList{} },
+		Strategy:       persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}},
+		StatusStrategy: persistentVolumeClaimStatusStrategy{persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}}},
+		Table:          persistentVolumeClaimTable,
+		// kube returns the deleted claim, not a Status.
+		ReturnDeletedObject: true,
+	}
+	if storageClass != nil {
+		r.Hooks.BeginCreate = func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (generic.FinishFunc, error) {
+			pvc := obj.(*corev1.PersistentVolumeClaim)
+			if err := storageClass.Admit(ctx, pvc, generic.RequestedName(pvc)); err != nil {
+				return nil, err
+			}
+			return func(context.Context, bool) {}, nil
+		}
+	}
+	return r
+}
+
+// ClaimAdmitter is a step of kube's admission of new claims that reads the
+// objects of another API group: DefaultStorageClass (storage classes).
+// name is the claim's name as kube's admission sees it
+// (generic.RequestedName); an error is kube's Status.
+type ClaimAdmitter interface {
+	Admit(ctx context.Context, pvc *corev1.PersistentVolumeClaim, name string) error
 }
 
 // pvcProtectionFinalizer is what kube's StorageObjectInUseProtection
@@ -52,10 +77,10 @@ func (persistentVolumeClaimStrategy) Default(obj runtime.Object) {
 		mode := corev1.PersistentVolumeFilesystem
 		pvc.Spec.VolumeMode = &mode
 	}
-	defaultResourceList(pvc.Spec.Resources.Limits)
-	defaultResourceList(pvc.Spec.Resources.Requests)
-	defaultResourceList(pvc.Status.Capacity)
-	defaultResourceList(pvc.Status.AllocatedResources)
+	corevalidation.DefaultResourceList(pvc.Spec.Resources.Limits)
+	corevalidation.DefaultResourceList(pvc.Spec.Resources.Requests)
+	corevalidation.DefaultResourceList(pvc.Status.Capacity)
+	corevalidation.DefaultResourceList(pvc.Status.AllocatedResources)
 }
 
 // PrepareForCreate: a new claim is Pending (kube clears the status, and
@@ -137,7 +162,7 @@ func (persistentVolumeClaimStatusStrategy) PrepareForUpdate(_ context.Context, o
 
 func (persistentVolumeClaimStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	pvc, oldPVC := obj.(*corev1.PersistentVolumeClaim), old.(*corev1.PersistentVolumeClaim)
-	allErrs := ValidateObjectMetaUpdate(&pvc.ObjectMeta, &oldPVC.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&pvc.ObjectMeta, &oldPVC.ObjectMeta, field.NewPath("metadata"))
 	if len(pvc.Spec.AccessModes) == 0 {
 		allErrs = append(allErrs, field.Required(field.NewPath("Spec", "accessModes"), ""))
 	}
@@ -150,7 +175,7 @@ func (persistentVolumeClaimStatusStrategy) ValidateUpdate(_ context.Context, obj
 }
 
 func validatePersistentVolumeClaim(pvc *corev1.PersistentVolumeClaim) field.ErrorList {
-	allErrs := ValidateObjectMeta(&pvc.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&pvc.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validatePersistentVolumeClaimSpec(&pvc.Spec, field.NewPath("spec"))...)
 }
 
@@ -162,14 +187,14 @@ func validatePersistentVolumeClaimSpec(spec *corev1.PersistentVolumeClaimSpec, f
 	if spec.Selector != nil {
 		allErrs = append(allErrs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{}, fldPath.Child("selector"))...)
 	}
-	allErrs = append(allErrs, validateAccessModes(spec.AccessModes, fldPath.Child("accessModes"))...)
+	allErrs = append(allErrs, pvspec.ValidateAccessModes(spec.AccessModes, fldPath.Child("accessModes"))...)
 	storagePath := fldPath.Child("resources").Key(string(corev1.ResourceStorage))
 	if storage, ok := spec.Resources.Requests[corev1.ResourceStorage]; !ok {
 		allErrs = append(allErrs, field.Required(storagePath, ""))
-	} else if errs := validatePositiveQuantityValue(storage, storagePath); len(errs) > 0 {
+	} else if errs := corevalidation.ValidatePositiveQuantityValue(storage, storagePath); len(errs) > 0 {
 		allErrs = append(allErrs, errs...)
 	} else {
-		allErrs = append(allErrs, validateResourceQuantityValue(corev1.ResourceStorage, storage, storagePath)...)
+		allErrs = append(allErrs, corevalidation.ValidateResourceQuantityValue(corev1.ResourceStorage, storage, storagePath)...)
 	}
 	if spec.StorageClassName != nil && *spec.StorageClassName != "" {
 		for _, msg := range apivalidation.NameIsDNSSubdomain(*spec.StorageClassName, false) {
@@ -199,7 +224,7 @@ func validatePersistentVolumeClaimSpec(spec *corev1.PersistentVolumeClaimSpec, f
 // except volumeName (set once, when bound), the storage request (which may
 // grow) and, for bound claims, volumeAttributesClassName.
 func validatePersistentVolumeClaimUpdate(pvc, old *corev1.PersistentVolumeClaim) field.ErrorList {
-	allErrs := ValidateObjectMetaUpdate(&pvc.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&pvc.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validatePersistentVolumeClaim(pvc)...)
 	newSpec, oldSpec := pvc.Spec.DeepCopy(), old.Spec.DeepCopy()
 	if old.Spec.VolumeName == "" {
@@ -215,7 +240,7 @@ func validatePersistentVolumeClaimUpdate(pvc, old *corev1.PersistentVolumeClaim)
 	}
 	if !apiequality.Semantic.DeepEqual(newSpec, oldSpec) {
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec"), fmt.Sprintf(
-			"spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n%v", internalDiff(*oldSpec, *newSpec))))
+			"spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n%v", corevalidation.InternalDiff(*oldSpec, *newSpec))))
 	}
 	oldSize, newSize := old.Spec.Resources.Requests[corev1.ResourceStorage], pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 	statusSize := old.Status.Capacity[corev1.ResourceStorage]
@@ -224,7 +249,7 @@ func validatePersistentVolumeClaimUpdate(pvc, old *corev1.PersistentVolumeClaim)
 	if newSize.Cmp(oldSize) < 0 && newSize.Cmp(statusSize) <= 0 {
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec", "resources", "requests", "storage"), "field can not be less than status.capacity"))
 	}
-	return append(allErrs, validateImmutableField(pvc.Spec.VolumeMode, old.Spec.VolumeMode, field.NewPath("volumeMode"))...)
+	return append(allErrs, apivalidation.ValidateImmutableField(pvc.Spec.VolumeMode, old.Spec.VolumeMode, field.NewPath("volumeMode"))...)
 }
 
 func validateImmutableAnnotation(newVal, oldVal, annotation string, fldPath *field.Path) field.ErrorList {
@@ -291,10 +316,6 @@ func (persistentVolumeClaimStatusStrategy) WarningsOnUpdate(context.Context, run
 }
 
 func persistentVolumeClaimWarnings(pvc *corev1.PersistentVolumeClaim) []string {
-	var w warnings
-	if hasKey(pvc.Annotations, betaStorageClassAnnotation) {
-		w.addf("%s: %s", field.NewPath("metadata", "annotations").Key(betaStorageClassAnnotation), deprecatedStorageClassAnnotationMessage)
-	}
-	w.add(PVCSpecWarnings(field.NewPath("spec"), &pvc.Spec)...)
-	return w
+	w := podspec.StorageClassAnnotationWarnings(pvc.Annotations)
+	return append(w, podspec.PVCSpecWarnings(field.NewPath("spec"), &pvc.Spec)...)
 }

@@ -6,36 +6,37 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// podLookups are the other resources of the group the pod strategy
-// consults.
+// podLookups are the other resources of the group that new pods need.
 type podLookups struct {
-	// serviceAccounts returns the storage of service accounts, nil when
-	// not served: a new pod's service account gives its automount setting
-	// and image pull secrets.
-	serviceAccounts func() rest.Getter
-	// limitRanges returns the storage of LimitRanges, nil when not
-	// served: they give new pods their default resources.
-	limitRanges func() rest.Lister
+	// serviceAccounts gives a new pod's service account: its automount
+	// setting and image pull secrets.
+	serviceAccounts rest.Getter
+	// limitRanges give new pods their default resources.
+	limitRanges rest.Lister
+	// priority and runtimeClass, when set, are the admission steps of new
+	// pods that read other groups' objects (RESTStorageProvider).
+	priority, runtimeClass PodAdmitter
+	// budgets are what evictions honour.
+	budgets DisruptionBudgets
 }
 
-// newPods declares the pods resource.
-func newPods(lookups *podLookups) generic.Resource {
-	strategy := podStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, lookups: lookups}
+// newPods declares the pods resource, with pods/status, pods/binding,
+// pods/eviction and the legacy bindings resource.
+func newPods(lookups podLookups) generic.Resource {
+	strategy := podStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, serviceAccounts: lookups.serviceAccounts}
 	return generic.Resource{
 		Name: "pods", Singular: "pod", Kind: "Pod", Namespaced: true,
 		ShortNames:           []string{"po"},
@@ -44,37 +45,23 @@ func newPods(lookups *podLookups) generic.Resource {
 		NewList:              func() runtime.Object { return &corev1.PodList{} },
 		Strategy:             strategy,
 		StatusStrategy:       podStatusStrategy{strategy},
+		Hooks:                generic.Hooks{BeginCreate: admitNewPod(lookups)},
 		AttrFunc:             podAttrs,
 		FieldLabelConversion: podFieldLabelConversion,
 		// The watch cache indexes pods by node: every kubelet watches its own.
 		IndexFields:         []string{"spec.nodeName"},
 		Table:               podTable,
 		ReturnDeletedObject: true,
+		Subresources: map[string]generic.SubresourceFunc{
+			"pods/binding": func(pods *generic.Store) rest.Storage { return &BindingREST{store: pods} },
+			"bindings": func(pods *generic.Store) rest.Storage {
+				return &LegacyBindingREST{binding: &BindingREST{store: pods}}
+			},
+			"pods/eviction": func(pods *generic.Store) rest.Storage {
+				return &EvictionREST{pods: pods, status: generic.NewStatusREST(pods, podStatusStrategy{strategy}), budgets: lookups.budgets}
+			},
+		},
 	}
-}
-
-// installPods serves pods, pods/status, pods/binding and bindings.
-func installPods(getter generic.RESTOptionsGetter, resources map[string]rest.Storage, lookups *podLookups) error {
-	store, err := newPods(lookups).Install(SchemeGroupVersion, getter, resources)
-	if err != nil {
-		return err
-	}
-	// kube's LimitRanger admission gives new pods their namespace's
-	// default resources before the pod strategy sees them.
-	store.BeginCreate = func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (generic.FinishFunc, error) {
-		if lister := lookups.limitRanges(); lister != nil {
-			ranges, err := ListLimitRanges(ctx, lister)
-			if err != nil {
-				return nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, obj.(*corev1.Pod).Name,
-					fmt.Errorf("unable to create pods at this time because there was an error enforcing limit ranges"))
-			}
-			applyLimitRangeDefaults(obj.(*corev1.Pod), ranges)
-		}
-		return func(context.Context, bool) {}, nil
-	}
-	resources["pods/binding"] = &BindingREST{store: store}
-	resources["bindings"] = &LegacyBindingREST{binding: &BindingREST{store: store}}
-	return nil
 }
 
 // podAttrs returns a pod's labels and the fields kube lets field selectors
@@ -115,7 +102,8 @@ func podFieldLabelConversion(label, value string) (string, string, error) {
 
 type podStrategy struct {
 	generic.BaseStrategy
-	lookups *podLookups
+	// serviceAccounts gives a new pod's service account.
+	serviceAccounts rest.Getter
 }
 
 // GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
@@ -129,30 +117,30 @@ var (
 )
 
 // Default implements rest.Defaulter.
-func (podStrategy) Default(obj runtime.Object) { SetDefaultsPod(obj.(*corev1.Pod)) }
+func (podStrategy) Default(obj runtime.Object) { podspec.SetDefaultsPod(obj.(*corev1.Pod)) }
 
 // PrepareForCreate starts a pod Pending with its QoS class, after the
 // changes kube's admission plugins make to new pods.
 func (s podStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	pod := obj.(*corev1.Pod)
-	pod.Generation = 1
+	generic.StartGeneration(pod)
 	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
-	admitPod(ctx, pod, s.lookups.serviceAccounts())
-	applyAppArmorAnnotations(ctx, pod)
+	admitPod(ctx, pod, s.serviceAccounts)
+	podspec.ApplyAppArmorAnnotations(ctx, pod)
 	if len(pod.Spec.SchedulingGates) > 0 {
 		setPodCondition(&pod.Status, corev1.PodCondition{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 			Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates",
 		})
 	}
-	pod.Status.QOSClass = podQOSClass(&pod.Spec)
+	pod.Status.QOSClass = podspec.QOSClass(&pod.Spec)
 }
 
 // PrepareForUpdate keeps the status, and what clients unaware of newer
 // fields would drop; kube tracks pod generation: any spec change bumps it.
 func (podStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)
-	pod.Status = oldPod.Status
+	generic.KeepStatus(pod, oldPod)
 	if pod.Spec.Resources == nil && oldPod.Spec.Resources != nil {
 		pod.Spec.Resources = oldPod.Spec.Resources.DeepCopy()
 	}
@@ -165,17 +153,15 @@ func (podStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) 
 	if pod.Spec.PreemptionPolicy == nil {
 		pod.Spec.PreemptionPolicy = oldPod.Spec.PreemptionPolicy
 	}
-	if !apiequality.Semantic.DeepEqual(pod.Spec, oldPod.Spec) {
-		pod.Generation++
-	}
+	generic.BumpGenerationOnSpecChange(pod, oldPod)
 }
 
 func (podStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return ValidatePodCreate(obj.(*corev1.Pod))
+	return podspec.ValidatePodCreate(obj.(*corev1.Pod))
 }
 
 func (podStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return ValidatePodUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
+	return podspec.ValidatePodUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
 }
 
 // WarningsOnCreate warns about names that make odd hostnames and about
@@ -187,7 +173,7 @@ func (podStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []str
 	if msgs := validation.IsDNS1123Label(pod.Name); len(msgs) != 0 {
 		warnings = append(warnings, fmt.Sprintf("metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: %v", msgs))
 	}
-	return append(warnings, podWarnings(pod)...)
+	return append(warnings, podspec.PodWarnings(pod)...)
 }
 
 // CheckGracefulDelete gives a pod the grace period of the request, else
@@ -275,5 +261,5 @@ func (podStatusStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Obje
 }
 
 func (podStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return ValidatePodStatusUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
+	return podspec.ValidatePodStatusUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
 }

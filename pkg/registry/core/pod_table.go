@@ -3,7 +3,6 @@ package core
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -214,14 +213,4 @@ func orNone(s string) string {
 		return "<none>"
 	}
 	return s
-}
-
-// ContainerCells are the CONTAINERS and IMAGES columns of workloads.
-func ContainerCells(containers []corev1.Container) (names, images string) {
-	n := make([]string, len(containers))
-	im := make([]string, len(containers))
-	for i, c := range containers {
-		n[i], im[i] = c.Name, c.Image
-	}
-	return strings.Join(n, ","), strings.Join(im, ",")
 }

@@ -11,14 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
-)
-
-// Descriptions of the CONTAINERS and IMAGES columns of workloads.
-const (
-	ContainersColumnDescription = "Names of each container in the template."
-	ImagesColumnDescription     = "Images referenced by each container in the template."
 )
 
 var podTemplates = generic.Resource{
@@ -31,13 +27,13 @@ var podTemplates = generic.Resource{
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,
-			{Name: "Containers", Type: "string", Description: ContainersColumnDescription},
-			{Name: "Images", Type: "string", Description: ImagesColumnDescription},
+			{Name: "Containers", Type: "string", Description: podspec.ContainersColumnDescription},
+			{Name: "Images", Type: "string", Description: podspec.ImagesColumnDescription},
 			{Name: "Pod Labels", Type: "string", Description: "The labels for the pod template."},
 		},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			t := obj.(*corev1.PodTemplate)
-			names, images := ContainerCells(t.Template.Spec.Containers)
+			names, images := podspec.ContainerCells(t.Template.Spec.Containers)
 			return []interface{}{t.Name, names, images, labels.FormatLabels(t.Template.Labels)}, nil
 		},
 	},
@@ -49,35 +45,34 @@ var _ rest.Defaulter = podTemplateStrategy{}
 
 // Default implements rest.Defaulter.
 func (podTemplateStrategy) Default(obj runtime.Object) {
-	SetDefaultsPodSpec(&obj.(*corev1.PodTemplate).Template.Spec)
+	podspec.SetDefaultsPodSpec(&obj.(*corev1.PodTemplate).Template.Spec)
 }
 
 func (podTemplateStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	obj.(*corev1.PodTemplate).Generation = 1
+	generic.StartGeneration(obj)
 }
 
 // PrepareForUpdate bumps the generation when the template changes.
 func (podTemplateStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	t, oldT := obj.(*corev1.PodTemplate), old.(*corev1.PodTemplate)
-	if !apiequality.Semantic.DeepEqual(t.Template, oldT.Template) {
-		t.Generation = oldT.Generation + 1
+	if !apiequality.Semantic.DeepEqual(obj.(*corev1.PodTemplate).Template, old.(*corev1.PodTemplate).Template) {
+		generic.BumpGeneration(obj, old)
 	}
 }
 
 func (podTemplateStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	t := obj.(*corev1.PodTemplate)
-	allErrs := ValidateObjectMeta(&t.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(allErrs, ValidatePodTemplateSpec(&t.Template, field.NewPath("template"))...)
+	allErrs := corevalidation.ValidateObjectMeta(&t.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	return append(allErrs, podspec.ValidatePodTemplateSpec(&t.Template, field.NewPath("template"))...)
 }
 
 func (podTemplateStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	t, oldT := obj.(*corev1.PodTemplate), old.(*corev1.PodTemplate)
-	allErrs := ValidateObjectMetaUpdate(&t.ObjectMeta, &oldT.ObjectMeta, field.NewPath("metadata"))
-	return append(allErrs, ValidatePodTemplateSpec(&t.Template, field.NewPath("template"))...)
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&t.ObjectMeta, &oldT.ObjectMeta, field.NewPath("metadata"))
+	return append(allErrs, podspec.ValidatePodTemplateSpec(&t.Template, field.NewPath("template"))...)
 }
 
 func (podTemplateStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return PodTemplateWarnings(field.NewPath("template"), &obj.(*corev1.PodTemplate).Template)
+	return podspec.PodTemplateWarnings(field.NewPath("template"), &obj.(*corev1.PodTemplate).Template)
 }
 
 // WarningsOnUpdate warns only when the template changed (PrepareForUpdate
@@ -87,5 +82,5 @@ func (podTemplateStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.
 	if t.Generation == oldT.Generation {
 		return nil
 	}
-	return PodTemplateWarnings(field.NewPath("template"), &t.Template)
+	return podspec.PodTemplateWarnings(field.NewPath("template"), &t.Template)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -16,6 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -30,13 +31,7 @@ var replicationControllers = generic.Resource{
 	StatusStrategy:       rcStatusStrategy{rcStrategy{generic.BaseStrategy{Namespaced: true}}},
 	AttrFunc:             rcAttrs,
 	FieldLabelConversion: generic.SupportedFieldLabels("status.replicas"),
-	Scale: &generic.ScaleAccessor{
-		Replicas: func(obj runtime.Object) (int32, int32, string, error) {
-			rc := obj.(*corev1.ReplicationController)
-			return ptr.Deref(rc.Spec.Replicas, 0), rc.Status.Replicas, labels.SelectorFromSet(rc.Spec.Selector).String(), nil
-		},
-		SetReplicas: func(obj runtime.Object, n int32) { obj.(*corev1.ReplicationController).Spec.Replicas = &n },
-	},
+	Scale:                generic.WorkloadScale[*corev1.ReplicationController](),
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,
@@ -44,8 +39,8 @@ var replicationControllers = generic.Resource{
 			{Name: "Current", Type: "integer", Description: corev1.ReplicationControllerStatus{}.SwaggerDoc()["replicas"]},
 			{Name: "Ready", Type: "integer", Description: corev1.ReplicationControllerStatus{}.SwaggerDoc()["readyReplicas"]},
 			generic.AgeColumn,
-			{Name: "Containers", Type: "string", Priority: 1, Description: ContainersColumnDescription},
-			{Name: "Images", Type: "string", Priority: 1, Description: ImagesColumnDescription},
+			{Name: "Containers", Type: "string", Priority: 1, Description: podspec.ContainersColumnDescription},
+			{Name: "Images", Type: "string", Priority: 1, Description: podspec.ImagesColumnDescription},
 			{Name: "Selector", Type: "string", Priority: 1, Description: corev1.ReplicationControllerSpec{}.SwaggerDoc()["selector"]},
 		},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
@@ -54,7 +49,7 @@ var replicationControllers = generic.Resource{
 			if rc.Spec.Template != nil {
 				containers = rc.Spec.Template.Spec.Containers
 			}
-			names, images := ContainerCells(containers)
+			names, images := podspec.ContainerCells(containers)
 			return []interface{}{
 				rc.Name, int64(ptr.Deref(rc.Spec.Replicas, 0)), int64(rc.Status.Replicas), int64(rc.Status.ReadyReplicas),
 				generic.TranslateTimestampSince(rc.CreationTimestamp), names, images, labels.FormatLabels(rc.Spec.Selector),
@@ -101,7 +96,7 @@ func (rcStrategy) Default(obj runtime.Object) {
 		rc.Spec.Replicas = ptr.To[int32](1)
 	}
 	if rc.Spec.Template != nil {
-		SetDefaultsPodSpec(&rc.Spec.Template.Spec)
+		podspec.SetDefaultsPodSpec(&rc.Spec.Template.Spec)
 	}
 }
 
@@ -113,28 +108,24 @@ func (rcStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCo
 }
 
 func (rcStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	rc := obj.(*corev1.ReplicationController)
-	rc.Status = corev1.ReplicationControllerStatus{}
-	rc.Generation = 1
+	generic.ResetStatus(obj)
+	generic.StartGeneration(obj)
 }
 
 func (rcStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	rc, oldRC := obj.(*corev1.ReplicationController), old.(*corev1.ReplicationController)
-	rc.Status = oldRC.Status
-	if !apiequality.Semantic.DeepEqual(rc.Spec, oldRC.Spec) {
-		rc.Generation = oldRC.Generation + 1
-	}
+	generic.KeepStatus(obj, old)
+	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 func (rcStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	rc := obj.(*corev1.ReplicationController)
-	allErrs := ValidateObjectMeta(&rc.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&rc.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateRCSpec(&rc.Spec, field.NewPath("spec"))...)
 }
 
 func (rcStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	rc, oldRC := obj.(*corev1.ReplicationController), old.(*corev1.ReplicationController)
-	allErrs := ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, validateRCSpec(&rc.Spec, field.NewPath("spec"))...)
 }
 
@@ -150,7 +141,7 @@ func validateRCSpec(spec *corev1.ReplicationControllerSpec, fldPath *field.Path)
 	if spec.Template == nil {
 		allErrs = append(allErrs, field.Required(fldPath.Child("template"), ""))
 	} else {
-		allErrs = append(allErrs, ValidatePodTemplateSpecForWorkload(spec.Template, func(l map[string]string) (bool, bool) {
+		allErrs = append(allErrs, podspec.ValidatePodTemplateSpecForWorkload(spec.Template, func(l map[string]string) (bool, bool) {
 			return selector.Matches(labels.Set(l)), selector.Empty()
 		}, "ReplicationController", fldPath.Child("template"))...)
 	}
@@ -170,7 +161,7 @@ func (rcStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []stri
 	if msgs := validation.IsDNS1123Label(rc.Name); len(msgs) != 0 {
 		warnings = append(warnings, fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v", msgs))
 	}
-	return append(warnings, PodTemplateWarnings(field.NewPath("spec", "template"), rc.Spec.Template)...)
+	return append(warnings, podspec.PodTemplateWarnings(field.NewPath("spec", "template"), rc.Spec.Template)...)
 }
 
 // WarningsOnUpdate warns when the spec changed. kube v1.37 passes the
@@ -183,7 +174,7 @@ func (rcStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.Object) [
 	if rc.Generation == oldRC.Generation {
 		return nil
 	}
-	return PodTemplateWarnings(field.NewPath("spec", "template"), oldRC.Spec.Template)
+	return podspec.PodTemplateWarnings(field.NewPath("spec", "template"), oldRC.Spec.Template)
 }
 
 // rcStatusStrategy serves replicationcontrollers/status: the spec stays.
@@ -205,37 +196,7 @@ func (rcStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtim
 
 func (rcStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	rc, oldRC := obj.(*corev1.ReplicationController), old.(*corev1.ReplicationController)
-	allErrs := ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))
 	s, p := rc.Status, field.NewPath("status")
-	return append(allErrs, ValidateReplicaCounts(p, s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration)...)
-}
-
-// ValidateReplicaCounts validates the status counters of a replication
-// controller or replica set: none negative, none above status.replicas,
-// availableReplicas not above readyReplicas.
-func ValidateReplicaCounts(p *field.Path, replicas, fullyLabeled, ready, available int32, observedGeneration int64) field.ErrorList {
-	var allErrs field.ErrorList
-	for _, f := range []struct {
-		v    int64
-		name string
-	}{
-		{int64(replicas), "replicas"}, {int64(fullyLabeled), "fullyLabeledReplicas"}, {int64(ready), "readyReplicas"},
-		{int64(available), "availableReplicas"}, {observedGeneration, "observedGeneration"},
-	} {
-		allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(f.v, p.Child(f.name))...)
-	}
-	const msg = "cannot be greater than status.replicas"
-	if fullyLabeled > replicas {
-		allErrs = append(allErrs, field.Invalid(p.Child("fullyLabeledReplicas"), fullyLabeled, msg))
-	}
-	if ready > replicas {
-		allErrs = append(allErrs, field.Invalid(p.Child("readyReplicas"), ready, msg))
-	}
-	if available > replicas {
-		allErrs = append(allErrs, field.Invalid(p.Child("availableReplicas"), available, msg))
-	}
-	if available > ready {
-		allErrs = append(allErrs, field.Invalid(p.Child("availableReplicas"), available, "cannot be greater than readyReplicas"))
-	}
-	return allErrs
+	return append(allErrs, corevalidation.ValidateReplicaCounts(p, s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration)...)
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -39,9 +40,9 @@ func (resourceQuotaStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpat
 // Default rounds quantities up to milli precision.
 func (resourceQuotaStrategy) Default(obj runtime.Object) {
 	q := obj.(*corev1.ResourceQuota)
-	defaultResourceList(q.Spec.Hard)
-	defaultResourceList(q.Status.Hard)
-	defaultResourceList(q.Status.Used)
+	corevalidation.DefaultResourceList(q.Spec.Hard)
+	corevalidation.DefaultResourceList(q.Status.Hard)
+	corevalidation.DefaultResourceList(q.Status.Used)
 }
 
 func (resourceQuotaStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
@@ -54,13 +55,13 @@ func (resourceQuotaStrategy) PrepareForUpdate(_ context.Context, obj, old runtim
 
 func (resourceQuotaStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	q := obj.(*corev1.ResourceQuota)
-	allErrs := ValidateObjectMeta(&q.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&q.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	return append(allErrs, validateResourceQuotaSpec(&q.Spec, field.NewPath("spec"))...)
 }
 
 func (resourceQuotaStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	q, oldQ := obj.(*corev1.ResourceQuota), old.(*corev1.ResourceQuota)
-	allErrs := ValidateObjectMetaUpdate(&q.ObjectMeta, &oldQ.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&q.ObjectMeta, &oldQ.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateResourceQuotaSpec(&q.Spec, field.NewPath("spec"))...)
 	newScopes, oldScopes := sets.New(q.Spec.Scopes...), sets.New(oldQ.Spec.Scopes...)
 	if !newScopes.Equal(oldScopes) {
@@ -103,7 +104,7 @@ func (resourceQuotaStatusStrategy) PrepareForUpdate(_ context.Context, obj, old 
 
 func (resourceQuotaStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	q, oldQ := obj.(*corev1.ResourceQuota), old.(*corev1.ResourceQuota)
-	allErrs := ValidateObjectMetaUpdate(&q.ObjectMeta, &oldQ.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&q.ObjectMeta, &oldQ.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateQuotaList(q.Status.Hard, field.NewPath("status", "hard"))...)
 	return append(allErrs, validateQuotaList(q.Status.Used, field.NewPath("status", "used"))...)
 }
@@ -117,8 +118,8 @@ func validateQuotaList(list corev1.ResourceList, fldPath *field.Path) field.Erro
 	var allErrs field.ErrorList
 	for k, v := range list {
 		p := fldPath.Key(string(k))
-		allErrs = append(allErrs, validateResourceQuotaResourceName(k, p)...)
-		allErrs = append(allErrs, validateResourceQuantityValue(k, v, p)...)
+		allErrs = append(allErrs, corevalidation.ValidateResourceQuotaResourceName(k, p)...)
+		allErrs = append(allErrs, corevalidation.ValidateResourceQuantityValue(k, v, p)...)
 	}
 	return allErrs
 }
@@ -153,7 +154,7 @@ func validateResourceQuotaSpec(spec *corev1.ResourceQuotaSpec, fldPath *field.Pa
 	allErrs := validateQuotaList(spec.Hard, fldPath.Child("hard"))
 	hard := sets.KeySet(spec.Hard)
 	isStandard := func(k corev1.ResourceName) bool {
-		return standardQuotaResources.Has(k) || isQuotaHugePageResourceName(k)
+		return corevalidation.StandardQuotaResources.Has(k) || corevalidation.IsQuotaHugePageResourceName(k)
 	}
 	if len(spec.Scopes) > 0 {
 		scopesPath := fldPath.Child("scopes")
@@ -190,7 +191,7 @@ func validateScopeSelector(spec *corev1.ResourceQuotaSpec, fldPath *field.Path, 
 		}
 		for _, k := range sets.List(hard) {
 			if isStandard(k) && !scopeValidForResource(req.ScopeName, k) {
-				allErrs = append(allErrs, field.Invalid(fldPath, internalValue(spec.ScopeSelector), "unsupported scope applied to resource"))
+				allErrs = append(allErrs, field.Invalid(fldPath, corevalidation.InternalValue(spec.ScopeSelector), "unsupported scope applied to resource"))
 			}
 		}
 		switch req.ScopeName {

@@ -1,6 +1,9 @@
 // Package core serves the core API group ("", version v1): its
-// RESTStorageProvider, and the strategies, defaults, validation and table
-// columns of each of its resources, one file per resource.
+// RESTStorageProvider, and the declaration, strategies, validation and
+// table columns of each of its resources, one file per resource. What
+// other groups share lives in subpackages: the PodSpec library (podspec),
+// core's common checks (validation), and the services' allocators
+// (service/ipallocator, service/portallocator).
 package core
 
 import (
@@ -32,6 +35,23 @@ type RESTStorageProvider struct {
 	// RootCA, when set, is the PEM published in every namespace as the
 	// ConfigMap kube-root-ca.crt.
 	RootCA []byte
+	// Tokens, when set, serves the TokenRequest API
+	// (serviceaccounts/token).
+	Tokens *TokenIssuer
+	// Events, when set, receives the events store, which events.k8s.io
+	// serves too.
+	Events *generic.StoreRef
+	// PodPriority, PodRuntimeClass and ClaimStorageClass, when set, are
+	// kube's Priority, RuntimeClass and DefaultStorageClass admission
+	// plugins: what new pods and claims get from the objects of
+	// scheduling.k8s.io, node.k8s.io and storage.k8s.io, over those
+	// groups' stores (cmd builds them first).
+	PodPriority       PodAdmitter
+	PodRuntimeClass   PodAdmitter
+	ClaimStorageClass ClaimAdmitter
+	// DisruptionBudgets are the budgets pods/eviction honours (nil:
+	// evictions of running pods fail, as no budget can be read).
+	DisruptionBudgets DisruptionBudgets
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -39,68 +59,115 @@ var _ generic.RESTStorageProvider = RESTStorageProvider{}
 // GroupName implements generic.RESTStorageProvider.
 func (RESTStorageProvider) GroupName() string { return "" }
 
+// LegacyRESTStorage is what the server's wiring uses of the core group
+// besides its routes (kube's LegacyRESTStorage): typed handles, so that
+// the compiler checks that wiring.
+type LegacyRESTStorage struct {
+	// Namespaces serves namespaces: admission reads them, the server
+	// creates the system namespaces through it, the namespace controller
+	// finishes their deletion.
+	Namespaces *NamespaceREST
+	// NamespaceFinalize serves namespaces/finalize (the namespace
+	// controller's last step).
+	NamespaceFinalize rest.Updater
+	// Services is the services' store: the server creates the kubernetes
+	// service through it.
+	Services *generic.Store
+	// LimitRanges is the LimitRanges' store, which admission reads.
+	LimitRanges *generic.Store
+	// ConfigMaps is the ConfigMaps' store: the server publishes how it
+	// authenticates clients in one (extension-apiserver-authentication).
+	ConfigMaps *generic.Store
+	// ServiceAccounts, Pods, Secrets and Nodes are read by the
+	// authenticator of service account tokens: the account and the object
+	// a token is bound to must still exist.
+	ServiceAccounts, Pods, Secrets, Nodes *generic.Store
+}
+
 // NewRESTStorage implements generic.RESTStorageProvider.
 func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
+	_, info, err := p.NewLegacyRESTStorage(getter)
+	return info, err
+}
+
+// NewLegacyRESTStorage builds the core group: the APIGroupInfo its routes
+// are mounted from, and the typed handles of what the wiring uses besides.
+func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGetter) (LegacyRESTStorage, rest.APIGroupInfo, error) {
 	p = p.withDefaults()
-	resources := map[string]rest.Storage{}
-	info := rest.APIGroupInfo{
-		GroupName:                    "",
-		PrioritizedVersions:          []string{SchemeGroupVersion.Version},
-		VersionedResourcesStorageMap: map[string]map[string]rest.Storage{SchemeGroupVersion.Version: resources},
-	}
-	fail := func(err error) (rest.APIGroupInfo, error) {
+	info := generic.NewGroupInfo(SchemeGroupVersion)
+	resources := info.VersionedResourcesStorageMap[SchemeGroupVersion.Version]
+	fail := func(err error) (LegacyRESTStorage, rest.APIGroupInfo, error) {
 		info.Destroy()
-		return rest.APIGroupInfo{}, err
+		return LegacyRESTStorage{}, rest.APIGroupInfo{}, err
+	}
+	install := func(r generic.Resource) (*generic.Store, error) {
+		return r.Install(SchemeGroupVersion, getter, resources)
 	}
 	for _, r := range []generic.Resource{
-		configMaps,
-		secrets,
 		endpoints,
-		nodes,
-		newEvents(p.EventTTL),
-		serviceAccounts,
 		persistentVolumes,
-		persistentVolumeClaims,
-		limitRanges,
+		newPersistentVolumeClaims(p.ClaimStorageClass),
 		resourceQuotas,
 		podTemplates,
 		replicationControllers,
 	} {
-		if _, err := r.Install(SchemeGroupVersion, getter, resources); err != nil {
+		if _, err := install(r); err != nil {
 			return fail(err)
 		}
 	}
-	if err := installServices(getter, p.ServiceClusterIPRange, p.ServiceNodePortRange, resources); err != nil {
+	events, err := install(newEvents(p.EventTTL))
+	if err != nil {
+		return fail(err)
+	}
+	if p.Events != nil {
+		p.Events.Store = events
+	}
+	var legacy LegacyRESTStorage
+	// Service account tokens may be bound to these.
+	if legacy.Secrets, err = install(secrets); err != nil {
+		return fail(err)
+	}
+	if legacy.Nodes, err = install(nodes); err != nil {
+		return fail(err)
+	}
+	// New namespaces and new pods use these.
+	if legacy.ConfigMaps, err = install(configMaps); err != nil {
+		return fail(err)
+	}
+	if legacy.ServiceAccounts, err = install(serviceAccounts); err != nil {
+		return fail(err)
+	}
+	if legacy.LimitRanges, err = install(limitRanges); err != nil {
+		return fail(err)
+	}
+	al, releaseAllocators, err := newServiceAllocators(getter, p.ServiceClusterIPRange, p.ServiceNodePortRange)
+	if err != nil {
+		return fail(err)
+	}
+	if legacy.Services, err = install(newServices(al, releaseAllocators)); err != nil {
 		return fail(err)
 	}
 	// Created as kube's controller manager creates them.
 	defaults := namespaceDefaults{
-		serviceAccounts: fieldmanager.TrackingCreater(resources["serviceaccounts"].(rest.Creater),
-			SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager),
-		configMaps: fieldmanager.TrackingCreater(resources["configmaps"].(rest.Creater),
-			SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
-		rootCA: p.RootCA,
+		serviceAccounts: fieldmanager.TrackingCreater(legacy.ServiceAccounts, SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager),
+		configMaps:      fieldmanager.TrackingCreater(legacy.ConfigMaps, SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
+		rootCA:          p.RootCA,
 	}
-	if err := installNamespaces(getter, defaults, resources); err != nil {
+	if legacy.Namespaces, legacy.NamespaceFinalize, err = installNamespaces(getter, defaults, resources); err != nil {
 		return fail(err)
 	}
-	// Pods consult service accounts when the group serves them, whatever
-	// the order resources are installed in: resources is complete before
-	// the first request.
-	lookups := &podLookups{
-		serviceAccounts: func() rest.Getter {
-			sa, _ := resources["serviceaccounts"].(rest.Getter)
-			return sa
-		},
-		limitRanges: func() rest.Lister {
-			lr, _ := resources["limitranges"].(rest.Lister)
-			return lr
-		},
-	}
-	if err := installPods(getter, resources, lookups); err != nil {
+	if legacy.Pods, err = install(newPods(podLookups{
+		serviceAccounts: legacy.ServiceAccounts, limitRanges: legacy.LimitRanges,
+		priority: p.PodPriority, runtimeClass: p.PodRuntimeClass, budgets: p.DisruptionBudgets,
+	})); err != nil {
 		return fail(err)
 	}
-	return info, nil
+	if p.Tokens != nil {
+		resources["serviceaccounts/token"] = &TokenREST{issuer: *p.Tokens, objects: tokenObjects{
+			serviceAccounts: legacy.ServiceAccounts, pods: legacy.Pods, secrets: legacy.Secrets, nodes: legacy.Nodes,
+		}}
+	}
+	return legacy, info, nil
 }
 
 func (p RESTStorageProvider) withDefaults() RESTStorageProvider {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -77,8 +78,8 @@ func (secretStrategy) Validate(_ context.Context, obj runtime.Object) field.Erro
 
 func (secretStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	s, oldS := obj.(*corev1.Secret), old.(*corev1.Secret)
-	allErrs := ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, validateImmutableField(s.Type, oldS.Type, field.NewPath("type"))...)
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))
+	allErrs = append(allErrs, apivalidation.ValidateImmutableField(s.Type, oldS.Type, field.NewPath("type"))...)
 	if oldS.Immutable != nil && *oldS.Immutable {
 		if s.Immutable == nil || !*s.Immutable {
 			allErrs = append(allErrs, field.Forbidden(field.NewPath("immutable"), "field is immutable when `immutable` is set"))
@@ -112,7 +113,7 @@ func secretWarnings(s *corev1.Secret) []string {
 // validateSecret is kube's ValidateSecret: keys, total size, and the keys
 // each well-known type requires.
 func validateSecret(s *corev1.Secret) field.ErrorList {
-	allErrs := ValidateObjectMeta(&s.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&s.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	dataPath := field.NewPath("data")
 	total := 0
 	for key, value := range s.Data {

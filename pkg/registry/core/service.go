@@ -17,22 +17,28 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-// services is declared here; installServices (service_rest.go) adds the
-// allocation of cluster IPs and node ports to its Store.
-var services = generic.Resource{
-	Name: "services", Singular: "service", Kind: "Service", Namespaced: true,
-	ShortNames:          []string{"svc"},
-	Categories:          []string{"all"},
-	New:                 func() runtime.Object { return &corev1.Service{} },
-	NewList:             func() runtime.Object { return &corev1.ServiceList{} },
-	Strategy:            serviceStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy:      serviceStatusStrategy{serviceStrategy{generic.BaseStrategy{Namespaced: true}}},
-	AttrFunc:            serviceAttrs,
-	ReturnDeletedObject: true,
-	Table:               serviceTable,
+// newServices declares services. Their allocators al reserve each
+// service's cluster IPs and node ports (service_rest.go);
+// releaseAllocators frees the allocators' stores with the services'.
+func newServices(al *serviceAllocators, releaseAllocators func()) generic.Resource {
+	return generic.Resource{
+		Name: "services", Singular: "service", Kind: "Service", Namespaced: true,
+		ShortNames:          []string{"svc"},
+		Categories:          []string{"all"},
+		New:                 func() runtime.Object { return &corev1.Service{} },
+		NewList:             func() runtime.Object { return &corev1.ServiceList{} },
+		Strategy:            serviceStrategy{generic.BaseStrategy{Namespaced: true}},
+		StatusStrategy:      serviceStatusStrategy{serviceStrategy{generic.BaseStrategy{Namespaced: true}}},
+		Hooks:               al.hooks(),
+		Destroy:             releaseAllocators,
+		AttrFunc:            serviceAttrs,
+		ReturnDeletedObject: true,
+		Table:               serviceTable,
+	}
 }
 
 // serviceAttrs: kube's services select on spec.clusterIP and spec.type.
@@ -266,7 +272,7 @@ func (serviceStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtim
 
 func (serviceStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
-	allErrs := ValidateObjectMetaUpdate(&svc.ObjectMeta, &oldSvc.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&svc.ObjectMeta, &oldSvc.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, validateLoadBalancerStatus(&svc.Status.LoadBalancer, &svc.Spec, field.NewPath("status", "loadBalancer"))...)
 }
 

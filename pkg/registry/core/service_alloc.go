@@ -11,6 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/service/ipallocator"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/service/portallocator"
 )
 
 // serviceAllocators reserve what a service holds outside its own key: its
@@ -18,8 +21,8 @@ import (
 // its service CIDR); requests for dual-stack services fail as they do on a
 // single-stack kube cluster.
 type serviceAllocators struct {
-	ips   *ipAllocator
-	ports *portAllocator
+	ips   *ipallocator.Allocator
+	ports *portallocator.Allocator
 }
 
 // allocTxn collects what a create or update reserved and what it will
@@ -130,7 +133,7 @@ func (al *serviceAllocators) release(ctx context.Context, svc *corev1.Service) {
 
 func (al *serviceAllocators) releaseIP(ctx context.Context, svc *corev1.Service, s string) {
 	ip, err := netip.ParseAddr(s)
-	if err != nil || familyOf(ip) != al.ips.family {
+	if err != nil || familyOf(ip) != al.ips.Family() {
 		return
 	}
 	if err := al.ips.Release(ctx, svc.Namespace, svc.Name, ip); err != nil {
@@ -216,7 +219,7 @@ func (al *serviceAllocators) initIPFamilyFields(svc, old *corev1.Service) error 
 			break
 		}
 		if i >= len(svc.Spec.IPFamilies) {
-			if fam := familyOfString(ip); fam != al.ips.family {
+			if fam := familyOfString(ip); fam != al.ips.Family() {
 				errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(i), svc.Spec.ClusterIPs,
 					fmt.Sprintf("%s is not configured on this cluster", fam)))
 			} else {
@@ -230,7 +233,7 @@ func (al *serviceAllocators) initIPFamilyFields(svc, old *corev1.Service) error 
 	if headlessNoSelector {
 		// kube allows any families here, even on a single-stack cluster.
 		if len(svc.Spec.IPFamilies) == 0 {
-			svc.Spec.IPFamilies = []corev1.IPFamily{al.ips.family}
+			svc.Spec.IPFamilies = []corev1.IPFamily{al.ips.Family()}
 		}
 		if len(svc.Spec.IPFamilies) < 2 && *svc.Spec.IPFamilyPolicy != corev1.IPFamilyPolicySingleStack {
 			svc.Spec.IPFamilies = append(svc.Spec.IPFamilies, otherFamily(svc.Spec.IPFamilies[0]))
@@ -241,7 +244,7 @@ func (al *serviceAllocators) initIPFamilyFields(svc, old *corev1.Service) error 
 		errs = append(errs, field.Invalid(policyPath, svc.Spec.IPFamilyPolicy, "this cluster is not configured for dual-stack services"))
 	}
 	for i, fam := range svc.Spec.IPFamilies {
-		if fam != al.ips.family {
+		if fam != al.ips.Family() {
 			errs = append(errs, field.Invalid(field.NewPath("spec", "ipFamilies").Index(i), fam, "not configured on this cluster"))
 		}
 	}
@@ -249,7 +252,7 @@ func (al *serviceAllocators) initIPFamilyFields(svc, old *corev1.Service) error 
 		return invalidService(svc, errs)
 	}
 	if len(svc.Spec.IPFamilies) == 0 {
-		svc.Spec.IPFamilies = []corev1.IPFamily{al.ips.family}
+		svc.Spec.IPFamilies = []corev1.IPFamily{al.ips.Family()}
 	}
 	return nil
 }
@@ -278,7 +281,7 @@ func (al *serviceAllocators) allocClusterIPs(ctx context.Context, svc *corev1.Se
 		if i >= len(svc.Spec.ClusterIPs) {
 			svc.Spec.ClusterIPs = append(svc.Spec.ClusterIPs, "")
 		}
-		if fam != al.ips.family {
+		if fam != al.ips.Family() {
 			continue // validated before: cannot happen
 		}
 		ip, err := al.allocIP(ctx, svc, svc.Spec.ClusterIPs[i], dryRun)
@@ -303,7 +306,7 @@ func (al *serviceAllocators) allocIP(ctx context.Context, svc *corev1.Service, r
 	if requested == "" {
 		if dryRun {
 			// kube does not look for a free address on a dry run.
-			return al.ips.cidr.Addr().String(), nil
+			return al.ips.CIDR().Addr().String(), nil
 		}
 		ip, err := al.ips.AllocateNext(ctx, svc)
 		if err != nil {
@@ -316,12 +319,12 @@ func (al *serviceAllocators) allocIP(ctx context.Context, svc *corev1.Service, r
 		return "", apierrors.NewInternalError(fmt.Errorf("failed to parse service IP %q", requested))
 	}
 	if dryRun {
-		err = al.ips.checkRange(ip)
+		err = al.ips.CheckRange(ip)
 	} else {
 		err = al.ips.Allocate(ctx, svc, ip)
 	}
 	if err != nil {
-		if errors.Is(err, errIPAllocated) || errors.Is(err, errMismatchedNetwork) || !al.ips.inRange(ip) {
+		if errors.Is(err, ipallocator.ErrAllocated) || errors.Is(err, ipallocator.ErrMismatchedNetwork) || !al.ips.InRange(ip) {
 			return "", invalidService(svc, field.ErrorList{field.Invalid(clusterIPsPath, svc.Spec.ClusterIPs,
 				fmt.Sprintf("failed to allocate IP %v: %v", requested, err))})
 		}

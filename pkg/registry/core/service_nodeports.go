@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/service/portallocator"
 )
 
 // portOp is one request's use of the node port allocator (kube's
@@ -17,7 +19,7 @@ import (
 // fails, ports it gave up are freed once it succeeds. A dry run reserves
 // nothing and answers as kube's does.
 type portOp struct {
-	ports     *portAllocator
+	ports     *portallocator.Allocator
 	dryRun    bool
 	allocated []int
 	deferred  []int
@@ -46,7 +48,7 @@ func (op *portOp) allocate(ctx context.Context, port int) error {
 			return err
 		}
 		if has || slices.Contains(op.allocated, port) {
-			return errPortAllocated
+			return portallocator.ErrAllocated
 		}
 		op.allocated = append(op.allocated, port)
 		return nil
@@ -83,8 +85,8 @@ func (op *portOp) releaseOnCommit(ports ...int) {
 // nodePortError is kube's error for a node port that cannot be had: 422
 // for the client's mistakes, 500 for storage failures.
 func nodePortError(svc *corev1.Service, i int, port int32, err error) error {
-	var notInRange errPortNotInRange
-	if errors.Is(err, errPortAllocated) || errors.As(err, &notInRange) {
+	var notInRange portallocator.NotInRangeError
+	if errors.Is(err, portallocator.ErrAllocated) || errors.As(err, &notInRange) {
 		return invalidService(svc, field.ErrorList{field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), port, err.Error())})
 	}
 	return apierrors.NewInternalError(err)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -37,12 +38,12 @@ const maxClientIPServiceAffinitySeconds int32 = 86400
 // validateServiceCreate: service names are DNS labels (kube 1.37 relaxed
 // them from DNS-1035: they may start with a digit).
 func validateServiceCreate(svc *corev1.Service) field.ErrorList {
-	allErrs := ValidateObjectMeta(&svc.ObjectMeta, true, apivalidation.NameIsDNSLabel, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&svc.ObjectMeta, true, apivalidation.NameIsDNSLabel, field.NewPath("metadata"))
 	return append(allErrs, validateService(svc, nil)...)
 }
 
 func validateServiceUpdate(svc, old *corev1.Service) field.ErrorList {
-	allErrs := ValidateObjectMetaUpdate(&svc.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&svc.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateUpgradeDowngradeClusterIPs(old, svc)...)
 	allErrs = append(allErrs, validateUpgradeDowngradeIPFamilies(old, svc)...)
 	allErrs = append(allErrs, validateLoadBalancerClass(old, svc)...)
@@ -136,7 +137,7 @@ func validateServiceTypeFields(svc *corev1.Service, headless bool) field.ErrorLi
 		}
 		// A trailing dot marks the name fully qualified.
 		if cname := strings.TrimSuffix(spec.ExternalName, "."); cname != "" {
-			allErrs = append(allErrs, validateDNS1123Subdomain(cname, specPath.Child("externalName"))...)
+			allErrs = append(allErrs, corevalidation.ValidateDNS1123Subdomain(cname, specPath.Child("externalName"))...)
 		} else {
 			allErrs = append(allErrs, field.Required(specPath.Child("externalName"), ""))
 		}
@@ -149,18 +150,18 @@ func validateServicePort(sp *corev1.ServicePort, requireName bool, names sets.Se
 	if requireName && sp.Name == "" {
 		allErrs = append(allErrs, field.Required(fldPath.Child("name"), ""))
 	} else if sp.Name != "" {
-		allErrs = append(allErrs, validateDNS1123Label(sp.Name, fldPath.Child("name"))...)
+		allErrs = append(allErrs, corevalidation.ValidateDNS1123Label(sp.Name, fldPath.Child("name"))...)
 		if names.Has(sp.Name) {
 			allErrs = append(allErrs, field.Duplicate(fldPath.Child("name"), sp.Name))
 		} else {
 			names.Insert(sp.Name)
 		}
 	}
-	allErrs = append(allErrs, validatePortNum(sp.Port, fldPath.Child("port"))...)
-	allErrs = append(allErrs, validateProtocol(sp.Protocol, fldPath.Child("protocol"))...)
-	allErrs = append(allErrs, validatePortNumOrName(sp.TargetPort, fldPath.Child("targetPort"))...)
+	allErrs = append(allErrs, corevalidation.ValidatePortNum(sp.Port, fldPath.Child("port"))...)
+	allErrs = append(allErrs, corevalidation.ValidateProtocol(sp.Protocol, fldPath.Child("protocol"))...)
+	allErrs = append(allErrs, corevalidation.ValidatePortNumOrName(sp.TargetPort, fldPath.Child("targetPort"))...)
 	if sp.AppProtocol != nil {
-		allErrs = append(allErrs, validateQualifiedName(*sp.AppProtocol, fldPath.Child("appProtocol"))...)
+		allErrs = append(allErrs, corevalidation.ValidateQualifiedName(*sp.AppProtocol, fldPath.Child("appProtocol"))...)
 	}
 	return allErrs
 }
@@ -220,7 +221,7 @@ func validateServiceNodePorts(svc *corev1.Service) field.ErrorList {
 		}
 		if ports[key{sp.Protocol, sp.Port}] {
 			// kube shows its internal ServicePort here.
-			allErrs = append(allErrs, field.Duplicate(p, internalValue(corev1.ServicePort{Protocol: sp.Protocol, Port: sp.Port})))
+			allErrs = append(allErrs, field.Duplicate(p, corevalidation.InternalValue(corev1.ServicePort{Protocol: sp.Protocol, Port: sp.Port})))
 		}
 		ports[key{sp.Protocol, sp.Port}] = true
 	}
@@ -273,7 +274,7 @@ func validateLoadBalancerClass(old, svc *corev1.Service) field.ErrorList {
 	}
 	switch {
 	case isLB(svc) && svc.Spec.LoadBalancerClass != nil:
-		allErrs = append(allErrs, validateQualifiedName(*svc.Spec.LoadBalancerClass, p)...)
+		allErrs = append(allErrs, corevalidation.ValidateQualifiedName(*svc.Spec.LoadBalancerClass, p)...)
 	case !isLB(svc) && svc.Spec.LoadBalancerClass != nil:
 		allErrs = append(allErrs, field.Forbidden(p, "may only be used when `type` is 'LoadBalancer'"))
 	}
@@ -305,7 +306,7 @@ func validateTrafficPolicies(svc *corev1.Service) field.ErrorList {
 	} else if spec.HealthCheckNodePort == 0 {
 		allErrs = append(allErrs, field.Required(hcPath, ""))
 	} else {
-		allErrs = append(allErrs, validatePortNum(spec.HealthCheckNodePort, hcPath)...)
+		allErrs = append(allErrs, corevalidation.ValidatePortNum(spec.HealthCheckNodePort, hcPath)...)
 	}
 	itpPath := specPath.Child("internalTrafficPolicy")
 	switch {
@@ -374,7 +375,7 @@ func validateServiceClusterIPsRelatedFields(svc, old *corev1.Service) field.Erro
 	if invalidIPs {
 		return allErrs
 	}
-	if len(spec.ClusterIPs) > 1 && !isDualStack(spec.ClusterIPs, ipIsIPv6) {
+	if len(spec.ClusterIPs) > 1 && !corevalidation.IsDualStack(spec.ClusterIPs, corevalidation.IPIsIPv6) {
 		allErrs = append(allErrs, field.Invalid(ipsPath, spec.ClusterIPs, "may specify no more than one IP for each IP family"))
 	}
 	if !isHeadlessService(svc) && len(spec.ClusterIPs) > 0 {
@@ -492,7 +493,7 @@ func validateLoadBalancerStatus(status *corev1.LoadBalancerStatus, spec *corev1.
 			allErrs = append(allErrs, field.NotSupported(p.Child("ipMode"), ing.IPMode, sets.List(supportedLoadBalancerIPModes)))
 		}
 		if ing.Hostname != "" {
-			allErrs = append(allErrs, validateDNS1123Subdomain(ing.Hostname, p.Child("hostname"))...)
+			allErrs = append(allErrs, corevalidation.ValidateDNS1123Subdomain(ing.Hostname, p.Child("hostname"))...)
 			if net.ParseIP(ing.Hostname) != nil {
 				allErrs = append(allErrs, field.Invalid(p.Child("hostname"), ing.Hostname, "must be a DNS name, not an IP address"))
 			}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -52,13 +53,13 @@ func cleanSecretReferences(sa *corev1.ServiceAccount) {
 
 func (serviceAccountStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	sa := obj.(*corev1.ServiceAccount)
-	return ValidateObjectMeta(&sa.ObjectMeta, true, apivalidation.ValidateServiceAccountName, field.NewPath("metadata"))
+	return corevalidation.ValidateObjectMeta(&sa.ObjectMeta, true, apivalidation.ValidateServiceAccountName, field.NewPath("metadata"))
 }
 
 func (serviceAccountStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	sa, oldSA := obj.(*corev1.ServiceAccount), old.(*corev1.ServiceAccount)
-	allErrs := ValidateObjectMetaUpdate(&sa.ObjectMeta, &oldSA.ObjectMeta, field.NewPath("metadata"))
-	return append(allErrs, ValidateObjectMeta(&sa.ObjectMeta, true, apivalidation.ValidateServiceAccountName, field.NewPath("metadata"))...)
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&sa.ObjectMeta, &oldSA.ObjectMeta, field.NewPath("metadata"))
+	return append(allErrs, corevalidation.ValidateObjectMeta(&sa.ObjectMeta, true, apivalidation.ValidateServiceAccountName, field.NewPath("metadata"))...)
 }
 
 func (serviceAccountStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {

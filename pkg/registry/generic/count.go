@@ -26,7 +26,7 @@ func (e *Store) startObservingCount(prefix string, period time.Duration) func() 
 	if period <= 0 {
 		return func() {}
 	}
-	gauge := objectCounts.WithLabelValues(e.DefaultQualifiedResource.String())
+	gauge := objectCounts.WithLabelValues(e.qualifiedResource.String())
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -36,7 +36,7 @@ func (e *Store) startObservingCount(prefix string, period time.Duration) func() 
 		defer ticker.Stop()
 		for {
 			countCtx, done := context.WithTimeout(ctx, period)
-			n, err := e.Storage.Count(countCtx, prefix)
+			n, err := e.storage.Count(countCtx, prefix)
 			done()
 			if err != nil {
 				n = -1

@@ -39,7 +39,7 @@ func (e *Store) create(ctx context.Context, obj runtime.Object, createValidation
 	}
 	fillSystemFields(m)
 	generateName(m)
-	finish, err := e.beforeCreate(ctx, obj, options)
+	finish, err := e.beforeCreate(ctx, e.mainUpdate.beginCreate, obj, options)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (e *Store) create(ctx context.Context, obj runtime.Object, createValidation
 		}
 	}
 	name := m.GetName()
-	key, err := e.KeyFunc(ctx, name)
+	key, err := e.keyFunc(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -59,9 +59,9 @@ func (e *Store) create(ctx context.Context, obj runtime.Object, createValidation
 	if err != nil {
 		return nil, err
 	}
-	out := e.NewFunc()
+	out := e.newFunc()
 	if err := e.storageCreate(ctx, key, obj, out, ttl, isDryRun(options.DryRun)); err != nil {
-		err = interpretCreateError(err, e.DefaultQualifiedResource, name)
+		err = interpretCreateError(err, e.qualifiedResource, name)
 		if apierrors.IsAlreadyExists(err) {
 			return nil, e.explainAlreadyExists(ctx, key, m.GetGenerateName(), err)
 		}
@@ -77,10 +77,10 @@ func (e *Store) create(ctx context.Context, obj runtime.Object, createValidation
 func (e *Store) explainAlreadyExists(ctx context.Context, key, generatedFrom string, err error) error {
 	status := err.(*apierrors.StatusError)
 	if generatedFrom != "" {
-		return apierrors.NewGenerateNameConflict(e.DefaultQualifiedResource, status.ErrStatus.Details.Name, 1)
+		return apierrors.NewGenerateNameConflict(e.qualifiedResource, status.ErrStatus.Details.Name, 1)
 	}
-	existing := e.NewFunc()
-	if getErr := e.Storage.Get(ctx, key, storage.GetOptions{}, existing); getErr == nil {
+	existing := e.newFunc()
+	if getErr := e.storage.Get(ctx, key, storage.GetOptions{}, existing); getErr == nil {
 		if m, mErr := meta.Accessor(existing); mErr == nil && m.GetDeletionTimestamp() != nil {
 			status.ErrStatus.Message = fmt.Sprintf("object is being deleted: %s", status.ErrStatus.Message)
 		}
@@ -89,10 +89,10 @@ func (e *Store) explainAlreadyExists(ctx context.Context, key, generatedFrom str
 }
 
 func (e *Store) ttl(obj runtime.Object, existing uint64, update bool) (uint64, error) {
-	if e.TTLFunc == nil {
+	if e.ttlFunc == nil {
 		return existing, nil
 	}
-	return e.TTLFunc(obj, existing, update)
+	return e.ttlFunc(obj, existing, update)
 }
 
 func isDryRun(dryRun []string) bool { return len(dryRun) > 0 }

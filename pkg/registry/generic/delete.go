@@ -28,20 +28,24 @@ var (
 // a resource with graceful deletion, first gets a deletionTimestamp and
 // stays (deletedImmediately false); otherwise it is removed at once.
 func (e *Store) Delete(ctx context.Context, name string, deleteValidation rest.ValidateObjectFunc, options *metav1.DeleteOptions) (runtime.Object, bool, error) {
-	key, err := e.KeyFunc(ctx, name)
+	key, err := e.keyFunc(ctx, name)
 	if err != nil {
 		return nil, false, err
 	}
 	if options == nil {
 		options = metav1.NewDeleteOptions(0)
+	} else if w, ok := e.deleteStrategy.(rest.DeleteWarningsStrategy); ok {
+		for _, text := range w.WarningsOnDelete(ctx, options) {
+			request.AddWarning(ctx, text)
+		}
 	}
 	if deleteValidation == nil {
 		deleteValidation = func(context.Context, runtime.Object) error { return nil }
 	}
 	dryRun := isDryRun(options.DryRun)
-	obj := e.NewFunc()
-	if err := e.Storage.Get(ctx, key, storage.GetOptions{}, obj); err != nil {
-		return nil, false, interpretDeleteError(err, e.DefaultQualifiedResource, name)
+	obj := e.newFunc()
+	if err := e.storage.Get(ctx, key, storage.GetOptions{}, obj); err != nil {
+		return nil, false, interpretDeleteError(err, e.qualifiedResource, name)
 	}
 	var preconditions storage.Preconditions
 	if p := options.Preconditions; p != nil {
@@ -75,14 +79,14 @@ func (e *Store) Delete(ctx context.Context, name string, deleteValidation rest.V
 			return out, true, nil
 		}
 	}
-	out = e.NewFunc()
+	out = e.newFunc()
 	if err := e.storageDelete(ctx, key, out, &preconditions, storage.ValidateObjectFunc(deleteValidation), dryRun); err != nil {
 		if storage.IsNotFound(err) && lastExisting != nil {
 			// Lost a race with another deleter after our own update.
 			out, err := e.finalizeDelete(lastExisting)
 			return out, true, err
 		}
-		return nil, false, interpretDeleteError(err, e.DefaultQualifiedResource, name)
+		return nil, false, interpretDeleteError(err, e.qualifiedResource, name)
 	}
 	e.afterDelete(ctx, out, options)
 	result, err := e.finalizeDelete(out)
@@ -97,7 +101,7 @@ func (e *Store) markForDeletion(ctx context.Context, name, key string, options *
 	preconditions *storage.Preconditions, deleteValidation rest.ValidateObjectFunc, in runtime.Object) (out, lastExisting runtime.Object, deleteNow bool, err error) {
 	var lastGrace int64
 	var pendingFinalizers bool
-	out = e.NewFunc()
+	out = e.newFunc()
 	err = e.storageUpdate(ctx, key, out, false, preconditions,
 		func(existing runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			if err := deleteValidation(ctx, existing); err != nil {
@@ -142,7 +146,7 @@ func (e *Store) markForDeletion(ctx context.Context, name, key string, options *
 		status, err := e.finalizeDelete(in)
 		return status, lastExisting, false, err
 	}
-	return nil, nil, false, interpretUpdateError(err, e.DefaultQualifiedResource, name)
+	return nil, nil, false, interpretUpdateError(err, e.qualifiedResource, name)
 }
 
 // DeleteCollection implements rest.CollectionDeleter: it deletes each
@@ -160,7 +164,7 @@ func (e *Store) DeleteCollection(ctx context.Context, deleteValidation rest.Vali
 	}
 	deleted := make([]runtime.Object, 0, len(list.Items))
 	for _, item := range list.Items {
-		obj := e.NewFunc()
+		obj := e.newFunc()
 		if err := item.Decode(obj); err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
@@ -182,7 +186,7 @@ func (e *Store) DeleteCollection(ctx context.Context, deleteValidation rest.Vali
 		// kube answers with the objects as listed, not as deleted.
 		deleted = append(deleted, obj)
 	}
-	result := e.NewListFunc()
+	result := e.newListFunc()
 	if err := meta.SetList(result, deleted); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

@@ -46,7 +46,7 @@ func (e *Store) beforeDelete(ctx context.Context, obj runtime.Object, options *m
 	if g := m.GetDeletionGracePeriodSeconds(); g != nil && *g < 0 {
 		m.SetDeletionGracePeriodSeconds(ptrInt64(1))
 	}
-	gracefulStrategy, ok := e.DeleteStrategy.(rest.RESTGracefulDeleteStrategy)
+	gracefulStrategy, ok := e.deleteStrategy.(rest.RESTGracefulDeleteStrategy)
 	if !ok {
 		return deletePlan{}, nil
 	}
@@ -89,7 +89,7 @@ func (e *Store) checkDeletePreconditions(m metav1.Object, p *metav1.Precondition
 		return nil
 	}
 	// kube names the kind where the resource belongs in these messages.
-	gr := schema.GroupResource{Group: e.Kind.Group, Resource: e.Kind.Kind}
+	gr := schema.GroupResource{Group: e.kind.Group, Resource: e.kind.Kind}
 	if p.UID != nil && *p.UID != m.GetUID() {
 		return apierrors.NewConflict(gr, m.GetName(), fmt.Errorf(
 			"the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated",
@@ -109,7 +109,7 @@ func (e *Store) checkDeletePreconditions(m metav1.Object, p *metav1.Precondition
 // records the policy; a garbage collector acts on it.
 func (e *Store) gcFinalizers(ctx context.Context, m metav1.Object, options *metav1.DeleteOptions) (bool, []string) {
 	policy := rest.GarbageCollectionPolicy("")
-	if s, ok := e.DeleteStrategy.(rest.GarbageCollectionDeleteStrategy); ok {
+	if s, ok := e.deleteStrategy.(rest.GarbageCollectionDeleteStrategy); ok {
 		policy = s.DefaultGarbageCollectionPolicy(ctx)
 	}
 	if policy == rest.Unsupported {
@@ -174,7 +174,7 @@ func markAsDeleting(m metav1.Object, now time.Time) {
 // finalizeDelete is what a delete returns: the object, or a Status naming
 // it, by the resource's choice (ReturnDeletedObject).
 func (e *Store) finalizeDelete(obj runtime.Object) (runtime.Object, error) {
-	if e.ReturnDeletedObject {
+	if e.returnDeletedObject {
 		return obj, nil
 	}
 	m, err := meta.Accessor(obj)
@@ -186,8 +186,8 @@ func (e *Store) finalizeDelete(obj runtime.Object) (runtime.Object, error) {
 		Status:   metav1.StatusSuccess,
 		Details: &metav1.StatusDetails{
 			Name:  m.GetName(),
-			Group: e.DefaultQualifiedResource.Group,
-			Kind:  e.DefaultQualifiedResource.Resource, // kube puts the resource here
+			Group: e.qualifiedResource.Group,
+			Kind:  e.qualifiedResource.Resource, // kube puts the resource here
 			UID:   m.GetUID(),
 		},
 	}, nil

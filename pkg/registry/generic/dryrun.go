@@ -16,9 +16,9 @@ import (
 
 func (e *Store) storageCreate(ctx context.Context, key string, obj, out runtime.Object, ttl uint64, dryRun bool) error {
 	if !dryRun {
-		return e.Storage.Create(ctx, key, obj, out, ttl)
+		return e.storage.Create(ctx, key, obj, out, ttl)
 	}
-	if err := e.Storage.Get(ctx, key, storage.GetOptions{}, out); err == nil {
+	if err := e.storage.Get(ctx, key, storage.GetOptions{}, out); err == nil {
 		return storage.NewKeyExistsError(key, 0)
 	} else if !storage.IsNotFound(err) {
 		return err
@@ -29,10 +29,10 @@ func (e *Store) storageCreate(ctx context.Context, key string, obj, out runtime.
 func (e *Store) storageUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
 	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, dryRun bool) error {
 	if !dryRun {
-		return e.Storage.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, nil)
+		return e.storage.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, nil)
 	}
-	existing := e.NewFunc()
-	if err := e.Storage.Get(ctx, key, storage.GetOptions{IgnoreNotFound: ignoreNotFound}, existing); err != nil {
+	existing := e.newFunc()
+	if err := e.storage.Get(ctx, key, storage.GetOptions{IgnoreNotFound: ignoreNotFound}, existing); err != nil {
 		return err
 	}
 	if err := preconditions.Check(key, existing); err != nil {
@@ -52,9 +52,9 @@ func (e *Store) storageUpdate(ctx context.Context, key string, dest runtime.Obje
 func (e *Store) storageDelete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validateDeletion storage.ValidateObjectFunc, dryRun bool) error {
 	if !dryRun {
-		return e.Storage.Delete(ctx, key, out, preconditions, validateDeletion, nil)
+		return e.storage.Delete(ctx, key, out, preconditions, validateDeletion, nil)
 	}
-	if err := e.Storage.Get(ctx, key, storage.GetOptions{}, out); err != nil {
+	if err := e.storage.Get(ctx, key, storage.GetOptions{}, out); err != nil {
 		return err
 	}
 	if err := preconditions.Check(key, out); err != nil {

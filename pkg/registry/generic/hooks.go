@@ -5,7 +5,26 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
+
+// Hooks let a resource act around its writes beyond what its strategy
+// does to the object alone: reserve and release what its objects hold
+// outside their own key (a service's cluster IP and node ports), or read
+// other resources as kube's mutating admission does (the LimitRange
+// defaults of a new pod). Any may be nil.
+//
+// As in kube, the Begin hooks run on the resource's own endpoint only (and
+// its scale subresource, which writes through it): a status update leaves
+// the spec alone, so it reserves nothing. AfterDelete runs whichever
+// endpoint removes the object, a status update that drops the last
+// finalizer included.
+type Hooks struct {
+	BeginCreate BeginCreateFunc
+	BeginUpdate BeginUpdateFunc
+	AfterDelete AfterDeleteFunc
+}
 
 // FinishFunc ends what a Begin hook started. success reports that the
 // object was written; on false the hook undoes what it reserved.
@@ -15,6 +34,7 @@ type FinishFunc func(ctx context.Context, success bool)
 // PrepareForCreate and Validate (the order of kube's Store, where defaults
 // come from decoding). It may reserve what the object needs from outside
 // the object itself (a service's cluster IP) and change obj accordingly.
+// options is never nil.
 type BeginCreateFunc func(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (FinishFunc, error)
 
 // BeginUpdateFunc is BeginCreateFunc for an update of old into obj. It may
@@ -24,48 +44,58 @@ type BeginUpdateFunc func(ctx context.Context, obj, old runtime.Object, options 
 
 // AfterDeleteFunc runs once an object is gone from storage, exactly once
 // per object: only the request whose write removed it calls it (a dry run
-// calls it too; options say so).
+// calls it too; options say so, and are never nil).
 type AfterDeleteFunc func(ctx context.Context, obj runtime.Object, options *metav1.DeleteOptions)
 
 func finishNothing(context.Context, bool) {}
 
-// beginCreate runs the BeginCreate hook, if any.
-func (e *Store) beginCreate(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (FinishFunc, error) {
-	if e.BeginCreate == nil {
+// updatePath is how one endpoint updates the Store's objects: the
+// resource's own endpoint with its strategy and Begin hooks, a
+// subresource (/status) with a strategy of its own and no Begin hooks.
+// Each endpoint keeps its path; all share the one Store by pointer.
+type updatePath struct {
+	strategy rest.RESTUpdateStrategy
+	// beginCreate runs when an update creates the object (PUT or apply
+	// of a missing object, where the strategy allows it).
+	beginCreate BeginCreateFunc
+	beginUpdate BeginUpdateFunc
+}
+
+// subresourcePath is the update path of a subresource served with
+// strategy: no Begin hooks.
+func subresourcePath(strategy rest.RESTUpdateStrategy) updatePath {
+	return updatePath{strategy: strategy}
+}
+
+// runBeginCreate runs begin, if any.
+func runBeginCreate(ctx context.Context, begin BeginCreateFunc, obj runtime.Object, options *metav1.CreateOptions) (FinishFunc, error) {
+	if begin == nil {
 		return finishNothing, nil
 	}
 	if options == nil {
 		options = &metav1.CreateOptions{}
 	}
-	finish, err := e.BeginCreate(ctx, obj, options)
-	if err != nil {
-		return nil, err
-	}
-	return finish, nil
+	return begin(ctx, obj, options)
 }
 
-// beginUpdate runs the BeginUpdate hook, if any.
-func (e *Store) beginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (FinishFunc, error) {
-	if e.BeginUpdate == nil {
+// runBeginUpdate runs the path's BeginUpdate hook, if any.
+func (p *updatePath) runBeginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (FinishFunc, error) {
+	if p.beginUpdate == nil {
 		return finishNothing, nil
 	}
 	if options == nil {
 		options = &metav1.UpdateOptions{}
 	}
-	finish, err := e.BeginUpdate(ctx, obj, old, options)
-	if err != nil {
-		return nil, err
-	}
-	return finish, nil
+	return p.beginUpdate(ctx, obj, old, options)
 }
 
 // afterDelete runs the AfterDelete hook, if any, on an object just deleted.
 func (e *Store) afterDelete(ctx context.Context, obj runtime.Object, options *metav1.DeleteOptions) {
-	if e.AfterDelete != nil && obj != nil {
+	if e.afterDeleteFunc != nil && obj != nil {
 		if options == nil {
 			options = &metav1.DeleteOptions{}
 		}
-		e.AfterDelete(ctx, obj, options)
+		e.afterDeleteFunc(ctx, obj, options)
 	}
 }
 

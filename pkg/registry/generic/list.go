@@ -25,15 +25,15 @@ func (e *Store) List(ctx context.Context, options *metainternalversion.ListOptio
 		Predicate:            pred,
 		Recursive:            true,
 	}
-	key := e.KeyRootFunc(ctx)
+	key := e.keyRootFunc(ctx)
 	if name, ok := pred.MatchesSingle(); ok {
-		if k, err := e.KeyFunc(ctx, name); err == nil {
+		if k, err := e.keyFunc(ctx, name); err == nil {
 			key, opts.Recursive = k, false
 		}
 	}
-	res, err := e.Storage.GetList(ctx, key, opts)
+	res, err := e.storage.GetList(ctx, key, opts)
 	if err != nil {
-		return nil, interpretListError(err, e.DefaultQualifiedResource, "list")
+		return nil, interpretListError(err, e.qualifiedResource, "list")
 	}
 	return res, nil
 }
@@ -54,15 +54,15 @@ func (e *Store) Watch(ctx context.Context, options *metainternalversion.ListOpti
 		ProgressNotify:       options.AllowWatchBookmarks,
 		SendInitialEvents:    options.SendInitialEvents,
 	}
-	key := e.KeyRootFunc(ctx)
+	key := e.keyRootFunc(ctx)
 	if name, ok := pred.MatchesSingle(); ok {
-		if k, err := e.KeyFunc(ctx, name); err == nil {
+		if k, err := e.keyFunc(ctx, name); err == nil {
 			key, opts.Recursive = k, false
 		}
 	}
-	w, err := e.Storage.Watch(ctx, key, opts)
+	w, err := e.storage.Watch(ctx, key, opts)
 	if err != nil {
-		return nil, interpretListError(err, e.DefaultQualifiedResource, "watch")
+		return nil, interpretListError(err, e.qualifiedResource, "watch")
 	}
 	// ERROR events carry storage errors: the HTTP layer converts them with
 	// InterpretWatchError as it writes them, so that events reach it
@@ -80,8 +80,8 @@ func (e *Store) predicate(options *metainternalversion.ListOptions) (storage.Sel
 	if field == nil {
 		field = fields.Everything()
 	}
-	if e.FieldLabelConversionFunc != nil {
-		converted, err := field.Transform(fields.TransformFunc(e.FieldLabelConversionFunc))
+	if e.fieldLabelConversionFunc != nil {
+		converted, err := field.Transform(fields.TransformFunc(e.fieldLabelConversionFunc))
 		if err != nil {
 			return storage.SelectionPredicate{}, apierrors.NewBadRequest(err.Error())
 		}

@@ -25,7 +25,7 @@ var (
 // Default implements rest.Defaulter: the defaults of the kind, when its
 // strategy has any.
 func (e *Store) Default(obj runtime.Object) {
-	if d, ok := e.CreateStrategy.(rest.Defaulter); ok {
+	if d, ok := e.createStrategy.(rest.Defaulter); ok {
 		d.Default(obj)
 	}
 }
@@ -33,7 +33,12 @@ func (e *Store) Default(obj runtime.Object) {
 // GetResetFields implements rest.ResetFieldsStrategy: what the update
 // strategy resets (nil when it resets nothing).
 func (e *Store) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	if r, ok := e.UpdateStrategy.(rest.ResetFieldsStrategy); ok {
+	return e.mainUpdate.resetFields()
+}
+
+// resetFields is what the path's strategy resets, if it says.
+func (p *updatePath) resetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	if r, ok := p.strategy.(rest.ResetFieldsStrategy); ok {
 		return r.GetResetFields()
 	}
 	return nil
@@ -45,7 +50,7 @@ func (r *StatusREST) Default(obj runtime.Object) { r.store.Default(obj) }
 // GetResetFields implements rest.ResetFieldsStrategy: what the status
 // strategy resets.
 func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return r.store.GetResetFields()
+	return r.update.resetFields()
 }
 
 // ResetFields is a GetResetFields result: the fields at paths ("status",

@@ -44,15 +44,16 @@ func wipeSystemFields(m metav1.Object) {
 	m.SetSelfLink("")
 }
 
+// maxGenerateNameBase keeps room for the random suffix within the 63
+// characters names of label-validated kinds may have.
+const maxGenerateNameBase = 63 - generateNameSuffixLen
+
 // generateName fills metadata.name from metadata.generateName.
 func generateName(m metav1.Object) {
 	if m.GetGenerateName() != "" && m.GetName() == "" {
 		base := m.GetGenerateName()
-		// Keep room for the suffix within the 63 characters names of
-		// label-validated kinds may have.
-		const maxBase = 63 - generateNameSuffixLen
-		if len(base) > maxBase {
-			base = base[:maxBase]
+		if len(base) > maxGenerateNameBase {
+			base = base[:maxGenerateNameBase]
 		}
 		m.SetName(base + utilrand.String(generateNameSuffixLen))
 	}
@@ -92,25 +93,26 @@ func ensureNamespace(ctx context.Context, m metav1.Object, namespaced bool) erro
 	return nil
 }
 
-// beforeCreate prepares and validates an object about to be created. The
+// beforeCreate prepares and validates an object about to be created,
+// running begin (the BeginCreate hook of the endpoint, or nil). The
 // FinishFunc it returns (never nil on success) must be called with whether
 // the object was stored.
-func (e *Store) beforeCreate(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (FinishFunc, error) {
+func (e *Store) beforeCreate(ctx context.Context, begin BeginCreateFunc, obj runtime.Object, options *metav1.CreateOptions) (FinishFunc, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	if err := ensureNamespace(ctx, m, e.CreateStrategy.NamespaceScoped()); err != nil {
+	if err := ensureNamespace(ctx, m, e.createStrategy.NamespaceScoped()); err != nil {
 		return nil, err
 	}
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
 	m.SetSelfLink("")
 	e.setKind(obj)
-	if d, ok := e.CreateStrategy.(rest.Defaulter); ok {
+	if d, ok := e.createStrategy.(rest.Defaulter); ok {
 		d.Default(obj)
 	}
-	finish, err := e.beginCreate(ctx, obj, options)
+	finish, err := runBeginCreate(ctx, begin, obj, options)
 	if err != nil {
 		return nil, err
 	}
@@ -122,28 +124,28 @@ func (e *Store) beforeCreate(ctx context.Context, obj runtime.Object, options *m
 }
 
 func (e *Store) prepareAndValidateCreate(ctx context.Context, obj runtime.Object, m metav1.Object) error {
-	e.CreateStrategy.PrepareForCreate(ctx, obj)
-	errs := e.CreateStrategy.Validate(ctx, obj)
+	e.createStrategy.PrepareForCreate(ctx, obj)
+	errs := e.createStrategy.Validate(ctx, obj)
 	if len(errs) == 0 {
 		// Resource-specific messages first; the generic ones only when
 		// those pass, as kube does.
-		errs = genericvalidation.ValidateObjectMetaAccessor(m, e.CreateStrategy.NamespaceScoped(),
+		errs = genericvalidation.ValidateObjectMetaAccessor(m, e.createStrategy.NamespaceScoped(),
 			path.ValidatePathSegmentName, field.NewPath("metadata"))
 	}
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(e.groupKind(), m.GetName(), uniqueErrors(errs))
 	}
-	for _, w := range e.CreateStrategy.WarningsOnCreate(ctx, obj) {
+	for _, w := range e.createStrategy.WarningsOnCreate(ctx, obj) {
 		request.AddWarning(ctx, w)
 	}
-	e.CreateStrategy.Canonicalize(obj)
+	e.createStrategy.Canonicalize(obj)
 	return nil
 }
 
-// beforeUpdate prepares and validates obj replacing old. The FinishFunc it
-// returns (never nil on success) must be called with whether obj was
-// stored.
-func (e *Store) beforeUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (FinishFunc, error) {
+// beforeUpdate prepares and validates obj replacing old, as the endpoint
+// of path does. The FinishFunc it returns (never nil on success) must be
+// called with whether obj was stored.
+func (e *Store) beforeUpdate(ctx context.Context, path *updatePath, obj, old runtime.Object, options *metav1.UpdateOptions) (FinishFunc, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -152,28 +154,28 @@ func (e *Store) beforeUpdate(ctx context.Context, obj, old runtime.Object, optio
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	if err := ensureNamespace(ctx, m, e.UpdateStrategy.NamespaceScoped()); err != nil {
+	if err := ensureNamespace(ctx, m, path.strategy.NamespaceScoped()); err != nil {
 		return nil, err
 	}
 	e.setKind(obj)
-	if d, ok := e.UpdateStrategy.(rest.Defaulter); ok {
+	if d, ok := path.strategy.(rest.Defaulter); ok {
 		d.Default(obj)
 	}
 	// Clients cannot set generation: strategies bump it on spec changes.
 	m.SetGeneration(oldMeta.GetGeneration())
-	finish, err := e.beginUpdate(ctx, obj, old, options)
+	finish, err := path.runBeginUpdate(ctx, obj, old, options)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.prepareAndValidateUpdate(ctx, obj, old, m, oldMeta); err != nil {
+	if err := e.prepareAndValidateUpdate(ctx, path.strategy, obj, old, m, oldMeta); err != nil {
 		finish(ctx, false)
 		return nil, err
 	}
 	return finish, nil
 }
 
-func (e *Store) prepareAndValidateUpdate(ctx context.Context, obj, old runtime.Object, m, oldMeta metav1.Object) error {
-	e.UpdateStrategy.PrepareForUpdate(ctx, obj, old)
+func (e *Store) prepareAndValidateUpdate(ctx context.Context, strategy rest.RESTUpdateStrategy, obj, old runtime.Object, m, oldMeta metav1.Object) error {
+	strategy.PrepareForUpdate(ctx, obj, old)
 	if m.GetUID() == "" {
 		m.SetUID(oldMeta.GetUID())
 	}
@@ -191,24 +193,24 @@ func (e *Store) prepareAndValidateUpdate(ctx context.Context, obj, old runtime.O
 	// kube checks the new metadata as on a create, then as an update,
 	// then the strategy's rules (which check the metadata again).
 	metaPath := field.NewPath("metadata")
-	errs := genericvalidation.ValidateObjectMetaAccessor(m, e.UpdateStrategy.NamespaceScoped(), path.ValidatePathSegmentName, metaPath)
+	errs := genericvalidation.ValidateObjectMetaAccessor(m, strategy.NamespaceScoped(), path.ValidatePathSegmentName, metaPath)
 	errs = append(errs, genericvalidation.ValidateObjectMetaAccessorUpdate(m, oldMeta, metaPath)...)
-	errs = append(errs, e.UpdateStrategy.ValidateUpdate(ctx, obj, old)...)
+	errs = append(errs, strategy.ValidateUpdate(ctx, obj, old)...)
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(e.groupKind(), m.GetName(), uniqueErrors(errs))
 	}
-	for _, w := range e.UpdateStrategy.WarningsOnUpdate(ctx, obj, old) {
+	for _, w := range strategy.WarningsOnUpdate(ctx, obj, old) {
 		request.AddWarning(ctx, w)
 	}
-	e.UpdateStrategy.Canonicalize(obj)
+	strategy.Canonicalize(obj)
 	return nil
 }
 
 func (e *Store) groupKind() schema.GroupKind {
-	if !e.Kind.Empty() {
-		return e.Kind.GroupKind()
+	if !e.kind.Empty() {
+		return e.kind.GroupKind()
 	}
-	return schema.GroupKind{Group: e.DefaultQualifiedResource.Group, Kind: e.DefaultQualifiedResource.Resource}
+	return schema.GroupKind{Group: e.qualifiedResource.Group, Kind: e.qualifiedResource.Resource}
 }
 
 func objectName(obj runtime.Object) (string, error) {

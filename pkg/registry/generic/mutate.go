@@ -17,7 +17,7 @@ import (
 // errors become Status errors as in Update.
 func (e *Store) Mutate(ctx context.Context, name string, preconditions *metav1.Preconditions,
 	mutate func(obj runtime.Object) error, dryRun bool) (runtime.Object, error) {
-	key, err := e.KeyFunc(ctx, name)
+	key, err := e.keyFunc(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +25,7 @@ func (e *Store) Mutate(ctx context.Context, name string, preconditions *metav1.P
 	if preconditions != nil {
 		pre = &storage.Preconditions{UID: preconditions.UID, ResourceVersion: preconditions.ResourceVersion}
 	}
-	out := e.NewFunc()
+	out := e.newFunc()
 	err = e.storageUpdate(ctx, key, out, false, pre, func(existing runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 		if err := mutate(existing); err != nil {
 			return nil, nil, err
@@ -33,7 +33,7 @@ func (e *Store) Mutate(ctx context.Context, name string, preconditions *metav1.P
 		return existing, nil, nil
 	}, dryRun)
 	if err != nil {
-		return nil, interpretUpdateError(err, e.DefaultQualifiedResource, name)
+		return nil, interpretUpdateError(err, e.qualifiedResource, name)
 	}
 	return out, nil
 }

@@ -1,6 +1,3 @@
-// Package generic is the generic registry: the Store that serves any
-// resource from a storage.Interface, configured per resource with
-// strategies, and the RESTOptions each resource's store is built from.
 package generic
 
 import (
@@ -37,6 +34,19 @@ type RESTOptionsGetter interface {
 // every read goes to etcd.
 func UndecoratedStorage(raw storage.Factory, cfg storage.Config) (storage.Interface, storage.DestroyFunc, error) {
 	return raw(cfg)
+}
+
+// UndecoratedRESTOptions gives every resource a raw store from Factory
+// (UndecoratedStorage: no watch cache), under Prefix/<resource>: for tools
+// and tests that build stores without the server's flags.
+type UndecoratedRESTOptions struct {
+	Factory storage.Factory
+	Prefix  string
+}
+
+// GetRESTOptions implements RESTOptionsGetter.
+func (o UndecoratedRESTOptions) GetRESTOptions(gr schema.GroupResource) (RESTOptions, error) {
+	return RESTOptions{StorageFactory: o.Factory, Decorator: UndecoratedStorage, ResourcePrefix: o.Prefix + "/" + gr.Resource}, nil
 }
 
 // RESTStorageProvider builds the storage of one API group.

@@ -93,14 +93,14 @@ func (r *ScaleREST) replicasPaths() managedfields.ResourcePathMappings {
 		return r.accessor.ReplicasPaths
 	}
 	return managedfields.ResourcePathMappings{
-		r.store.Kind.GroupVersion().String(): fieldpath.MakePathOrDie("spec", "replicas"),
+		r.store.kind.GroupVersion().String(): fieldpath.MakePathOrDie("spec", "replicas"),
 	}
 }
 
 // subresource names the scale subresource as kube's errors do
 // ("deployments/scale.apps").
 func (r *ScaleREST) subresource() schema.GroupResource {
-	gr := r.store.DefaultQualifiedResource
+	gr := r.store.qualifiedResource
 	gr.Resource += "/scale"
 	return gr
 }
@@ -141,7 +141,7 @@ func (i *scaleUpdatedObjectInfo) Preconditions() *metav1.Preconditions {
 func (i *scaleUpdatedObjectInfo) UpdatedObject(ctx context.Context, oldObj runtime.Object) (runtime.Object, error) {
 	m, err := meta.Accessor(oldObj)
 	if err != nil || m.GetResourceVersion() == "" {
-		return nil, apierrors.NewNotFound(i.scale.store.DefaultQualifiedResource, i.name)
+		return nil, apierrors.NewNotFound(i.scale.store.qualifiedResource, i.name)
 	}
 	oldScale, err := i.scale.scaleOf(oldObj)
 	if err != nil {
@@ -150,7 +150,7 @@ func (i *scaleUpdatedObjectInfo) UpdatedObject(ctx context.Context, oldObj runti
 	// The Scale shows the managers of the replicas, as owners of its
 	// spec.replicas; what the update makes of them goes back into the
 	// object's managed fields.
-	managed := managedfields.NewScaleHandler(m.GetManagedFields(), i.scale.store.Kind.GroupVersion(), i.scale.replicasPaths())
+	managed := managedfields.NewScaleHandler(m.GetManagedFields(), i.scale.store.kind.GroupVersion(), i.scale.replicasPaths())
 	if oldScale.ManagedFields, err = managed.ToSubresource(); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
@@ -172,7 +172,7 @@ func (i *scaleUpdatedObjectInfo) UpdatedObject(ctx context.Context, oldObj runti
 			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", scale.UID, m.GetUID()))
 	}
 	if scale.ResourceVersion != "" && scale.ResourceVersion != m.GetResourceVersion() {
-		return nil, apierrors.NewConflict(i.scale.store.DefaultQualifiedResource, i.name, fmt.Errorf(OptimisticLockErrorMsg))
+		return nil, apierrors.NewConflict(i.scale.store.qualifiedResource, i.name, fmt.Errorf(OptimisticLockErrorMsg))
 	}
 	entries, err := managed.ToParent(scale.ManagedFields)
 	if err != nil {

@@ -9,10 +9,15 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// StatusREST serves a "/status" subresource: GET reads the object, PUT and
-// PATCH change only its status (the strategy keeps the rest).
+// StatusREST serves a subresource that updates the resource's objects
+// with a strategy of its own: "/status" (PUT and PATCH change only the
+// status; the strategy keeps the rest), and the like (namespaces/finalize).
+// GET reads the object. It shares the main Store by pointer: no Begin
+// hooks run (the spec does not change here), AfterDelete does (removing
+// the last finalizer here deletes the object).
 type StatusREST struct {
-	store *Store
+	store  *Store
+	update updatePath
 }
 
 var (
@@ -20,20 +25,21 @@ var (
 	_ rest.Updater = (*StatusREST)(nil)
 )
 
-// NewStatusREST returns the status subresource of main, sharing its storage.
+// NewStatusREST returns the subresource of main that updates with
+// strategy.
 func NewStatusREST(main *Store, strategy rest.RESTUpdateStrategy) *StatusREST {
-	s := *main
-	s.UpdateStrategy = strategy
-	// A status update leaves the spec alone: the main resource's
-	// reservations (BeginCreate, BeginUpdate) do not apply. Deletions
-	// finished by a status update (its last finalizer removed) still
-	// release them (AfterDelete).
-	s.BeginCreate, s.BeginUpdate = nil, nil
-	return &StatusREST{store: &s}
+	return &StatusREST{store: main, update: subresourcePath(strategy)}
+}
+
+// UpdateSubresource builds, for Resource.Subresources, a subresource that
+// reads the object and updates it with strategy, as /status does
+// (kube's pods/resize, certificatesigningrequests/approval...).
+func UpdateSubresource(strategy rest.RESTUpdateStrategy) SubresourceFunc {
+	return func(main *Store) rest.Storage { return NewStatusREST(main, strategy) }
 }
 
 // New implements rest.Storage.
-func (r *StatusREST) New() runtime.Object { return r.store.NewFunc() }
+func (r *StatusREST) New() runtime.Object { return r.store.newFunc() }
 
 // Destroy implements rest.Storage: the storage belongs to the main
 // resource, which destroys it.
@@ -44,10 +50,11 @@ func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOp
 	return r.store.Get(ctx, name, options)
 }
 
-// Update implements rest.Updater. Status updates never create objects.
+// Update implements rest.Updater. It creates no object unless the
+// strategy allows it (forceAllowCreate, for apply, is ignored).
 func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+	return r.store.update(ctx, &r.update, name, objInfo, createValidation, updateValidation, false, options)
 }
 
 // NamespaceScoped implements rest.Scoper.

@@ -21,75 +21,63 @@ import (
 )
 
 // Store serves one resource from a storage.Interface: the generic
-// implementation of every verb, specialised by strategies. Set the fields,
-// then call CompleteWithOptions.
+// implementation of every verb, specialised by strategies and hooks. A
+// Store is built from its declaration (Resource.Build) and never changes
+// afterwards: its fields are unexported so that no caller can patch a
+// hook or a strategy onto a Store in use. Subresources share it by
+// pointer (status and the like through an updatePath of their own).
 type Store struct {
-	// NewFunc returns an empty object of the resource's kind.
-	NewFunc func() runtime.Object
-	// NewListFunc returns an empty list of the resource's kind.
-	NewListFunc func() runtime.Object
-	// Kind is the kind served; objects are stored with it as TypeMeta.
-	Kind schema.GroupVersionKind
-	// DefaultQualifiedResource names the resource in errors ("pods").
-	DefaultQualifiedResource schema.GroupResource
-	// SingularQualifiedResource is its singular name ("pod").
-	SingularQualifiedResource schema.GroupResource
+	// newFunc returns an empty object of the resource's kind; newListFunc
+	// an empty list of it.
+	newFunc     func() runtime.Object
+	newListFunc func() runtime.Object
+	// kind is the kind served; objects are stored with it as TypeMeta.
+	kind schema.GroupVersionKind
+	// qualifiedResource names the resource in errors ("pods");
+	// singularResource is its singular name ("pod").
+	qualifiedResource schema.GroupResource
+	singularResource  schema.GroupResource
 
-	// KeyRootFunc returns the key prefix of a list in ctx's namespace;
-	// KeyFunc the key of a named object. Defaults come from the resource
-	// prefix and scope.
-	KeyRootFunc func(ctx context.Context) string
-	KeyFunc     func(ctx context.Context, name string) (string, error)
+	// keyRootFunc returns the key prefix of a list in ctx's namespace;
+	// keyFunc the key of a named object.
+	keyRootFunc func(ctx context.Context) string
+	keyFunc     func(ctx context.Context, name string) (string, error)
 
-	// TTLFunc returns the time to live of an object in seconds (events);
-	// existing is the current TTL on update.
-	TTLFunc func(obj runtime.Object, existing uint64, update bool) (uint64, error)
+	// ttlFunc returns the time to live of an object in seconds (events);
+	// existing is the current TTL on update. nil: no TTL.
+	ttlFunc func(obj runtime.Object, existing uint64, update bool) (uint64, error)
 
-	// BeginCreate, BeginUpdate and AfterDelete let a resource reserve and
-	// release what its objects hold outside their own key (a service's
-	// cluster IP and node ports). nil: nothing to do.
-	BeginCreate BeginCreateFunc
-	BeginUpdate BeginUpdateFunc
-	AfterDelete AfterDeleteFunc
-
-	CreateStrategy rest.RESTCreateStrategy
-	UpdateStrategy rest.RESTUpdateStrategy
-	// DeleteStrategy may implement rest.RESTGracefulDeleteStrategy and
+	createStrategy rest.RESTCreateStrategy
+	// mainUpdate is how the resource's own endpoint updates: its strategy
+	// and Begin hooks. Subresources update through paths of their own.
+	mainUpdate updatePath
+	// deleteStrategy may implement rest.RESTGracefulDeleteStrategy and
 	// rest.GarbageCollectionDeleteStrategy.
-	DeleteStrategy rest.Scoper
+	deleteStrategy rest.Scoper
+	// afterDeleteFunc runs whichever endpoint removes an object.
+	afterDeleteFunc AfterDeleteFunc
 
-	// ReturnDeletedObject makes Delete return the deleted object instead
+	// returnDeletedObject makes Delete return the deleted object instead
 	// of a Status.
-	ReturnDeletedObject bool
+	returnDeletedObject bool
 
-	TableConvertor rest.TableConvertor
+	tableConvertor rest.TableConvertor
 
-	// FieldLabelConversionFunc, when set, checks and converts the fields
+	// fieldLabelConversionFunc, when set, checks and converts the fields
 	// of field selectors (kube's per-kind conversion); without it a field
-	// selector may name the fields AttrFunc returns.
-	FieldLabelConversionFunc FieldLabelConversionFunc
+	// selector may name the fields attrFunc returns.
+	fieldLabelConversionFunc FieldLabelConversionFunc
 
-	ShortNamesList []string
-	CategoriesList []string
+	shortNames []string
+	categories []string
 
-	// Storage is the resource's store, built by CompleteWithOptions from
-	// RESTOptions.Decorator.
-	Storage storage.Interface
-	// DestroyFunc releases Storage.
-	DestroyFunc func()
+	// storage is the resource's store, from RESTOptions.Decorator;
+	// destroyFunc releases it and what the declaration holds.
+	storage     storage.Interface
+	destroyFunc func()
 
 	attrFunc         storage.AttrFunc
 	selectableFields map[string]bool
-}
-
-// StoreOptions complete a Store.
-type StoreOptions struct {
-	RESTOptions RESTOptionsGetter
-	// AttrFunc returns labels and selectable fields; the default has the
-	// labels, metadata.name and (namespaced) metadata.namespace.
-	AttrFunc storage.AttrFunc
-	// IndexFields are the selectable fields the watch cache indexes.
-	IndexFields []string
 }
 
 var (
@@ -103,91 +91,105 @@ var (
 	_ rest.TableConvertor    = (*Store)(nil)
 )
 
-// CompleteWithOptions fills the defaults and builds the store's storage.
-func (e *Store) CompleteWithOptions(options *StoreOptions) error {
-	if e.DefaultQualifiedResource.Empty() {
-		return fmt.Errorf("store %#v must have a non-empty qualified resource", e)
+// newStore builds the Store r declares, in group version gv, with
+// strategy (r's, or its default).
+func newStore(r Resource, gv schema.GroupVersion, strategy Strategy, getter RESTOptionsGetter) (*Store, error) {
+	e := &Store{
+		newFunc:                  r.New,
+		newListFunc:              r.NewList,
+		kind:                     gv.WithKind(r.Kind),
+		qualifiedResource:        schema.GroupResource{Group: gv.Group, Resource: r.Name},
+		singularResource:         schema.GroupResource{Group: gv.Group, Resource: r.Singular},
+		ttlFunc:                  r.TTLFunc,
+		createStrategy:           strategy,
+		mainUpdate:               updatePath{strategy: strategy, beginCreate: r.Hooks.BeginCreate, beginUpdate: r.Hooks.BeginUpdate},
+		deleteStrategy:           strategy,
+		afterDeleteFunc:          r.Hooks.AfterDelete,
+		returnDeletedObject:      r.ReturnDeletedObject,
+		tableConvertor:           r.Table,
+		fieldLabelConversionFunc: r.FieldLabelConversion,
+		shortNames:               r.ShortNames,
+		categories:               r.Categories,
+		attrFunc:                 r.AttrFunc,
 	}
-	if e.NewFunc == nil || e.NewListFunc == nil {
-		return fmt.Errorf("store for %s must have NewFunc and NewListFunc", e.DefaultQualifiedResource)
+	if e.newFunc == nil || e.newListFunc == nil {
+		return nil, fmt.Errorf("store for %s must have New and NewList", e.qualifiedResource)
 	}
-	if e.CreateStrategy == nil || e.UpdateStrategy == nil || e.DeleteStrategy == nil {
-		return fmt.Errorf("store for %s must have create, update and delete strategies", e.DefaultQualifiedResource)
+	if r.Singular == "" {
+		e.singularResource = e.qualifiedResource
 	}
-	if options.RESTOptions == nil {
-		return fmt.Errorf("options for %s must have RESTOptions set", e.DefaultQualifiedResource)
-	}
-	opts, err := options.RESTOptions.GetRESTOptions(e.DefaultQualifiedResource)
-	if err != nil {
-		return err
-	}
-	namespaced := e.CreateStrategy.NamespaceScoped()
-	prefix := opts.ResourcePrefix
-	if e.KeyRootFunc == nil {
-		e.KeyRootFunc = func(ctx context.Context) string {
-			if ns := request.NamespaceValue(ctx); namespaced && ns != "" {
-				return prefix + "/" + ns
-			}
-			return prefix
-		}
-	}
-	if e.KeyFunc == nil {
-		e.KeyFunc = func(ctx context.Context, name string) (string, error) {
-			return objectKey(ctx, prefix, name, namespaced)
-		}
-	}
-	e.attrFunc = options.AttrFunc
 	if e.attrFunc == nil {
-		e.attrFunc = DefaultAttrFunc(namespaced)
+		e.attrFunc = DefaultAttrFunc(r.Namespaced)
 	}
 	if err := e.recordSelectableFields(); err != nil {
-		return err
+		return nil, err
 	}
-	if e.TableConvertor == nil {
-		e.TableConvertor = DefaultTableConvertor(e.DefaultQualifiedResource)
+	if e.tableConvertor == nil {
+		e.tableConvertor = DefaultTableConvertor(e.qualifiedResource)
 	}
-	if e.SingularQualifiedResource.Empty() {
-		e.SingularQualifiedResource = e.DefaultQualifiedResource
+	opts, err := getter.GetRESTOptions(e.qualifiedResource)
+	if err != nil {
+		return nil, err
 	}
-	if e.Storage == nil {
-		cfg := storage.Config{
-			Resource:       e.DefaultQualifiedResource.String(),
-			ResourcePrefix: prefix,
-			NewFunc:        e.NewFunc,
-			AttrFunc:       e.attrFunc,
-			IndexFields:    options.IndexFields,
-			KeyFunc: func(obj runtime.Object) (string, error) {
-				m, err := meta.Accessor(obj)
-				if err != nil {
-					return "", err
-				}
-				if namespaced {
-					return prefix + "/" + m.GetNamespace() + "/" + m.GetName(), nil
-				}
-				return prefix + "/" + m.GetName(), nil
-			},
-			Paging: true,
+	e.setKeyFuncs(opts.ResourcePrefix, r.Namespaced)
+	cfg := StorageConfig(e.qualifiedResource, opts.ResourcePrefix, e.newFunc, r.Namespaced)
+	cfg.AttrFunc, cfg.IndexFields = e.attrFunc, r.IndexFields
+	s, destroy, err := opts.Decorator(opts.StorageFactory, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the store of %s: %w", e.qualifiedResource, err)
+	}
+	e.storage = s // before the counter reads it
+	stopCounting := e.startObservingCount(opts.ResourcePrefix, opts.CountMetricPollPeriod)
+	e.destroyFunc = func() {
+		stopCounting()
+		destroy()
+	}
+	return e, nil
+}
+
+// setKeyFuncs sets the keys of the resource's objects under prefix.
+func (e *Store) setKeyFuncs(prefix string, namespaced bool) {
+	e.keyRootFunc = func(ctx context.Context) string {
+		if ns := request.NamespaceValue(ctx); namespaced && ns != "" {
+			return prefix + "/" + ns
 		}
-		s, destroy, err := opts.Decorator(opts.StorageFactory, cfg)
-		if err != nil {
-			return fmt.Errorf("building the store of %s: %w", e.DefaultQualifiedResource, err)
-		}
-		e.Storage = s // before the counter reads it
-		stopCounting := e.startObservingCount(prefix, opts.CountMetricPollPeriod)
-		e.DestroyFunc = func() {
-			stopCounting()
-			destroy()
-		}
+		return prefix
 	}
-	return nil
+	e.keyFunc = func(ctx context.Context, name string) (string, error) {
+		return objectKey(ctx, prefix, name, namespaced)
+	}
+}
+
+// StorageConfig is the storage.Config of a resource's objects kept under
+// prefix, with the default attributes (DefaultAttrFunc): what a Store's
+// storage is built from, and what registry code that keeps objects
+// without a Store (the service allocators) builds a raw store from.
+func StorageConfig(gr schema.GroupResource, prefix string, newFunc func() runtime.Object, namespaced bool) storage.Config {
+	return storage.Config{
+		Resource:       gr.String(),
+		ResourcePrefix: prefix,
+		NewFunc:        newFunc,
+		AttrFunc:       DefaultAttrFunc(namespaced),
+		KeyFunc: func(obj runtime.Object) (string, error) {
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				return "", err
+			}
+			if namespaced {
+				return prefix + "/" + m.GetNamespace() + "/" + m.GetName(), nil
+			}
+			return prefix + "/" + m.GetName(), nil
+		},
+		Paging: true,
+	}
 }
 
 // recordSelectableFields remembers which fields a field selector may name:
 // those AttrFunc returns.
 func (e *Store) recordSelectableFields() error {
-	_, f, err := e.attrFunc(e.NewFunc())
+	_, f, err := e.attrFunc(e.newFunc())
 	if err != nil {
-		return fmt.Errorf("attributes of %s: %w", e.DefaultQualifiedResource, err)
+		return fmt.Errorf("attributes of %s: %w", e.qualifiedResource, err)
 	}
 	e.selectableFields = map[string]bool{}
 	for k := range f {
@@ -254,47 +256,43 @@ func objectKey(ctx context.Context, prefix, name string, namespaced bool) (strin
 }
 
 // New implements rest.Storage.
-func (e *Store) New() runtime.Object { return e.NewFunc() }
+func (e *Store) New() runtime.Object { return e.newFunc() }
 
 // NewList implements rest.Lister.
-func (e *Store) NewList() runtime.Object { return e.NewListFunc() }
+func (e *Store) NewList() runtime.Object { return e.newListFunc() }
 
 // Destroy implements rest.Storage.
-func (e *Store) Destroy() {
-	if e.DestroyFunc != nil {
-		e.DestroyFunc()
-	}
-}
+func (e *Store) Destroy() { e.destroyFunc() }
 
 // DeleteReturnsDeletedObject implements rest.MayReturnFullObjectDeleter.
-func (e *Store) DeleteReturnsDeletedObject() bool { return e.ReturnDeletedObject }
+func (e *Store) DeleteReturnsDeletedObject() bool { return e.returnDeletedObject }
 
 // NamespaceScoped implements rest.Scoper.
-func (e *Store) NamespaceScoped() bool { return e.CreateStrategy.NamespaceScoped() }
+func (e *Store) NamespaceScoped() bool { return e.createStrategy.NamespaceScoped() }
 
 // ShortNames implements rest.ShortNamesProvider.
-func (e *Store) ShortNames() []string { return e.ShortNamesList }
+func (e *Store) ShortNames() []string { return e.shortNames }
 
 // Categories implements rest.CategoriesProvider.
-func (e *Store) Categories() []string { return e.CategoriesList }
+func (e *Store) Categories() []string { return e.categories }
 
 // GetSingularName implements rest.SingularNameProvider.
-func (e *Store) GetSingularName() string { return e.SingularQualifiedResource.Resource }
+func (e *Store) GetSingularName() string { return e.singularResource.Resource }
 
 // ConvertToTable implements rest.TableConvertor.
 func (e *Store) ConvertToTable(ctx context.Context, obj runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
-	return e.TableConvertor.ConvertToTable(ctx, obj, tableOptions)
+	return e.tableConvertor.ConvertToTable(ctx, obj, tableOptions)
 }
 
 // Get implements rest.Getter.
 func (e *Store) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
-	key, err := e.KeyFunc(ctx, name)
+	key, err := e.keyFunc(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	out := e.NewFunc()
-	if err := e.Storage.Get(ctx, key, storage.GetOptions{ResourceVersion: options.ResourceVersion}, out); err != nil {
-		return nil, interpretGetError(err, e.DefaultQualifiedResource, name)
+	out := e.newFunc()
+	if err := e.storage.Get(ctx, key, storage.GetOptions{ResourceVersion: options.ResourceVersion}, out); err != nil {
+		return nil, interpretGetError(err, e.qualifiedResource, name)
 	}
 	return out, nil
 }
@@ -302,28 +300,28 @@ func (e *Store) Get(ctx context.Context, name string, options *metav1.GetOptions
 // GetObject implements rest.ObjectGetter when the storage can return
 // stored objects (it always can: the etcd3 store and the cacher do).
 func (e *Store) GetObject(ctx context.Context, name string, options *metav1.GetOptions) (*storage.Object, error) {
-	getter, ok := e.Storage.(storage.ObjectGetter)
+	getter, ok := e.storage.(storage.ObjectGetter)
 	if !ok {
-		return nil, apierrors.NewInternalError(fmt.Errorf("the storage of %s cannot return stored objects", e.DefaultQualifiedResource))
+		return nil, apierrors.NewInternalError(fmt.Errorf("the storage of %s cannot return stored objects", e.qualifiedResource))
 	}
-	key, err := e.KeyFunc(ctx, name)
+	key, err := e.keyFunc(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	obj, err := getter.GetObject(ctx, key, storage.GetOptions{ResourceVersion: options.ResourceVersion})
 	if err != nil {
-		return nil, interpretGetError(err, e.DefaultQualifiedResource, name)
+		return nil, interpretGetError(err, e.qualifiedResource, name)
 	}
 	return obj, nil
 }
 
 // setKind gives obj the store's kind, as it will be stored and served.
 func (e *Store) setKind(obj runtime.Object) {
-	if !e.Kind.Empty() {
-		obj.GetObjectKind().SetGroupVersionKind(e.Kind)
+	if !e.kind.Empty() {
+		obj.GetObjectKind().SetGroupVersionKind(e.kind)
 	}
 }
 
 // StorageReadiness reports whether the resource's store can serve (a watch
 // cache has its first list).
-func (e *Store) StorageReadiness() error { return e.Storage.ReadinessCheck() }
+func (e *Store) StorageReadiness() error { return e.storage.ReadinessCheck() }

@@ -85,6 +85,26 @@ func SpecChanged(obj, old runtime.Object) bool {
 	return !apiequality.Semantic.DeepEqual(n.Interface(), o.Interface())
 }
 
+// StartGeneration gives a new object generation 1: kube counts the
+// changes of a spec from there (PrepareForCreate).
+func StartGeneration(obj runtime.Object) {
+	mustAccessor(obj).SetGeneration(1)
+}
+
+// BumpGeneration gives obj the generation after old's: its spec (or what
+// else the kind counts) changed (PrepareForUpdate).
+func BumpGeneration(obj, old runtime.Object) {
+	mustAccessor(obj).SetGeneration(mustAccessor(old).GetGeneration() + 1)
+}
+
+// BumpGenerationOnSpecChange is kube's rule for kinds with a spec: the
+// generation goes up when the spec changes (SpecChanged), and only then.
+func BumpGenerationOnSpecChange(obj, old runtime.Object) {
+	if SpecChanged(obj, old) {
+		BumpGeneration(obj, old)
+	}
+}
+
 // field0 returns the named top-level field of obj, or an invalid Value.
 func field0(obj runtime.Object, name string) reflect.Value {
 	v := reflect.ValueOf(obj)

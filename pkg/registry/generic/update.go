@@ -24,7 +24,14 @@ var errEmptiedFinalizers = errors.New("emptied finalizers")
 // apply) allows it.
 func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	key, err := e.KeyFunc(ctx, name)
+	return e.update(ctx, &e.mainUpdate, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+}
+
+// update is Update through path: the strategy and hooks of the endpoint
+// that updates (the resource's own, or a subresource's).
+func (e *Store) update(ctx context.Context, path *updatePath, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
+	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	key, err := e.keyFunc(ctx, name)
 	if err != nil {
 		return nil, false, err
 	}
@@ -32,7 +39,7 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 	if p := objInfo.Preconditions(); p != nil {
 		preconditions = &storage.Preconditions{UID: p.UID, ResourceVersion: p.ResourceVersion}
 	}
-	allowCreate := e.UpdateStrategy.AllowCreateOnUpdate() || forceAllowCreate
+	allowCreate := path.strategy.AllowCreateOnUpdate() || forceAllowCreate
 	var (
 		creating  bool
 		deleteObj runtime.Object
@@ -40,7 +47,7 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 		// that lost a race is undone before the next one begins.
 		finish = FinishFunc(finishNothing)
 	)
-	out := e.NewFunc()
+	out := e.newFunc()
 	err = e.storageUpdate(ctx, key, out, allowCreate, preconditions,
 		func(existing runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			finish(ctx, false)
@@ -48,7 +55,7 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 			creating = false
 			existingRV := res.ResourceVersion
 			if existingRV == 0 && !allowCreate {
-				return nil, nil, apierrors.NewNotFound(e.DefaultQualifiedResource, name)
+				return nil, nil, apierrors.NewNotFound(e.qualifiedResource, name)
 			}
 			obj, err := objInfo.UpdatedObject(ctx, existing)
 			if err != nil {
@@ -60,11 +67,11 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 			}
 			if existingRV == 0 {
 				creating = true
-				obj, ttl, f, err := e.prepareCreateOnUpdate(ctx, obj, createValidation, options)
+				obj, ttl, f, err := e.prepareCreateOnUpdate(ctx, path.beginCreate, obj, createValidation, options)
 				finish = f
 				return obj, ttl, err
 			}
-			if err := e.checkResourceVersion(name, newRV, existingRV); err != nil {
+			if err := e.checkResourceVersion(path.strategy, name, newRV, existingRV); err != nil {
 				return nil, nil, err
 			}
 			if newRV == 0 {
@@ -74,7 +81,7 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 					return nil, nil, apierrors.NewInternalError(err)
 				}
 			}
-			if finish, err = e.beforeUpdate(ctx, obj, existing, options); err != nil {
+			if finish, err = e.beforeUpdate(ctx, path, obj, existing, options); err != nil {
 				finish = finishNothing
 				return nil, nil, err
 			}
@@ -108,40 +115,40 @@ func (e *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 		if errors.As(err, &failed) {
 			// kube's storage words a failed precondition as an invalid
 			// object of the key.
-			return nil, false, apierrors.NewConflict(e.DefaultQualifiedResource, name, fmt.Errorf(
+			return nil, false, apierrors.NewConflict(e.qualifiedResource, name, fmt.Errorf(
 				"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: %s", key, failed.Msg))
 		}
 		if creating {
-			return nil, false, interpretCreateError(err, e.DefaultQualifiedResource, name)
+			return nil, false, interpretCreateError(err, e.qualifiedResource, name)
 		}
-		return nil, false, interpretUpdateError(err, e.DefaultQualifiedResource, name)
+		return nil, false, interpretUpdateError(err, e.qualifiedResource, name)
 	}
 	return out, creating, nil
 }
 
 // checkResourceVersion enforces optimistic concurrency: an update names
 // the revision it was computed from, unless the strategy lets it omit it.
-func (e *Store) checkResourceVersion(name string, newRV, existingRV int64) error {
+func (e *Store) checkResourceVersion(strategy rest.RESTUpdateStrategy, name string, newRV, existingRV int64) error {
 	if newRV == 0 {
-		if e.UpdateStrategy.AllowUnconditionalUpdate() {
+		if strategy.AllowUnconditionalUpdate() {
 			return nil
 		}
 		gk := e.groupKind()
-		gk.Kind = e.DefaultQualifiedResource.Resource // kube names the resource here
+		gk.Kind = e.qualifiedResource.Resource // kube names the resource here
 		return apierrors.NewInvalid(gk, name, field.ErrorList{
 			field.Invalid(field.NewPath("metadata").Child("resourceVersion"), newRV, "must be specified for an update"),
 		})
 	}
 	if newRV != existingRV {
-		return apierrors.NewConflict(e.DefaultQualifiedResource, name, errors.New(OptimisticLockErrorMsg))
+		return apierrors.NewConflict(e.qualifiedResource, name, errors.New(OptimisticLockErrorMsg))
 	}
 	return nil
 }
 
-// prepareCreateOnUpdate runs the create path on the object of a PUT or
-// apply that creates.
+// prepareCreateOnUpdate runs the create path, with begin as its
+// BeginCreate hook, on the object of a PUT or apply that creates.
 // The FinishFunc returned is never nil, whatever the error.
-func (e *Store) prepareCreateOnUpdate(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc,
+func (e *Store) prepareCreateOnUpdate(ctx context.Context, begin BeginCreateFunc, obj runtime.Object, createValidation rest.ValidateObjectFunc,
 	options *metav1.UpdateOptions) (runtime.Object, *uint64, FinishFunc, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -152,7 +159,7 @@ func (e *Store) prepareCreateOnUpdate(ctx context.Context, obj runtime.Object, c
 	if err := storage.SetResourceVersion(obj, 0); err != nil {
 		return nil, nil, finishNothing, err
 	}
-	finish, err := e.beforeCreate(ctx, obj, createOptionsFromUpdate(options))
+	finish, err := e.beforeCreate(ctx, begin, obj, createOptionsFromUpdate(options))
 	if err != nil {
 		return nil, nil, finishNothing, err
 	}
@@ -191,12 +198,12 @@ func shouldDeleteDuringUpdate(obj, existing runtime.Object) bool {
 // emptied, and returns the updated object (a PUT expects an object back).
 func (e *Store) deleteWithoutFinalizers(ctx context.Context, name, key string, obj runtime.Object,
 	preconditions *storage.Preconditions, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	out := e.NewFunc()
+	out := e.newFunc()
 	if err := e.storageDelete(ctx, key, out, preconditions, nil, isDryRun(options.DryRun)); err != nil {
 		if storage.IsNotFound(err) {
 			return obj, false, nil // another update finished the deletion first
 		}
-		return nil, false, interpretDeleteError(err, e.DefaultQualifiedResource, name)
+		return nil, false, interpretDeleteError(err, e.qualifiedResource, name)
 	}
 	e.afterDelete(ctx, out, deleteOptionsFromUpdate(options))
 	return obj, false, nil

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
@@ -56,13 +56,13 @@ type bindingFields struct {
 // validateBinding checks a binding (of a namespace, or of the cluster),
 // an update of old when old is not nil.
 func validateBinding(m *metav1.ObjectMeta, ref rbacv1.RoleRef, subjects []rbacv1.Subject, namespaced bool, old *bindingFields) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(m, namespaced, validateRBACName, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(m, namespaced, validateRBACName, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateRoleRef(ref, !namespaced)...)
 	allErrs = append(allErrs, validateSubjects(subjects, namespaced)...)
 	if old == nil {
 		return append(allErrs, requiredNames(ref, subjects, nil, nil)...)
 	}
-	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(m, old.meta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(m, old.meta, field.NewPath("metadata"))...)
 	allErrs = append(allErrs, apivalidation.ValidateImmutableField(internalRoleRef(ref), internalRoleRef(old.roleRef), field.NewPath("roleRef"))...)
 	return append(allErrs, requiredNames(ref, subjects, &old.roleRef, old.subjects)...)
 }

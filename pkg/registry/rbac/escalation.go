@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
@@ -65,10 +66,10 @@ func (g *guard) authorized(ctx context.Context, verb, resource, namespace, name 
 // resource, namespace and name.
 func (g *guard) escalateAuthorized(ctx context.Context) bool {
 	info, ok := request.InfoFrom(ctx)
-	if !ok || info.Resource.Group != rbacv1.GroupName || (info.Resource.Resource != "roles" && info.Resource.Resource != "clusterroles") {
+	if !ok || info.APIGroup != rbacv1.GroupName || (info.Resource != "roles" && info.Resource != "clusterroles") {
 		return false
 	}
-	return g.authorized(ctx, "escalate", info.Resource.Resource, info.Namespace, info.Name)
+	return g.authorized(ctx, "escalate", info.Resource, info.Namespace, info.Name)
 }
 
 // bindAuthorized reports whether the user of ctx may bind ref in
@@ -144,6 +145,8 @@ var fullAuthority = []rbacv1.PolicyRule{
 type roleStore struct {
 	*generic.Store
 	guard
+	// resource names the resource in a refusal.
+	resource schema.GroupResource
 	// rules returns the rules of a role; aggregated whether it has an
 	// aggregation rule (cluster roles only).
 	rules      func(obj runtime.Object) []rbacv1.PolicyRule
@@ -174,11 +177,11 @@ func (s *roleStore) Update(ctx context.Context, name string, objInfo rest.Update
 func (s *roleStore) check(ctx context.Context, obj, old runtime.Object) error {
 	name := nameOf(obj)
 	if err := policy.ConfirmNoEscalation(ctx, s.resolver, s.rules(obj)); err != nil {
-		return apierrors.NewForbidden(s.DefaultQualifiedResource, name, err)
+		return apierrors.NewForbidden(s.resource, name, err)
 	}
 	if s.aggregated != nil && (s.aggregated(obj) || (old != nil && s.aggregated(old))) {
 		if err := policy.ConfirmNoEscalation(ctx, s.resolver, fullAuthority); err != nil {
-			return apierrors.NewForbidden(s.DefaultQualifiedResource, name, errors.New("must have cluster-admin privileges to use the aggregationRule"))
+			return apierrors.NewForbidden(s.resource, name, errors.New("must have cluster-admin privileges to use the aggregationRule"))
 		}
 	}
 	return nil
@@ -188,7 +191,8 @@ func (s *roleStore) check(ctx context.Context, obj, old runtime.Object) error {
 type bindingStore struct {
 	*generic.Store
 	guard
-	roleRef func(obj runtime.Object) rbacv1.RoleRef
+	resource schema.GroupResource
+	roleRef  func(obj runtime.Object) rbacv1.RoleRef
 }
 
 // Create implements rest.Creater.
@@ -229,7 +233,7 @@ func (s *bindingStore) check(ctx context.Context, obj, _ runtime.Object) error {
 		return err
 	}
 	if err := policy.ConfirmNoEscalation(ctx, s.resolver, rules); err != nil {
-		return apierrors.NewForbidden(s.DefaultQualifiedResource, nameOf(obj), err)
+		return apierrors.NewForbidden(s.resource, nameOf(obj), err)
 	}
 	return nil
 }

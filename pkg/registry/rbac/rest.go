@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -37,13 +38,51 @@ var _ generic.RESTStorageProvider = RESTStorageProvider{}
 // GroupName implements generic.RESTStorageProvider.
 func (RESTStorageProvider) GroupName() string { return rbacv1.GroupName }
 
+// Storage is a store of one of the four kinds, guarded against privilege
+// escalation: what the server's wiring reconciles the bootstrap policy
+// through, and what the policy cache follows.
+type Storage interface {
+	rest.Storage
+	rest.Getter
+	rest.Lister
+	rest.Watcher
+	rest.Creater
+	rest.Updater
+	rest.GracefulDeleter
+}
+
+// GroupStorage is what the server's wiring uses of the group besides its
+// routes: the stores of the four kinds.
+type GroupStorage struct {
+	Roles, ClusterRoles, RoleBindings, ClusterRoleBindings Storage
+}
+
+// PolicySources are the stores the policy cache follows.
+func (g GroupStorage) PolicySources() policy.Sources {
+	return policy.Sources{Roles: g.Roles, ClusterRoles: g.ClusterRoles, RoleBindings: g.RoleBindings, ClusterRoleBindings: g.ClusterRoleBindings}
+}
+
 // NewRESTStorage implements generic.RESTStorageProvider.
 func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	info, err := generic.BuildGroup(rbacv1.SchemeGroupVersion, getter, clusterRoleBindings, clusterRoles, roleBindings, roles)
-	if err != nil {
-		return info, err
+	_, info, err := p.NewGroupStorage(getter)
+	return info, err
+}
+
+// NewGroupStorage builds the group: the APIGroupInfo its routes are
+// mounted from, and the typed handles of what the wiring uses besides.
+func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
+	gv := rbacv1.SchemeGroupVersion
+	info := generic.NewGroupInfo(gv)
+	resources := info.VersionedResourcesStorageMap[gv.Version]
+	var stores [4]*generic.Store
+	for i, r := range []generic.Resource{clusterRoleBindings, clusterRoles, roleBindings, roles} {
+		st, err := r.Install(gv, getter, resources)
+		if err != nil {
+			info.Destroy()
+			return GroupStorage{}, rest.APIGroupInfo{}, err
+		}
+		stores[i] = st
 	}
-	storages := info.VersionedResourcesStorageMap["v1"]
 	cache := p.Policy
 	if cache == nil {
 		cache = policy.NewCache()
@@ -51,37 +90,28 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 	// The roles a write grants or refers to are read from the stores, as
 	// kube does, so that a role just created can be bound at once; the
 	// writer's own bindings come from the cache.
-	g := guard{authorizer: p.Authorizer, resolver: policy.NewResolver(cache, storeRoles{
-		roles:        storages["roles"].(rest.Getter),
-		clusterRoles: storages["clusterroles"].(rest.Getter),
-	})}
-	storages["roles"] = &roleStore{Store: storages["roles"].(*generic.Store), guard: g,
-		rules: func(obj runtime.Object) []rbacv1.PolicyRule { return obj.(*rbacv1.Role).Rules }}
-	storages["clusterroles"] = &roleStore{Store: storages["clusterroles"].(*generic.Store), guard: g,
-		rules:      func(obj runtime.Object) []rbacv1.PolicyRule { return obj.(*rbacv1.ClusterRole).Rules },
-		aggregated: hasAggregationRule}
-	storages["rolebindings"] = &bindingStore{Store: storages["rolebindings"].(*generic.Store), guard: g,
-		roleRef: func(obj runtime.Object) rbacv1.RoleRef { return obj.(*rbacv1.RoleBinding).RoleRef }}
-	storages["clusterrolebindings"] = &bindingStore{Store: storages["clusterrolebindings"].(*generic.Store), guard: g,
-		roleRef: func(obj runtime.Object) rbacv1.RoleRef { return obj.(*rbacv1.ClusterRoleBinding).RoleRef }}
-	return info, nil
+	g := guard{authorizer: p.Authorizer, resolver: policy.NewResolver(cache, storeRoles{roles: stores[3], clusterRoles: stores[1]})}
+	st := GroupStorage{
+		ClusterRoleBindings: &bindingStore{Store: stores[0], guard: g, resource: rbacv1.Resource(clusterRoleBindings.Name),
+			roleRef: func(obj runtime.Object) rbacv1.RoleRef { return obj.(*rbacv1.ClusterRoleBinding).RoleRef }},
+		ClusterRoles: &roleStore{Store: stores[1], guard: g, resource: rbacv1.Resource(clusterRoles.Name),
+			rules:      func(obj runtime.Object) []rbacv1.PolicyRule { return obj.(*rbacv1.ClusterRole).Rules },
+			aggregated: hasAggregationRule},
+		RoleBindings: &bindingStore{Store: stores[2], guard: g, resource: rbacv1.Resource(roleBindings.Name),
+			roleRef: func(obj runtime.Object) rbacv1.RoleRef { return obj.(*rbacv1.RoleBinding).RoleRef }},
+		Roles: &roleStore{Store: stores[3], guard: g, resource: rbacv1.Resource(roles.Name),
+			rules: func(obj runtime.Object) []rbacv1.PolicyRule { return obj.(*rbacv1.Role).Rules }},
+	}
+	resources[clusterRoleBindings.Name] = st.ClusterRoleBindings
+	resources[clusterRoles.Name] = st.ClusterRoles
+	resources[roleBindings.Name] = st.RoleBindings
+	resources[roles.Name] = st.Roles
+	return st, info, nil
 }
 
 func hasAggregationRule(obj runtime.Object) bool {
 	r := obj.(*rbacv1.ClusterRole)
 	return r.AggregationRule != nil && len(r.AggregationRule.ClusterRoleSelectors) > 0
-}
-
-// PolicySources returns the stores of info (built by this provider) that
-// the policy cache follows.
-func PolicySources(info rest.APIGroupInfo) policy.Sources {
-	s := info.VersionedResourcesStorageMap["v1"]
-	return policy.Sources{
-		Roles:               s["roles"].(policy.Source),
-		ClusterRoles:        s["clusterroles"].(policy.Source),
-		RoleBindings:        s["rolebindings"].(policy.Source),
-		ClusterRoleBindings: s["clusterrolebindings"].(policy.Source),
-	}
 }
 
 // storeRoles reads roles from their stores (the latest state). As in
@@ -110,7 +140,7 @@ func (s storeRoles) GetClusterRole(ctx context.Context, name string) (*rbacv1.Cl
 
 func asRequestResource(ctx context.Context, err error, name string) error {
 	if info, ok := request.InfoFrom(ctx); ok && apierrors.IsNotFound(err) {
-		return apierrors.NewNotFound(info.Resource.GroupResource(), name)
+		return apierrors.NewNotFound(schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}, name)
 	}
 	return err
 }

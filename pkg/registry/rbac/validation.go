@@ -9,7 +9,7 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 )
 
 // validateRBACName is kube's rule for the names of roles and bindings,
@@ -26,14 +26,14 @@ func validateRBACName(name string, _ bool) []string {
 
 // validateRole checks a role, an update of old when old is not nil.
 func validateRole(role, old *rbacv1.Role) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&role.ObjectMeta, true, validateRBACName, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&role.ObjectMeta, true, validateRBACName, field.NewPath("metadata"))
 	for i, rule := range role.Rules {
 		allErrs = append(allErrs, validatePolicyRule(rule, true, field.NewPath("rules").Index(i))...)
 	}
 	if old == nil {
 		return append(allErrs, requiredVerbs(role.Rules, nil, false)...)
 	}
-	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&role.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&role.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
 	return append(allErrs, requiredVerbs(role.Rules, old.Rules, true)...)
 }
 
@@ -72,7 +72,7 @@ func requiredNames(ref rbacv1.RoleRef, subjects []rbacv1.Subject, oldRef *rbacv1
 // not nil: selectors with label values an older role already had stay
 // accepted.
 func validateClusterRole(role, old *rbacv1.ClusterRole) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&role.ObjectMeta, false, validateRBACName, field.NewPath("metadata"))
+	allErrs := corevalidation.ValidateObjectMeta(&role.ObjectMeta, false, validateRBACName, field.NewPath("metadata"))
 	for i, rule := range role.Rules {
 		allErrs = append(allErrs, validatePolicyRule(rule, false, field.NewPath("rules").Index(i))...)
 	}
@@ -80,7 +80,7 @@ func validateClusterRole(role, old *rbacv1.ClusterRole) field.ErrorList {
 	if old == nil {
 		return append(allErrs, requiredVerbs(role.Rules, nil, false)...)
 	}
-	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&role.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&role.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
 	return append(allErrs, requiredVerbs(role.Rules, old.Rules, true)...)
 }
 

@@ -36,6 +36,31 @@ type GroupVersionKindProvider interface {
 	GroupVersionKind(containingGV schema.GroupVersion) schema.GroupVersionKind
 }
 
+// GroupVersionAcceptor is implemented by storages that accept request
+// bodies of other group versions than the kind they serve (pods/eviction
+// takes policy/v1beta1 Evictions too): the HTTP layer converts those,
+// through the Scheme, into the storage's New object.
+type GroupVersionAcceptor interface {
+	AcceptsGroupVersion(gv schema.GroupVersion) bool
+}
+
+// StorageVersionProvider is implemented by storages that serve a kind
+// stored as another (a version of a resource other than its storage
+// version): discovery's storageVersionHash names the stored kind, so that
+// clients see both versions share one storage.
+type StorageVersionProvider interface {
+	StorageVersion() schema.GroupVersionKind
+}
+
+// StoredMetadataReader is implemented by storages that serve objects at
+// another version than they store them: the metadata of a served object's
+// stored form. Metadata views (PartialObjectMetadata, Table rows) show it,
+// as kube's show its internal objects', which carry none of the
+// annotations a version adds to round-trip what it cannot say.
+type StoredMetadataReader interface {
+	StoredMetadata(obj runtime.Object) (metav1.Object, error)
+}
+
 // ShortNamesProvider gives the short names discovery lists ("cm").
 type ShortNamesProvider interface {
 	ShortNames() []string

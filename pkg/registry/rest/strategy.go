@@ -84,3 +84,10 @@ const (
 type GarbageCollectionDeleteStrategy interface {
 	DefaultGarbageCollectionPolicy(ctx context.Context) GarbageCollectionPolicy
 }
+
+// DeleteWarningsStrategy is implemented by strategies that warn about the
+// options of a delete (kube's jobs warn that their pods stay when the
+// client names no propagation policy).
+type DeleteWarningsStrategy interface {
+	WarningsOnDelete(ctx context.Context, options *metav1.DeleteOptions) []string
+}

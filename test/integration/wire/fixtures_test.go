@@ -28,20 +28,31 @@ var (
 	served     map[string]servedResource
 )
 
-// servedResources returns every resource with the list verb, by name
-// (names are unique across the served groups).
+// servedResources returns every resource with the list verb, by name, at
+// its group's preferred version; a name served by the core group and
+// another (events) is the core group's.
 func servedResources(t testing.TB) map[string]servedResource {
 	t.Helper()
 	servedOnce.Do(func() {
-		_, lists, err := discovery.NewDiscoveryClientForConfigOrDie(srv.ClientConfig).ServerGroupsAndResources()
+		groups, lists, err := discovery.NewDiscoveryClientForConfigOrDie(srv.ClientConfig).ServerGroupsAndResources()
 		if err != nil {
 			t.Fatal(err)
+		}
+		preferred := map[string]bool{}
+		for _, g := range groups {
+			preferred[g.PreferredVersion.GroupVersion] = true
 		}
 		served = map[string]servedResource{}
 		for _, l := range lists {
 			gv, _ := schema.ParseGroupVersion(l.GroupVersion)
+			if !preferred[l.GroupVersion] {
+				continue
+			}
 			for _, r := range l.APIResources {
 				if strings.Contains(r.Name, "/") || !contains(r.Verbs, "list") {
+					continue
+				}
+				if prev, seen := served[r.Name]; seen && prev.gvr.Group == "" {
 					continue
 				}
 				served[r.Name] = servedResource{gvr: gv.WithResource(r.Name), namespaced: r.Namespaced}
