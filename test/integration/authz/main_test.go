@@ -36,7 +36,8 @@ type tokenUser struct {
 // listed as kube's authenticators leave them (system:authenticated last).
 // Each test binds its own users (the matrix: alice, bob's groups, carol,
 // dave in its namespaces; escalation: dave, frank; reviews: bob; kubectl:
-// grace), so that parallel tests do not grant each other's users.
+// grace), so that parallel tests do not grant each other's users; heidi
+// is bound to nothing.
 var users = []tokenUser{
 	{"admin-token", "admin", []string{"system:masters", "system:authenticated"}},
 	{"alice-token", "alice", []string{"devs", "system:authenticated"}},
@@ -45,6 +46,7 @@ var users = []tokenUser{
 	{"dave-token", "dave", []string{"system:authenticated"}},
 	{"frank-token", "frank", []string{"system:authenticated"}},
 	{"grace-token", "grace", []string{"system:authenticated"}},
+	{"heidi-token", "heidi", []string{"system:authenticated"}},
 }
 
 func TestMain(m *testing.M) {
