@@ -80,7 +80,11 @@ func New(dir string, opts ...Option) (*TestServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting miniapiserver: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Readiness includes reconciling kube's bootstrap RBAC policy (about
+	// 130 writes): well under a second on an idle machine, but tests
+	// start servers in parallel, under the race detector, on shared
+	// machines.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := s.WaitForReady(ctx); err != nil {
 		s.Stop()

@@ -7,11 +7,14 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
+	"strings"
 	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -26,6 +29,7 @@ import (
 // Store is what reconciling needs of a storage of roles or bindings.
 type Store interface {
 	rest.Getter
+	rest.Lister
 	rest.Creater
 	rest.Updater
 	rest.GracefulDeleter
@@ -41,27 +45,41 @@ type Stores struct {
 const manager = "kube-apiserver"
 
 // Reconcile brings every object of p into storage (see the package doc),
-// as the API server itself: a member of system:masters. Objects are
-// reconciled concurrently (a few at a time: each is a read and maybe a
-// write to etcd, and they do not depend on each other). It tries every
-// object and returns the errors of those it could not reconcile; calling
-// it again retries them.
+// as the API server itself: a member of system:masters. Each kind is
+// listed once (on a fresh cluster, a read per object would double the
+// start's work); then objects are reconciled concurrently (a few at a
+// time: each is maybe a write to etcd, and they do not depend on each
+// other), reading an object again only to retry a conflict. It tries
+// every object and returns the errors of those it could not reconcile;
+// calling it again retries them.
 func Reconcile(ctx context.Context, p *Policy, s Stores) error {
 	ctx = request.WithUser(ctx, &user.DefaultInfo{Name: user.APIServerUser, Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated}})
 	var tasks []func() error
-	t := newTarget(s.ClusterRoles, rbacv1.SchemeGroupVersion.WithKind("ClusterRole"))
+	t, err := newTarget(ctx, s.ClusterRoles, rbacv1.SchemeGroupVersion.WithKind("ClusterRole"))
+	if err != nil {
+		return err
+	}
 	for i := range p.ClusterRoles {
 		tasks = append(tasks, func() error { return reconcileRole(ctx, t, clusterRole{&p.ClusterRoles[i]}) })
 	}
-	tb := newTarget(s.ClusterRoleBindings, rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"))
+	tb, err := newTarget(ctx, s.ClusterRoleBindings, rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"))
+	if err != nil {
+		return err
+	}
 	for i := range p.ClusterRoleBindings {
 		tasks = append(tasks, func() error { return reconcileBinding(ctx, tb, clusterRoleBinding{&p.ClusterRoleBindings[i]}) })
 	}
-	tr := newTarget(s.Roles, rbacv1.SchemeGroupVersion.WithKind("Role"))
+	tr, err := newTarget(ctx, s.Roles, rbacv1.SchemeGroupVersion.WithKind("Role"))
+	if err != nil {
+		return err
+	}
 	for i := range p.Roles {
 		tasks = append(tasks, func() error { return reconcileRole(ctx, tr, role{&p.Roles[i]}) })
 	}
-	trb := newTarget(s.RoleBindings, rbacv1.SchemeGroupVersion.WithKind("RoleBinding"))
+	trb, err := newTarget(ctx, s.RoleBindings, rbacv1.SchemeGroupVersion.WithKind("RoleBinding"))
+	if err != nil {
+		return err
+	}
 	for i := range p.RoleBindings {
 		tasks = append(tasks, func() error { return reconcileBinding(ctx, trb, roleBinding{&p.RoleBindings[i]}) })
 	}
@@ -87,14 +105,48 @@ func runAll(tasks []func() error, n int) error {
 
 // target is a store written to as kube-apiserver's loopback client
 // writes: each write records an Update by "kube-apiserver" in the
-// object's managed fields.
+// object's managed fields. listed are its objects when reconciling began,
+// by namespace/name.
 type target struct {
 	Store
-	track rest.TransformFunc
+	track  rest.TransformFunc
+	listed map[string]runtime.Object
+	// resource names the kind's resource in errors (the four are plurals
+	// in s: roles, clusterrolebindings, ...).
+	resource schema.GroupResource
 }
 
-func newTarget(s Store, kind schema.GroupVersionKind) *target {
-	return &target{Store: s, track: fieldmanager.TrackingUpdate(s, kind, manager)}
+func newTarget(ctx context.Context, s Store, kind schema.GroupVersionKind) (*target, error) {
+	res, err := s.List(request.WithNamespace(ctx, ""), &metainternalversion.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the %ss: %w", kind.Kind, err)
+	}
+	listed := make(map[string]runtime.Object, len(res.Items))
+	for _, item := range res.Items {
+		obj := s.New()
+		if err := item.Decode(obj); err != nil {
+			return nil, err
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, err
+		}
+		listed[m.GetNamespace()+"/"+m.GetName()] = obj
+	}
+	return &target{Store: s, track: fieldmanager.TrackingUpdate(s, kind, manager), listed: listed,
+		resource: rbacv1.Resource(strings.ToLower(kind.Kind) + "s")}, nil
+}
+
+// get returns the object of m: as listed on the first attempt (NotFound
+// when it was not), read again on later ones.
+func (t *target) get(ctx context.Context, m *metav1.ObjectMeta, attempt int) (runtime.Object, error) {
+	if attempt > 0 {
+		return t.Get(ctx, m.Name, &metav1.GetOptions{})
+	}
+	if obj, ok := t.listed[m.Namespace+"/"+m.Name]; ok {
+		return obj.DeepCopyObject(), nil
+	}
+	return nil, apierrors.NewNotFound(t.resource, m.Name)
 }
 
 func (t *target) create(ctx context.Context, obj runtime.Object) error {
@@ -119,9 +171,9 @@ const maxAttempts = 4
 func reconcileRole(ctx context.Context, t *target, want ruleOwner) error {
 	ctx = request.WithNamespace(ctx, want.meta().Namespace)
 	var err error
-	for range maxAttempts {
+	for attempt := range maxAttempts {
 		var retry bool
-		if retry, err = reconcileRoleOnce(ctx, t, want); !retry {
+		if retry, err = reconcileRoleOnce(ctx, t, want, attempt); !retry {
 			break
 		}
 	}
@@ -132,8 +184,8 @@ func reconcileRole(ctx context.Context, t *target, want ruleOwner) error {
 }
 
 // reconcileRoleOnce reports whether it should be tried again.
-func reconcileRoleOnce(ctx context.Context, t *target, want ruleOwner) (bool, error) {
-	obj, err := t.Get(ctx, want.meta().Name, &metav1.GetOptions{})
+func reconcileRoleOnce(ctx context.Context, t *target, want ruleOwner, attempt int) (bool, error) {
+	obj, err := t.get(ctx, want.meta(), attempt)
 	if apierrors.IsNotFound(err) {
 		err = t.create(ctx, want.object())
 		return apierrors.IsAlreadyExists(err), err
@@ -203,9 +255,9 @@ func mergeAggregation(have, want ruleOwner) bool {
 func reconcileBinding(ctx context.Context, t *target, want bindingOwner) error {
 	ctx = request.WithNamespace(ctx, want.meta().Namespace)
 	var err error
-	for range maxAttempts {
+	for attempt := range maxAttempts {
 		var retry bool
-		if retry, err = reconcileBindingOnce(ctx, t, want); !retry {
+		if retry, err = reconcileBindingOnce(ctx, t, want, attempt); !retry {
 			break
 		}
 	}
@@ -217,8 +269,8 @@ func reconcileBinding(ctx context.Context, t *target, want bindingOwner) error {
 
 // reconcileBindingOnce reports whether it should be tried again. A
 // binding to another role is replaced (its roleRef cannot change).
-func reconcileBindingOnce(ctx context.Context, t *target, want bindingOwner) (bool, error) {
-	obj, err := t.Get(ctx, want.meta().Name, &metav1.GetOptions{})
+func reconcileBindingOnce(ctx context.Context, t *target, want bindingOwner, attempt int) (bool, error) {
+	obj, err := t.get(ctx, want.meta(), attempt)
 	if apierrors.IsNotFound(err) {
 		err = t.create(ctx, want.object())
 		return apierrors.IsAlreadyExists(err), err
