@@ -160,11 +160,7 @@ func writeCA(base, name string) (*x509.Certificate, crypto.Signer, error) {
 
 // writeServingCert writes a serving certificate for loopback signed by ca.
 func writeServingCert(base string, ca *x509.Certificate, caKey crypto.Signer) error {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	tmpl := &x509.Certificate{
+	return writeLeaf(base, &x509.Certificate{
 		SerialNumber: serial(),
 		Subject:      pkix.Name{CommonName: "kube-apiserver"},
 		NotBefore:    time.Now().Add(-time.Hour),
@@ -173,28 +169,27 @@ func writeServingCert(base string, ca *x509.Certificate, caKey crypto.Signer) er
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
 		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return err
-	}
-	return writeCertAndKey(base, der, key)
+	}, ca, caKey)
 }
 
 // writeClientCert writes a client certificate of user (no groups)
 // signed by ca.
 func writeClientCert(base, user string, ca *x509.Certificate, caKey crypto.Signer) error {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	tmpl := &x509.Certificate{
+	return writeLeaf(base, &x509.Certificate{
 		SerialNumber: serial(),
 		Subject:      pkix.Name{CommonName: user},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, ca, caKey)
+}
+
+// writeLeaf writes the certificate tmpl, for a new key, signed by ca.
+func writeLeaf(base string, tmpl, ca *x509.Certificate, caKey crypto.Signer) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {

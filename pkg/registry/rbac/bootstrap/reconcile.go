@@ -169,16 +169,23 @@ func (t *target) update(ctx context.Context, name string, obj runtime.Object) er
 const maxAttempts = 4
 
 func reconcileRole(ctx context.Context, t *target, want ruleOwner) error {
-	ctx = request.WithNamespace(ctx, want.meta().Namespace)
+	return withRetries(want.kind(), want.meta(), func(attempt int) (bool, error) {
+		return reconcileRoleOnce(request.WithNamespace(ctx, want.meta().Namespace), t, want, attempt)
+	})
+}
+
+// withRetries runs once, attempt 0, 1, ..., while it asks to be tried
+// again (at most maxAttempts times), and names the object in its error.
+func withRetries(kind string, m *metav1.ObjectMeta, once func(attempt int) (retry bool, err error)) error {
 	var err error
 	for attempt := range maxAttempts {
 		var retry bool
-		if retry, err = reconcileRoleOnce(ctx, t, want, attempt); !retry {
+		if retry, err = once(attempt); !retry {
 			break
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("reconciling %s %s: %w", want.kind(), qualifiedName(want.meta()), err)
+		return fmt.Errorf("reconciling %s %s: %w", kind, qualifiedName(m), err)
 	}
 	return nil
 }
@@ -253,18 +260,9 @@ func mergeAggregation(have, want ruleOwner) bool {
 }
 
 func reconcileBinding(ctx context.Context, t *target, want bindingOwner) error {
-	ctx = request.WithNamespace(ctx, want.meta().Namespace)
-	var err error
-	for attempt := range maxAttempts {
-		var retry bool
-		if retry, err = reconcileBindingOnce(ctx, t, want, attempt); !retry {
-			break
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("reconciling %s %s: %w", want.kind(), qualifiedName(want.meta()), err)
-	}
-	return nil
+	return withRetries(want.kind(), want.meta(), func(attempt int) (bool, error) {
+		return reconcileBindingOnce(request.WithNamespace(ctx, want.meta().Namespace), t, want, attempt)
+	})
 }
 
 // reconcileBindingOnce reports whether it should be tried again. A
