@@ -18,10 +18,6 @@ var owned = []struct {
 	what  string
 }{
 	{11, "apiextensions.k8s.io"}, // CustomResourceDefinitions
-	{10, "authorization.k8s.io/v1 localsubjectaccessreviews"},
-	{10, "authorization.k8s.io/v1 selfsubjectaccessreviews"},
-	{10, "authorization.k8s.io/v1 selfsubjectrulesreviews"},
-	{10, "authorization.k8s.io/v1 subjectaccessreviews"},
 }
 
 // notYetServed are the resources issue 9 adds and the server does not
@@ -40,12 +36,6 @@ networking.k8s.io/v1 ingresses
 networking.k8s.io/v1 ipaddresses
 networking.k8s.io/v1 networkpolicies
 networking.k8s.io/v1 servicecidrs
-
-
-rbac.authorization.k8s.io/v1 clusterrolebindings
-rbac.authorization.k8s.io/v1 clusterroles
-rbac.authorization.k8s.io/v1 rolebindings
-rbac.authorization.k8s.io/v1 roles
 
 resource.k8s.io/v1 deviceclasses
 resource.k8s.io/v1 devicetaintrules
