@@ -37,12 +37,15 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/discovery"
 	eventsgroup "github.com/miniapiserver/miniapiserver/pkg/registry/events"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/networking"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/policy"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
+	resourcegroup "github.com/miniapiserver/miniapiserver/pkg/registry/resource"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
 	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storage"
@@ -158,7 +161,11 @@ func Start(o *Options) (*Server, error) {
 	flowControl := flowControlController(st.flowControl)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups), rbacReadyCheck(authorization),
 		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
-	cfg := s.apiConfig(o, groups, st, sec, creds)
+	policies, err := newAdmissionPolicies(groups, st, sec.authorizer)
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.apiConfig(o, groups, st, sec, creds, policies)
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
 	cfg.ReadyzChecks = append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client), s.shutdownCheck())
@@ -174,6 +181,10 @@ func Start(o *Options) (*Server, error) {
 	}
 	if err := ensureExtensionAuthConfigMap(ctx, st.core.ConfigMaps, creds.clientCA.PEM); err != nil {
 		return nil, fmt.Errorf("writing kube-system/%s: %w", extensionAuthConfigMap, err)
+	}
+	serviceCIDRs, err := defaultServiceCIDR(ctx, o, st.networking)
+	if err != nil {
+		return nil, err
 	}
 	ensureKubernetesService(ctx, o, st.core.Services, secureLn.Addr().(*net.TCPAddr).Port)
 	s.startRBAC(ctx, authorization, st.rbac)
@@ -205,7 +216,11 @@ func Start(o *Options) (*Server, error) {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
+	go func() {
+		defer s.wg.Done()
+		policies.run(ctx)
+	}()
 	go func() {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
@@ -217,6 +232,11 @@ func Start(o *Options) (*Server, error) {
 	go func() {
 		defer s.wg.Done()
 		flowControl.Run(ctx)
+	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		serviceCIDRs.Run(ctx)
 	}()
 	if reconciler != nil { // nil: --endpoint-reconciler-type=none, or no address to list
 		// Stopped first when the server stops (kube's pre-shutdown hook):
@@ -244,7 +264,8 @@ func Start(o *Options) (*Server, error) {
 // apiConfig is the configuration of the HTTP side: the groups, the
 // filters' parts, admission and timeouts (Start adds the readiness
 // checks).
-func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStorages, sec *security, creds *credentials) apiserver.Config {
+func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStorages, sec *security, creds *credentials,
+	policies *admissionPolicies) apiserver.Config {
 	return apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: sec.authenticator,
@@ -263,6 +284,10 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 			&admission.Priority{PriorityClasses: st.scheduling.PriorityClasses},
 			&admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses},
 			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}},
+			// kube's admission policies: mutating ones at the mutating
+			// step, validating ones at the validating step.
+			policies.mutating,
+			policies.validating,
 		},
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
@@ -334,15 +359,17 @@ func RESTStorageProviders(o *Options, deps ProviderDeps) ([]generic.RESTStorageP
 }
 
 // groupLinks are what one group's provider hands another, filled as the
-// groups are built: core's events store (events.k8s.io serves it too) and
-// policy's disruption budgets (core's pods/eviction honours them).
+// groups are built: core's events store (events.k8s.io serves it too),
+// policy's disruption budgets (core's pods/eviction honours them) and
+// core's namespaces (resource.k8s.io's admin-access check reads them).
 type groupLinks struct {
-	events  *generic.StoreRef
-	budgets *policy.Budgets
+	events     *generic.StoreRef
+	budgets    *policy.Budgets
+	namespaces *resourcegroup.NamespaceRef
 }
 
 func newGroupLinks() groupLinks {
-	return groupLinks{events: &generic.StoreRef{}, budgets: &policy.Budgets{}}
+	return groupLinks{events: &generic.StoreRef{}, budgets: &policy.Budgets{}, namespaces: &resourcegroup.NamespaceRef{}}
 }
 
 // coreStorageProvider is the provider of the core group, configured from o
@@ -372,6 +399,7 @@ func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTSt
 		autoscaling.RESTStorageProvider{},
 		batch.RESTStorageProvider{},
 		certificates.RESTStorageProvider{},
+		networking.RESTStorageProvider{},
 		policy.RESTStorageProvider{Budgets: links.budgets},
 		rbac.RESTStorageProvider{Authorizer: authorization.Authorizer, Policy: authorization.Policy},
 		storagegroup.RESTStorageProvider{},
@@ -379,6 +407,8 @@ func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTSt
 		scheduling.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
 		node.RESTStorageProvider{},
+		discovery.RESTStorageProvider{},
+		resourcegroup.RESTStorageProvider{Namespaces: links.namespaces},
 		flowcontrol.RESTStorageProvider{},
 		storagemigration.RESTStorageProvider{},
 	}
@@ -435,6 +465,7 @@ func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest
 	if st.core, groups[0], err = coreProvider.NewLegacyRESTStorage(getter); err != nil {
 		return fail(fmt.Errorf("building the core API group: %w", err))
 	}
+	links.namespaces.Getter = st.core.Namespaces
 	if err := buildNamed(false); err != nil {
 		return fail(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/networking"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -21,6 +22,8 @@ type groupStorages struct {
 	storage    storagegroup.GroupStorage
 	// flowControl's objects are kept as kube keeps them by a controller.
 	flowControl flowcontrol.Storage
+	// networking's default ServiceCIDR too.
+	networking networking.GroupStorage
 	// rbac's stores take the bootstrap policy and feed the policy cache.
 	rbac rbac.GroupStorage
 }
@@ -37,6 +40,8 @@ func (st *groupStorages) build(p generic.RESTStorageProvider, getter generic.RES
 		st.storage, info, err = p.NewGroupStorage(getter)
 	case flowcontrol.RESTStorageProvider:
 		st.flowControl, info, err = p.NewFlowControlStorage(getter)
+	case networking.RESTStorageProvider:
+		st.networking, info, err = p.NewGroupStorage(getter)
 	case rbac.RESTStorageProvider:
 		st.rbac, info, err = p.NewGroupStorage(getter)
 	default:

@@ -36,6 +36,19 @@ func (c Chain) Validate(ctx context.Context, a handlers.Attributes, obj runtime.
 	return nil
 }
 
+// Admit implements handlers.MutatingAdmission: the checks that mutate,
+// in order, before any validates.
+func (c Chain) Admit(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
+	for _, check := range c {
+		if m, ok := check.(handlers.MutatingAdmission); ok {
+			if err := m.Admit(ctx, a, obj); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // NamespaceLifecycle refuses to create objects in a namespace that does
 // not exist or is being deleted, and to delete the system namespaces.
 type NamespaceLifecycle struct {

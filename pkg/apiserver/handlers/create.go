@@ -33,7 +33,12 @@ func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
 			WriteError(w, r, err)
 			return
 		}
-		result, err := creater.Create(ctx, obj, s.validation(Create, ns, name), opts)
+		if err := s.admit(ctx, Create, ns, name, obj, nil, opts); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		dedupOwnerReferences(ctx, obj, true)
+		result, err := creater.Create(ctx, obj, s.validation(Create, ns, name, opts), opts)
 		if err != nil {
 			WriteError(w, r, err)
 			return

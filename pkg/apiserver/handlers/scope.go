@@ -62,8 +62,15 @@ type Attributes struct {
 	Subresource string
 	Namespace   string
 	Name        string
+	// Kind is the kind of the endpoint's objects.
+	Kind schema.GroupVersionKind
 	// Old is the object an update changes (nil on other operations).
 	Old runtime.Object
+	// Options are the request's options (*metav1.CreateOptions,
+	// UpdateOptions or DeleteOptions, with their kind), and DryRun
+	// whether they ask for a dry run.
+	Options runtime.Object
+	DryRun  bool
 }
 
 // requestContext returns r's context carrying the namespace of the URL,
@@ -76,35 +83,113 @@ func (s *Scope) requestContext(r *http.Request) (context.Context, string, string
 	return request.WithNamespace(r.Context(), ns), ns, name
 }
 
-// validation returns the admission check of op as the registry takes it.
-func (s *Scope) validation(op Operation, ns, name string) rest.ValidateObjectFunc {
-	return s.validationOf(op, ns, name, nil)
+// validation returns the admission check of op as the registry takes it;
+// opts are the request's options (see Attributes.Options).
+func (s *Scope) validation(op Operation, ns, name string, opts runtime.Object) rest.ValidateObjectFunc {
+	return s.validationOf(op, ns, name, nil, opts)
 }
 
 // validationOf is validation with the old object of an update.
-func (s *Scope) validationOf(op Operation, ns, name string, old runtime.Object) rest.ValidateObjectFunc {
+func (s *Scope) validationOf(op Operation, ns, name string, old, opts runtime.Object) rest.ValidateObjectFunc {
 	if s.Admission == nil {
 		return nil
 	}
 	return func(ctx context.Context, obj runtime.Object) error {
-		attrs := Attributes{Operation: op, Resource: s.Resource, Subresource: s.Subresource, Namespace: ns, Name: name, Old: old}
-		if name == "" {
-			if m, err := meta.Accessor(obj); err == nil {
-				attrs.Name = m.GetName() // a generated name
-			}
-		}
-		return s.Admission.Validate(ctx, attrs, obj)
+		return s.Admission.Validate(ctx, s.attributes(op, ns, name, obj, old, opts), obj)
 	}
 }
 
+// attributes describe a request on obj to admission.
+func (s *Scope) attributes(op Operation, ns, name string, obj, old, opts runtime.Object) Attributes {
+	opts, dryRun := admissionOptions(op, opts)
+	attrs := Attributes{Operation: op, Resource: s.Resource, Subresource: s.Subresource, Namespace: ns, Name: name,
+		Kind: s.Kind, Old: old, Options: opts, DryRun: dryRun}
+	if name == "" && obj != nil {
+		if m, err := meta.Accessor(obj); err == nil {
+			attrs.Name = m.GetName() // a generated name
+		}
+	}
+	return attrs
+}
+
+// MutatingAdmission is implemented by admission chains that also change
+// objects, as kube's mutating admission does: Admit changes obj in
+// place, before the registry validates it.
+type MutatingAdmission interface {
+	Admit(ctx context.Context, a Attributes, obj runtime.Object) error
+}
+
+// admit runs the mutating admission of a create or an update on obj
+// (old is the current object of an update).
+func (s *Scope) admit(ctx context.Context, op Operation, ns, name string, obj, old, opts runtime.Object) error {
+	m, ok := s.Admission.(MutatingAdmission)
+	if !ok {
+		return nil
+	}
+	return m.Admit(ctx, s.attributes(op, ns, name, obj, old, opts), obj)
+}
+
+// admittedUpdate runs mutating admission on what an update or a patch
+// makes of the current object: a create when there is none.
+type admittedUpdate struct {
+	rest.UpdatedObjectInfo
+	scope    *Scope
+	ns, name string
+	opts     *metav1.UpdateOptions
+}
+
+func (s *Scope) admittedUpdate(info rest.UpdatedObjectInfo, ns, name string, opts *metav1.UpdateOptions) rest.UpdatedObjectInfo {
+	if _, ok := s.Admission.(MutatingAdmission); !ok {
+		return info
+	}
+	return &admittedUpdate{UpdatedObjectInfo: info, scope: s, ns: ns, name: name, opts: opts}
+}
+
+// UpdatedObject implements rest.UpdatedObjectInfo.
+func (u *admittedUpdate) UpdatedObject(ctx context.Context, current runtime.Object) (runtime.Object, error) {
+	obj, err := u.UpdatedObjectInfo.UpdatedObject(ctx, current)
+	if err != nil {
+		return nil, err
+	}
+	op, old := Update, current
+	if m, err := meta.Accessor(current); err == nil && m.GetUID() == "" {
+		op, old = Create, nil
+	}
+	return obj, u.scope.admit(ctx, op, u.ns, u.name, obj, old, u.opts)
+}
+
 // updateValidation is the admission check of an update.
-func (s *Scope) updateValidation(ns, name string) rest.ValidateObjectUpdateFunc {
+func (s *Scope) updateValidation(ns, name string, opts *metav1.UpdateOptions) rest.ValidateObjectUpdateFunc {
 	if s.Admission == nil {
 		return nil
 	}
 	return func(ctx context.Context, obj, old runtime.Object) error {
-		return s.validationOf(Update, ns, name, old)(ctx, obj)
+		return s.validationOf(Update, ns, name, old, opts)(ctx, obj)
 	}
+}
+
+// admissionOptions returns the options admission sees, as kube's
+// handlers pass them: a create through an update or a patch has
+// CreateOptions; each carries its kind.
+func admissionOptions(op Operation, opts runtime.Object) (runtime.Object, bool) {
+	switch o := opts.(type) {
+	case *metav1.CreateOptions:
+		o = o.DeepCopy()
+		o.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("CreateOptions"))
+		return o, len(o.DryRun) > 0
+	case *metav1.UpdateOptions:
+		if op == Create {
+			return admissionOptions(op, &metav1.CreateOptions{DryRun: o.DryRun, FieldManager: o.FieldManager, FieldValidation: o.FieldValidation})
+		}
+		o = o.DeepCopy()
+		o.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("UpdateOptions"))
+		return o, len(o.DryRun) > 0
+	case *metav1.DeleteOptions:
+		o = o.DeepCopy()
+		o.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("DeleteOptions"))
+		return o, len(o.DryRun) > 0
+	}
+	return opts, false
 }
 
 func metaAccessor(obj runtime.Object) (metav1.Object, error) { return meta.Accessor(obj) }

@@ -286,3 +286,8 @@ func TrackingUpdate(storage any, kind schema.GroupVersionKind, manager string) r
 		return m.UpdateNoErrors(live, obj, manager), nil
 	}
 }
+
+// TypeConverter returns the type converter of the served kinds (built
+// on first use), for server-side apply's merges elsewhere (mutating
+// admission policies' apply configurations).
+func TypeConverter() (managedfields.TypeConverter, error) { return typeConverter() }
