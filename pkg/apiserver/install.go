@@ -101,10 +101,30 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope
 		if verb == "patch" {
 			consumes = handlers.PatchRouteMediaTypes
 		}
-		r.Method(method, path, routeChecks(consumes, produces, s.instrument(sc, handlers.WithWarning(h, warning))))
+		h = s.instrument(sc, handlers.WithWarning(h, warning))
+		if verb != "connect" {
+			// What a connect subresource consumes and produces is its
+			// backend's business.
+			h = routeChecks(consumes, produces, h)
+		}
+		r.Method(method, path, h)
 	}
 	if sc.Subresource != "" {
 		path := item + "/" + sc.Subresource
+		if c, ok := sc.Storage.(rest.Connecter); ok {
+			_, subpath, _ := c.NewConnectOptions()
+			for _, method := range c.ConnectMethods() {
+				handle(method, path, "connect", sc.Connect(c))
+				if subpath {
+					handle(method, path+"/*", "connect", sc.Connect(c))
+				}
+			}
+			return
+		}
+		if g, ok := sc.Storage.(rest.GetterWithOptions); ok {
+			handle(http.MethodGet, path, "connect", sc.GetWithOptions(g))
+			return
+		}
 		if g, ok := sc.Storage.(rest.Getter); ok {
 			handle(http.MethodGet, path, "get", sc.Get(g))
 		}
