@@ -27,8 +27,9 @@ func (f flag) String() string { return "--" + f.name + "=" + f.value }
 
 // apiserverFlags are the kube-apiserver flags a cluster like this one is
 // run with (kubeadm passes the same): serving and client certificates,
-// the admin token, the service network and the service-account keys the
-// controller-manager signs tokens with. A server that lacks one is run
+// the admin token, RBAC (kubeadm's Node,RBAC but for Node, which no
+// component here needs), the service network and the service-account keys
+// the controller-manager signs tokens with. A server that lacks one is run
 // without it (see startMiniapiserver); add here what the cluster needs.
 func apiserverFlags(p *pki, port int) []flag {
 	return []flag{
@@ -38,6 +39,7 @@ func apiserverFlags(p *pki, port int) []flag {
 		{"tls-private-key-file", p.path("apiserver.key")},
 		{"token-auth-file", p.path("tokens.csv")},
 		{"client-ca-file", p.path("signing-ca.crt")},
+		{"authorization-mode", "RBAC"},
 		{"service-cluster-ip-range", serviceCIDR},
 		{"service-account-issuer", issuer},
 		{"service-account-key-file", p.path("sa.pub")},
@@ -109,7 +111,7 @@ func startMiniapiserver(t *testing.T, dir string, p *pki, port int) *apiserver {
 // PEER_TOKEN) and its state folder (the service-account keys), and
 // checks its command line says so.
 var startKubeSets = map[string]bool{
-	"bind-address": true, "secure-port": true, "token-auth-file": true,
+	"bind-address": true, "secure-port": true, "token-auth-file": true, "authorization-mode": true,
 	"service-cluster-ip-range": true, "service-account-issuer": true, "api-audiences": true,
 	"service-account-key-file": true, "service-account-signing-key-file": true,
 }
@@ -131,7 +133,7 @@ func startReference(t *testing.T, p *pki, port int) *apiserver {
 		}
 	}
 	env := append(os.Environ(), "PEER_STATE="+p.dir, "PEER_BIN="+bin, "PEER_TOKEN="+p.token,
-		"KUBE_PORT="+strconv.Itoa(port), "KUBE_EXTRA_ARGS="+strings.Join(extra, " "))
+		"KUBE_PORT="+strconv.Itoa(port), "KUBE_AUTHZ_MODE=RBAC", "KUBE_EXTRA_ARGS="+strings.Join(extra, " "))
 	stop := func() {
 		cmd := exec.Command(filepath.Join(ref, "stop.sh"))
 		cmd.Env = env

@@ -17,31 +17,30 @@ import (
 
 // controllerManagerFlags run every on-by-default controller, with leader
 // election, the CSR signer, the service-account token signer and node
-// CIDR allocation, as kubeadm runs kube-controller-manager. The
-// components authenticate with the admin token (not each controller with
-// its own service account: --use-service-account-credentials needs
-// TokenRequest, issue 10).
+// CIDR allocation, as kubeadm runs kube-controller-manager: each
+// controller calls the API as its own service account (TokenRequest), so
+// kube's bootstrap controller roles are what lets it work.
 func controllerManagerFlags(p *pki, port int) []flag {
-	return append(componentFlags(p, port),
+	return append(componentFlags(p, "kube-controller-manager", port),
 		flag{"controllers", "*"},
 		flag{"cluster-name", "e2e"},
 		flag{"cluster-signing-cert-file", p.path("signing-ca.crt")},
 		flag{"cluster-signing-key-file", p.path("signing-ca.key")},
 		flag{"service-account-private-key-file", p.path("sa.key")},
 		flag{"root-ca-file", p.path("ca.crt")},
-		flag{"use-service-account-credentials", "false"},
+		flag{"use-service-account-credentials", "true"},
 		flag{"allocate-node-cidrs", "true"},
 		flag{"cluster-cidr", clusterCIDR},
 		flag{"service-cluster-ip-range", serviceCIDR},
 	)
 }
 
-// componentFlags are those both components take: the admin kubeconfig for
-// their API calls and their delegated authentication and authorization,
-// leader election, and their own secure port (its /healthz says when they
-// are up).
-func componentFlags(p *pki, port int) []flag {
-	kubeconfig := p.path("kubeconfig")
+// componentFlags are those both components take: the component's own
+// kubeconfig (its user, see componentUsers) for their API calls and their
+// delegated authentication and authorization, leader election, and their
+// own secure port (its /healthz says when they are up).
+func componentFlags(p *pki, component string, port int) []flag {
+	kubeconfig := p.path(component + ".conf")
 	return []flag{
 		{"kubeconfig", kubeconfig},
 		{"authentication-kubeconfig", kubeconfig},
@@ -66,7 +65,7 @@ func startComponents(t *testing.T, dir string, p *pki) []*process {
 		if err != nil {
 			t.Fatal(err)
 		}
-		flags := componentFlags(p, port)
+		flags := componentFlags(p, name, port)
 		if name == "kube-controller-manager" {
 			flags = controllerManagerFlags(p, port)
 		}

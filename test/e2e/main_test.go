@@ -119,7 +119,7 @@ func startCluster(t *testing.T) *cluster {
 	} else {
 		c.server = startMiniapiserver(t, dir, p, port)
 	}
-	if err := p.writeKubeconfig(c.server.url); err != nil {
+	if err := p.writeKubeconfigs(c.server.url); err != nil {
 		t.Fatal(err)
 	}
 	config, err := clientcmd.BuildConfigFromFlags("", p.path("kubeconfig"))

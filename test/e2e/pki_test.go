@@ -26,7 +26,13 @@ import (
 //	                               (also the API server's --client-ca-file)
 //	sa.key, sa.pub                 the service-account key pair
 //	tokens.csv                     the admin's static token (system:masters)
-//	kubeconfig                     the admin's kubeconfig, for the components
+//	kubeconfig                     the admin's kubeconfig, for the test's clients
+//	kube-controller-manager.{crt,key,conf}, kube-scheduler.{crt,key,conf}
+//	                               each component's client certificate
+//	                               (system:kube-controller-manager,
+//	                               system:kube-scheduler: kubeadm's users,
+//	                               authorized by kube's bootstrap roles) and
+//	                               kubeconfig
 type pki struct {
 	dir   string
 	token string
@@ -46,8 +52,15 @@ func newPKI(dir string) (*pki, error) {
 	if err := writeServingCert(p.path("apiserver"), caCert, caKey); err != nil {
 		return nil, err
 	}
-	if p.signingCA, _, err = writeCA(p.path("signing-ca"), "e2e-signing-ca"); err != nil {
+	signingCA, signingKey, err := writeCA(p.path("signing-ca"), "e2e-signing-ca")
+	if err != nil {
 		return nil, err
+	}
+	p.signingCA = signingCA
+	for _, c := range componentUsers {
+		if err := writeClientCert(p.path(c.component), c.user, signingCA, signingKey); err != nil {
+			return nil, err
+		}
 	}
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -67,8 +80,39 @@ func newPKI(dir string) (*pki, error) {
 	return p, os.WriteFile(p.path("tokens.csv"), []byte(tokens), 0o600)
 }
 
-// writeKubeconfig writes the admin's kubeconfig for the server at url.
-func (p *pki) writeKubeconfig(url string) error {
+// componentUsers are the users the components authenticate as, with
+// client certificates as kubeadm gives them (no groups): kube's bootstrap
+// policy binds their roles to these names.
+var componentUsers = []struct{ component, user string }{
+	{"kube-controller-manager", "system:kube-controller-manager"},
+	{"kube-scheduler", "system:kube-scheduler"},
+}
+
+// writeKubeconfigs writes the admin's kubeconfig and each component's
+// (component.conf, its client certificate) for the server at url.
+func (p *pki) writeKubeconfigs(url string) error {
+	for _, c := range componentUsers {
+		config := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: %s
+    certificate-authority: %s
+users:
+- name: %s
+  user:
+    client-certificate: %s
+    client-key: %s
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: %s}
+current-context: e2e
+`, url, p.path("ca.crt"), c.user, p.path(c.component+".crt"), p.path(c.component+".key"), c.user)
+		if err := os.WriteFile(p.path(c.component+".conf"), []byte(config), 0o600); err != nil {
+			return err
+		}
+	}
 	config := fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
@@ -116,11 +160,7 @@ func writeCA(base, name string) (*x509.Certificate, crypto.Signer, error) {
 
 // writeServingCert writes a serving certificate for loopback signed by ca.
 func writeServingCert(base string, ca *x509.Certificate, caKey crypto.Signer) error {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	tmpl := &x509.Certificate{
+	return writeLeaf(base, &x509.Certificate{
 		SerialNumber: serial(),
 		Subject:      pkix.Name{CommonName: "kube-apiserver"},
 		NotBefore:    time.Now().Add(-time.Hour),
@@ -129,6 +169,27 @@ func writeServingCert(base string, ca *x509.Certificate, caKey crypto.Signer) er
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
 		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
+	}, ca, caKey)
+}
+
+// writeClientCert writes a client certificate of user (no groups)
+// signed by ca.
+func writeClientCert(base, user string, ca *x509.Certificate, caKey crypto.Signer) error {
+	return writeLeaf(base, &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: user},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, ca, caKey)
+}
+
+// writeLeaf writes the certificate tmpl, for a new key, signed by ca.
+func writeLeaf(base string, tmpl, ca *x509.Certificate, caKey crypto.Signer) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {

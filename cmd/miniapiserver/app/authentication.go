@@ -17,7 +17,6 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/audit"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authn"
-	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authz"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -159,8 +158,9 @@ type security struct {
 }
 
 // buildSecurity builds the authenticator (and hands it to the TokenReview
-// storage), the authorizer and the audit log (stopped at cleanup).
-func (s *Server) buildSecurity(o *Options, creds *credentials, coreStorage core.LegacyRESTStorage, reviews *lateAuthenticator) (*security, error) {
+// storage) and the audit log (stopped at cleanup); the authorizer is
+// built before the groups (newAuthorization), whose reviews ask it.
+func (s *Server) buildSecurity(o *Options, creds *credentials, coreStorage core.LegacyRESTStorage, reviews *lateAuthenticator, authorizer authorizer.Authorizer) (*security, error) {
 	var sec security
 	var err error
 	objects := registryObjects{
@@ -171,9 +171,7 @@ func (s *Server) buildSecurity(o *Options, creds *credentials, coreStorage core.
 		return nil, err
 	}
 	reviews.Request = sec.authenticator
-	if sec.authorizer, err = buildAuthorizer(o); err != nil {
-		return nil, err
-	}
+	sec.authorizer = authorizer
 	if sec.auditPolicy, sec.auditLog, err = o.Audit.build(); err != nil {
 		return nil, err
 	}
@@ -193,30 +191,6 @@ func (c *credentials) discovery(o *Options, secureURL string) *serviceaccount.Di
 		return nil
 	}
 	return d
-}
-
-// buildAuthorizer is the chain of --authorization-mode, then the extra
-// authorizers of embedding programs. Each mode's case builds it; RBAC and
-// Node join here with the storage they read.
-func buildAuthorizer(o *Options) (authorizer.Authorizer, error) {
-	modes, err := authz.ParseModes(o.Auth.AuthorizationModes)
-	if err != nil {
-		return nil, fmt.Errorf("--authorization-mode: %w", err)
-	}
-	var chain []authz.Named
-	for _, m := range modes {
-		var a authorizer.Authorizer
-		switch m {
-		case authz.ModeAlwaysAllow:
-			a = authz.AlwaysAllow{}
-		case authz.ModeAlwaysDeny:
-			a = authz.AlwaysDeny{}
-		default:
-			return nil, fmt.Errorf("--authorization-mode: %s is not built by this server", m)
-		}
-		chain = append(chain, authz.Named{Name: m.Name(), Authorizer: a})
-	}
-	return authz.New(append(chain, o.Auth.ExtraAuthorizers...)...), nil
 }
 
 // registryObjects reads the objects tokens depend on from the registry:

@@ -53,6 +53,10 @@ type Options struct {
 	WatchCache      bool
 	WatchCacheSizes []string
 
+	// EncryptionProviderConfig is the EncryptionConfiguration file of
+	// encryption at rest ("": values stored as they are).
+	EncryptionProviderConfig string
+
 	MinRequestTimeout time.Duration
 	RequestTimeout    time.Duration
 	ShutdownTimeout   time.Duration
@@ -136,6 +140,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"IP address of --insecure-port. Must be a loopback address unless --insecure-allow-remote is set.")
 	fs.BoolVar(&o.InsecureAllowRemote, "insecure-allow-remote", o.InsecureAllowRemote,
 		"Allow --insecure-bind-address to be a non-loopback address: anyone who reaches it is an administrator.")
+	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig,
+		"The file (apiserver.config.k8s.io/v1 EncryptionConfiguration) of the providers that encrypt the values of resources in etcd: the first of a resource's providers writes, all read. Values are stored as kube-apiserver stores them.")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve LIST and WATCH from a watch cache in front of etcd.")
 	fs.StringSliceVar(&o.WatchCacheSizes, "watch-cache-sizes", o.WatchCacheSizes,
 		"Per resource watch cache sizes, resource[.group]#size, comma separated (deployments.apps#0 turns the cache off for deployments).")

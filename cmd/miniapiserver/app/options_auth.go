@@ -41,12 +41,11 @@ type AuthOptions struct {
 	MaxMutatingRequestsInflight int
 }
 
-// defaultAuthOptions are kube's defaults, but for --authorization-mode:
-// AlwaysAllow until the RBAC mode is served.
+// defaultAuthOptions are kube's defaults (--authorization-mode: RBAC).
 func defaultAuthOptions() AuthOptions {
 	return AuthOptions{
 		AnonymousAuth:                       true,
-		AuthorizationModes:                  []string{string(authz.ModeAlwaysAllow)},
+		AuthorizationModes:                  []string{string(authz.ModeRBAC)},
 		ServiceAccountExtendTokenExpiration: true,
 		ServiceAccountLookup:                true,
 		MaxRequestsInflight:                 400,

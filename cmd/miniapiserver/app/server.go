@@ -32,6 +32,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/authentication"
+	authorizationgroup "github.com/miniapiserver/miniapiserver/pkg/registry/authorization"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/certificates"
@@ -44,6 +45,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/networking"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/policy"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
 	resourcegroup "github.com/miniapiserver/miniapiserver/pkg/registry/resource"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
@@ -123,9 +125,18 @@ func Start(o *Options) (*Server, error) {
 	}
 	s.ClientCA, s.AdminToken = creds.clientCA, creds.adminToken
 	reviews := &lateAuthenticator{}
-	groups, st, getter, err := buildGroups(o, etcd3.NewFactory(client), ProviderDeps{
+	authorization, err := newAuthorization(o)
+	if err != nil {
+		return nil, err
+	}
+	factory, err := storageFactory(o, client)
+	if err != nil {
+		return nil, err
+	}
+	groups, st, getter, err := buildGroups(o, factory, ProviderDeps{
 		RootCA: caPEM, Tokens: creds.tokenIssuer(o), Authenticator: reviews, APIAudiences: o.Auth.apiAudiences(),
 		StorageHealth: etcdCheck(client).Fn,
+		Authorization: authorization,
 	})
 	if err != nil {
 		return nil, err
@@ -138,7 +149,7 @@ func Start(o *Options) (*Server, error) {
 	if err := getter.checkResources("--watch-cache-sizes", watchCacheSizeNames(o)); err != nil {
 		return nil, err
 	}
-	sec, err := s.buildSecurity(o, creds, st.core, reviews)
+	sec, err := s.buildSecurity(o, creds, st.core, reviews, authorization.Authorizer)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +162,7 @@ func Start(o *Options) (*Server, error) {
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
 	flowControl := flowControlController(st.flowControl)
 	apiServices := apiServiceRegistration(groups, st.apiRegistration)
-	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups),
+	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups), rbacReadyCheck(authorization),
 		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }},
 		{Name: "autoregister-completion", Fn: func(context.Context) error { return apiServices.Ready() }}}
 	policies, err := newAdmissionPolicies(groups, st, sec.authorizer)
@@ -180,6 +191,7 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	ensureKubernetesService(ctx, o, st.core.Services, secureLn.Addr().(*net.TCPAddr).Port)
+	s.startRBAC(ctx, authorization, st.rbac)
 	var reconciler *endpoints.Reconciler
 	if o.EndpointReconcilerType == "lease" {
 		if reconciler, err = endpointReconciler(o, groups, secureLn.Addr().(*net.TCPAddr).Port); err != nil {
@@ -337,6 +349,10 @@ type ProviderDeps struct {
 	APIAudiences  []string
 	// StorageHealth checks etcd for componentstatuses (nil: not listed).
 	StorageHealth func(context.Context) error
+	// Authorization answers the access and rules reviews, and is asked
+	// whether a writer of roles may escalate or bind (nil: a provider only
+	// inspected, as by the OpenAPI generator).
+	Authorization *Authorization
 }
 
 // RESTStorageProviders are the providers of every served API group, in
@@ -391,16 +407,22 @@ func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.
 // groupStorageProviders are the providers of the named groups, in the
 // order discovery lists them (after the core group), linked as links say.
 func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTStorageProvider {
+	authorization := deps.Authorization
+	if authorization == nil {
+		authorization = &Authorization{}
+	}
 	return []generic.RESTStorageProvider{
 		apiregistration.RESTStorageProvider{},
 		apps.RESTStorageProvider{},
 		eventsgroup.RESTStorageProvider{Events: links.events},
 		authentication.RESTStorageProvider{Authenticator: deps.Authenticator, APIAudiences: deps.APIAudiences},
+		authorizationgroup.RESTStorageProvider{Authorizer: authorization.Authorizer, RuleResolver: authorization.RuleResolver},
 		autoscaling.RESTStorageProvider{},
 		batch.RESTStorageProvider{},
 		certificates.RESTStorageProvider{},
 		networking.RESTStorageProvider{},
 		policy.RESTStorageProvider{Budgets: links.budgets},
+		rbac.RESTStorageProvider{Authorizer: authorization.Authorizer, Policy: authorization.Policy},
 		storagegroup.RESTStorageProvider{},
 		admissionregistration.RESTStorageProvider{},
 		scheduling.RESTStorageProvider{},

@@ -5,11 +5,14 @@ import (
 	"sort"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/miniapiserver/miniapiserver/pkg/cacher"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/value"
 )
 
 // restOptionsGetter gives each resource its key prefix and its Decorator.
@@ -49,6 +52,19 @@ func (g *restOptionsGetter) checkResources(flag string, names []string) error {
 		}
 	}
 	return nil
+}
+
+// storageFactory builds the raw etcd3 stores, encrypting the values of the
+// resources --encryption-provider-config names.
+func storageFactory(o *Options, client *clientv3.Client) (storage.Factory, error) {
+	if o.EncryptionProviderConfig == "" {
+		return etcd3.NewFactory(client), nil
+	}
+	transformers, err := value.LoadConfig(o.EncryptionProviderConfig)
+	if err != nil {
+		return nil, fmt.Errorf("--encryption-provider-config: %w", err)
+	}
+	return etcd3.NewFactory(client, etcd3.WithTransformers(transformers.For)), nil
 }
 
 // decoratorFor chooses each resource's Decorator from the flags: the watch

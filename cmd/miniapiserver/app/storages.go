@@ -7,6 +7,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/networking"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
 	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storage"
@@ -27,6 +28,8 @@ type groupStorages struct {
 	// apiRegistration's APIServices are kept by the autoregister
 	// controller.
 	apiRegistration apiregistration.GroupStorage
+	// rbac's stores take the bootstrap policy and feed the policy cache.
+	rbac rbac.GroupStorage
 }
 
 // build builds the group of p, a named group's provider, keeping its
@@ -45,6 +48,8 @@ func (st *groupStorages) build(p generic.RESTStorageProvider, getter generic.RES
 		st.networking, info, err = p.NewGroupStorage(getter)
 	case apiregistration.RESTStorageProvider:
 		st.apiRegistration, info, err = p.NewGroupStorage(getter)
+	case rbac.RESTStorageProvider:
+		st.rbac, info, err = p.NewGroupStorage(getter)
 	default:
 		info, err = p.NewRESTStorage(getter)
 	}

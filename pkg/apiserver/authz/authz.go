@@ -28,10 +28,11 @@ type Mode string
 const (
 	ModeAlwaysAllow Mode = "AlwaysAllow"
 	ModeAlwaysDeny  Mode = "AlwaysDeny"
+	ModeRBAC        Mode = "RBAC"
 )
 
 // Modes lists the known modes, in the order --help shows them.
-var Modes = []Mode{ModeAlwaysAllow, ModeAlwaysDeny}
+var Modes = []Mode{ModeAlwaysAllow, ModeAlwaysDeny, ModeRBAC}
 
 // Name is the name kube gives the mode's authorizer in the chain, which
 // prefixes its reasons ("alwaysdeny: Everything is forbidden.").

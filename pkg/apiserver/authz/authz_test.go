@@ -76,6 +76,7 @@ func TestParseModes(t *testing.T) {
 	for in, want := range map[string]string{
 		"":                        "at least one authorization-mode must be passed",
 		"Foo":                     `authorization-mode "Foo" is not a valid mode`,
+		"RBAC,ABAC":               `authorization-mode "ABAC" is not a valid mode`,
 		"AlwaysAllow,AlwaysAllow": `authorization-mode ["AlwaysAllow" "AlwaysAllow"] has mode specified more than once`,
 	} {
 		var list []string
@@ -86,7 +87,7 @@ func TestParseModes(t *testing.T) {
 			t.Errorf("%q: %v, want %s", in, err, want)
 		}
 	}
-	if modes, err := ParseModes([]string{"AlwaysDeny", "AlwaysAllow"}); err != nil || len(modes) != 2 {
+	if modes, err := ParseModes([]string{"AlwaysDeny", "RBAC", "AlwaysAllow"}); err != nil || len(modes) != 3 {
 		t.Errorf("%v %v", modes, err)
 	}
 }

@@ -271,6 +271,22 @@ func (i *trackedInfo) UpdatedObject(ctx context.Context, live runtime.Object) (r
 	return i.track(live, obj), nil
 }
 
+// TrackingUpdate returns the transform (for rest.DefaultUpdatedObjectInfo)
+// that records an update of kind, served by storage, as made by manager:
+// an Update entry in the managed fields, as kube's in-process clients
+// leave it.
+func TrackingUpdate(storage any, kind schema.GroupVersionKind, manager string) rest.TransformFunc {
+	fm := sync.OnceValues(func() (*managedfields.FieldManager, error) { return New(kind, "", storage) })
+	return func(_ context.Context, obj, live runtime.Object) (runtime.Object, error) {
+		m, err := fm()
+		if err != nil {
+			return nil, err
+		}
+		Defaulter(storage).Default(obj)
+		return m.UpdateNoErrors(live, obj, manager), nil
+	}
+}
+
 // TypeConverter returns the type converter of the served kinds (built
 // on first use), for server-side apply's merges elsewhere (mutating
 // admission policies' apply configurations).

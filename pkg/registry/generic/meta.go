@@ -68,6 +68,18 @@ func SimpleNameGenerator(base string) string {
 // ensureNamespace makes the object's namespace that of the request: a
 // namespaced object takes the URL's, and may not name another one; a
 // cluster-scoped one has none.
+// EnsureNamespace gives obj the namespace of the request (ctx) when it
+// names none, and refuses one that differs, with kube's messages; a
+// cluster-scoped object loses any namespace. For storages other than the
+// Store that keep the objects they create in a namespace's URL.
+func EnsureNamespace(ctx context.Context, obj runtime.Object, namespaced bool) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	return ensureNamespace(ctx, m, namespaced)
+}
+
 func ensureNamespace(ctx context.Context, m metav1.Object, namespaced bool) error {
 	want := ""
 	if namespaced {

@@ -65,7 +65,7 @@ func (s *Store) GetList(ctx context.Context, key string, opts storage.ListOption
 			// lastKey is the last key looked at, matching or not: the next
 			// page starts right after it.
 			lastKey = string(kv.Key)
-			obj, ok, err := s.match(kv, pred)
+			obj, ok, err := s.match(ctx, kv, pred)
 			if err != nil {
 				return nil, err
 			}
@@ -114,7 +114,7 @@ func (s *Store) getSingle(ctx context.Context, key string, plan storage.ListPlan
 		result.ResourceVersion = plan.Rev
 	}
 	for _, kv := range resp.Kvs {
-		obj, ok, err := s.match(kv, pred)
+		obj, ok, err := s.match(ctx, kv, pred)
 		if err != nil {
 			return nil, err
 		}
@@ -126,8 +126,8 @@ func (s *Store) getSingle(ctx context.Context, key string, plan storage.ListPlan
 }
 
 // match wraps kv and reports whether it passes pred.
-func (s *Store) match(kv *mvccpb.KeyValue, pred storage.SelectionPredicate) (*storage.Object, bool, error) {
-	obj, err := storage.NewObject(string(kv.Key), kv.ModRevision, kv.Value)
+func (s *Store) match(ctx context.Context, kv *mvccpb.KeyValue, pred storage.SelectionPredicate) (*storage.Object, bool, error) {
+	obj, err := s.object(ctx, string(kv.Key), kv.ModRevision, kv.Value)
 	if err != nil {
 		return nil, false, err
 	}

@@ -12,8 +12,10 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/value"
 )
 
 // Store is the raw etcd3 storage of one resource.
@@ -21,22 +23,77 @@ type Store struct {
 	client *clientv3.Client
 	cfg    storage.Config
 	leases *leaseManager
+	// transformer turns stored values into plaintext and back
+	// (encryption at rest); every read and write goes through it.
+	transformer value.Transformer
 }
 
 var _ storage.Interface = (*Store)(nil)
 
-// New returns the store of the resource described by cfg over client. The
-// client is shared and stays open: closing it is the caller's job.
+// New returns the store of the resource described by cfg over client,
+// storing values as they are. The client is shared and stays open:
+// closing it is the caller's job.
 func New(client *clientv3.Client, cfg storage.Config) *Store {
-	return &Store{client: client, cfg: cfg, leases: newLeaseManager(client)}
+	return NewWithTransformer(client, cfg, value.Identity)
+}
+
+// NewWithTransformer is New with the values going through t on their way
+// to and from etcd.
+func NewWithTransformer(client *clientv3.Client, cfg storage.Config, t value.Transformer) *Store {
+	return &Store{client: client, cfg: cfg, leases: newLeaseManager(client), transformer: t}
+}
+
+// Option configures the stores of a factory.
+type Option func(*factoryOptions)
+
+type factoryOptions struct {
+	transformers func(resource schema.GroupResource) value.Transformer
+}
+
+// WithTransformers gives each resource's store the transformer of its
+// resource (encryption at rest).
+func WithTransformers(f func(resource schema.GroupResource) value.Transformer) Option {
+	return func(o *factoryOptions) { o.transformers = f }
 }
 
 // NewFactory returns the storage.Factory that builds etcd3 stores over
 // client, for RESTOptions.
-func NewFactory(client *clientv3.Client) storage.Factory {
-	return func(cfg storage.Config) (storage.Interface, storage.DestroyFunc, error) {
-		return New(client, cfg), func() {}, nil
+func NewFactory(client *clientv3.Client, opts ...Option) storage.Factory {
+	o := factoryOptions{transformers: func(schema.GroupResource) value.Transformer { return value.Identity }}
+	for _, opt := range opts {
+		opt(&o)
 	}
+	return func(cfg storage.Config) (storage.Interface, storage.DestroyFunc, error) {
+		return NewWithTransformer(client, cfg, o.transformers(schema.ParseGroupResource(cfg.Resource))), func() {}, nil
+	}
+}
+
+// toStorage returns what is stored for the encoding data at key.
+func (s *Store) toStorage(ctx context.Context, key string, data []byte) ([]byte, error) {
+	out, err := s.transformer.TransformToStorage(ctx, data, key)
+	if err != nil {
+		return nil, storage.NewInternalError(key, fmt.Errorf("etcd3: transforming the value to store: %w", err))
+	}
+	return out, nil
+}
+
+// fromStorage returns the encoding of the value stored at key, and whether
+// it was stored by another transformer than the one that writes now.
+func (s *Store) fromStorage(ctx context.Context, key string, stored []byte) ([]byte, bool, error) {
+	out, stale, err := s.transformer.TransformFromStorage(ctx, stored, key)
+	if err != nil {
+		return nil, false, storage.NewInternalError(key, fmt.Errorf("etcd3: transforming the stored value: %w", err))
+	}
+	return out, stale, nil
+}
+
+// object wraps the value stored at key with revision rev.
+func (s *Store) object(ctx context.Context, key string, rev int64, stored []byte) (*storage.Object, error) {
+	data, _, err := s.fromStorage(ctx, key, stored)
+	if err != nil {
+		return nil, err
+	}
+	return storage.NewObject(key, rev, data)
 }
 
 // Create implements storage.Interface.
@@ -46,6 +103,9 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	}
 	data, err := storage.Encode(obj)
 	if err != nil {
+		return err
+	}
+	if data, err = s.toStorage(ctx, key, data); err != nil {
 		return err
 	}
 	var opts []clientv3.OpOption
@@ -91,7 +151,11 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions, ou
 		return storage.NewKeyNotFoundError(key, 0)
 	}
 	kv := resp.Kvs[0]
-	return decodeInto(key, kv.Value, kv.ModRevision, out)
+	data, _, err := s.fromStorage(ctx, key, kv.Value)
+	if err != nil {
+		return err
+	}
+	return decodeInto(key, data, kv.ModRevision, out)
 }
 
 var _ storage.ObjectGetter = (*Store)(nil)
@@ -113,15 +177,18 @@ func (s *Store) GetObject(ctx context.Context, key string, opts storage.GetOptio
 		return nil, storage.NewKeyNotFoundError(key, 0)
 	}
 	kv := resp.Kvs[0]
-	return storage.NewObject(key, kv.ModRevision, kv.Value)
+	return s.object(ctx, key, kv.ModRevision, kv.Value)
 }
 
 // state is one read of a key.
 type state struct {
 	obj  runtime.Object
-	data []byte
-	rev  int64 // ModRevision; 0 when the key does not exist
+	data []byte // the encoding (plaintext)
+	rev  int64  // ModRevision; 0 when the key does not exist
 	ttl  int64
+	// stale: stored by another transformer (an older key), so an update
+	// rewrites it even when nothing else changes.
+	stale bool
 }
 
 func (s *Store) getState(ctx context.Context, key string, ignoreNotFound bool) (*state, error) {
@@ -141,7 +208,11 @@ func (s *Store) stateFromResponse(ctx context.Context, key string, kvs []*mvccpb
 		return st, nil
 	}
 	kv := kvs[0]
-	st.data, st.rev = kv.Value, kv.ModRevision
+	var err error
+	if st.data, st.stale, err = s.fromStorage(ctx, key, kv.Value); err != nil {
+		return nil, err
+	}
+	st.rev = kv.ModRevision
 	if kv.Lease != 0 {
 		ttl, err := s.leases.remaining(ctx, kv.Lease)
 		if err != nil {
@@ -256,7 +327,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 		if err != nil {
 			return err
 		}
-		if cur.rev != 0 && bytes.Equal(data, cur.data) {
+		if cur.rev != 0 && !cur.stale && bytes.Equal(data, cur.data) {
 			if cur.fresh {
 				return decodeInto(key, cur.data, cur.rev, dest) // nothing to write
 			}
@@ -264,6 +335,10 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 				return err
 			}
 			continue
+		}
+		stored, err := s.toStorage(ctx, key, data)
+		if err != nil {
+			return err
 		}
 		var opts []clientv3.OpOption
 		if ttl != nil && *ttl > 0 {
@@ -275,7 +350,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 		}
 		resp, err := s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", cur.rev)).
-			Then(clientv3.OpPut(key, string(data), opts...)).
+			Then(clientv3.OpPut(key, string(stored), opts...)).
 			Else(clientv3.OpGet(key)).
 			Commit()
 		if err != nil {

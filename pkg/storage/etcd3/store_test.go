@@ -1,6 +1,8 @@
 package etcd3_test
 
 import (
+	"crypto/aes"
+	"errors"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -9,6 +11,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcdtest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/storagetest"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/value"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, etcdtest.IgnoredGoroutines()...) }
@@ -18,6 +21,24 @@ func TestConformance(t *testing.T) {
 	storagetest.Run(t, storagetest.Harness{
 		New: func(t *testing.T, cfg storage.Config) storage.Interface {
 			return etcd3.New(etcd.Client, cfg)
+		},
+		Compact: func(t *testing.T, rev int64) { etcd.Compact(rev) },
+	})
+}
+
+// TestConformanceEncrypted runs the suite with every value encrypted:
+// encryption at rest changes nothing a caller of the store sees.
+func TestConformanceEncrypted(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	block, err := aes.NewCipher([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cbc := value.NewPrefixTransformers(errors.New("no matching prefix found"),
+		value.PrefixTransformer{Prefix: []byte("k8s:enc:aescbc:v1:key1:"), Transformer: value.NewCBC(block)})
+	storagetest.Run(t, storagetest.Harness{
+		New: func(t *testing.T, cfg storage.Config) storage.Interface {
+			return etcd3.NewWithTransformer(etcd.Client, cfg, cbc)
 		},
 		Compact: func(t *testing.T, rev int64) { etcd.Compact(rev) },
 	})

@@ -162,13 +162,16 @@ func (w *watcher) transform(ev *clientv3.Event) (storage.Event, bool, error) {
 	var cur, prev *storage.Object
 	var err error
 	if ev.Type == clientv3.EventTypePut {
-		if cur, err = storage.NewObject(string(ev.Kv.Key), rev, ev.Kv.Value); err != nil {
+		if cur, err = w.store.object(w.ctx, string(ev.Kv.Key), rev, ev.Kv.Value); err != nil {
 			return storage.Event{}, false, err
 		}
 	}
-	if ev.PrevKv != nil {
-		// The previous state is reported at the revision of this change.
-		if prev, err = storage.NewObject(string(ev.PrevKv.Key), rev, ev.PrevKv.Value); err != nil {
+	// The previous state is only needed for a deletion, or to tell a
+	// change of whether the selector matches; it is reported at the
+	// revision of this change.
+	needPrev := ev.Type == clientv3.EventTypeDelete || !ev.IsCreate() && !w.opts.Predicate.Empty()
+	if ev.PrevKv != nil && needPrev {
+		if prev, err = w.store.object(w.ctx, string(ev.PrevKv.Key), rev, ev.PrevKv.Value); err != nil {
 			return storage.Event{}, false, err
 		}
 	}

@@ -19,7 +19,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // (regenerate with go test -run TestDiscoveryGolden -update).
 func TestDiscoveryGolden(t *testing.T) {
 	address := regexp.MustCompile(`"serverAddress":"[^"]*"`)
-	for _, path := range []string{"/api", "/api/v1", "/apis", "/apis/apps", "/apis/apps/v1", "/apis/coordination.k8s.io", "/apis/coordination.k8s.io/v1"} {
+	for _, path := range []string{"/api", "/api/v1", "/apis", "/apis/apps", "/apis/apps/v1", "/apis/coordination.k8s.io", "/apis/coordination.k8s.io/v1",
+		"/apis/rbac.authorization.k8s.io", "/apis/rbac.authorization.k8s.io/v1", "/apis/authorization.k8s.io", "/apis/authorization.k8s.io/v1"} {
 		t.Run(path, func(t *testing.T) {
 			r := do(t, req{path: path})
 			if r.code != 200 || r.header.Get("Content-Type") != "application/json" {
@@ -57,10 +58,18 @@ func TestDiscoveryAsKube(t *testing.T) {
 		"/apis/coordination.k8s.io/v1 leases": `{"name":"leases","singularName":"lease","namespaced":true,"kind":"Lease","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"gqkMMb/YqFM="}`,
 		// One storage version, served at two versions or in two groups:
 		// one hash.
-		"/apis/autoscaling/v1 horizontalpodautoscalers":        `{"name":"horizontalpodautoscalers","singularName":"horizontalpodautoscaler","namespaced":true,"kind":"HorizontalPodAutoscaler","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["hpa"],"categories":["all"],"storageVersionHash":"qwQve8ut294="}`,
-		"/apis/autoscaling/v1 horizontalpodautoscalers/status": `{"name":"horizontalpodautoscalers/status","singularName":"","namespaced":true,"kind":"HorizontalPodAutoscaler","verbs":["get","patch","update"]}`,
-		"/apis/autoscaling/v2 horizontalpodautoscalers":        `{"name":"horizontalpodautoscalers","singularName":"horizontalpodautoscaler","namespaced":true,"kind":"HorizontalPodAutoscaler","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["hpa"],"categories":["all"],"storageVersionHash":"qwQve8ut294="}`,
-		"/apis/events.k8s.io/v1 events":                        `{"name":"events","singularName":"event","namespaced":true,"kind":"Event","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["ev"],"storageVersionHash":"r2yiGXH7wu8="}`,
+		"/apis/autoscaling/v1 horizontalpodautoscalers":           `{"name":"horizontalpodautoscalers","singularName":"horizontalpodautoscaler","namespaced":true,"kind":"HorizontalPodAutoscaler","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["hpa"],"categories":["all"],"storageVersionHash":"qwQve8ut294="}`,
+		"/apis/autoscaling/v1 horizontalpodautoscalers/status":    `{"name":"horizontalpodautoscalers/status","singularName":"","namespaced":true,"kind":"HorizontalPodAutoscaler","verbs":["get","patch","update"]}`,
+		"/apis/autoscaling/v2 horizontalpodautoscalers":           `{"name":"horizontalpodautoscalers","singularName":"horizontalpodautoscaler","namespaced":true,"kind":"HorizontalPodAutoscaler","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["hpa"],"categories":["all"],"storageVersionHash":"qwQve8ut294="}`,
+		"/apis/events.k8s.io/v1 events":                           `{"name":"events","singularName":"event","namespaced":true,"kind":"Event","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"shortNames":["ev"],"storageVersionHash":"r2yiGXH7wu8="}`,
+		"/apis/rbac.authorization.k8s.io/v1 clusterrolebindings":  `{"name":"clusterrolebindings","singularName":"clusterrolebinding","namespaced":false,"kind":"ClusterRoleBinding","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"48tpQ8gZHFc="}`,
+		"/apis/rbac.authorization.k8s.io/v1 clusterroles":         `{"name":"clusterroles","singularName":"clusterrole","namespaced":false,"kind":"ClusterRole","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"bYE5ZWDrJ44="}`,
+		"/apis/rbac.authorization.k8s.io/v1 rolebindings":         `{"name":"rolebindings","singularName":"rolebinding","namespaced":true,"kind":"RoleBinding","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"eGsCzGH6b1g="}`,
+		"/apis/rbac.authorization.k8s.io/v1 roles":                `{"name":"roles","singularName":"role","namespaced":true,"kind":"Role","verbs":["create","delete","deletecollection","get","list","patch","update","watch"],"storageVersionHash":"7FuwZcIIItM="}`,
+		"/apis/authorization.k8s.io/v1 localsubjectaccessreviews": `{"name":"localsubjectaccessreviews","singularName":"localsubjectaccessreview","namespaced":true,"kind":"LocalSubjectAccessReview","verbs":["create"]}`,
+		"/apis/authorization.k8s.io/v1 selfsubjectaccessreviews":  `{"name":"selfsubjectaccessreviews","singularName":"selfsubjectaccessreview","namespaced":false,"kind":"SelfSubjectAccessReview","verbs":["create"]}`,
+		"/apis/authorization.k8s.io/v1 selfsubjectrulesreviews":   `{"name":"selfsubjectrulesreviews","singularName":"selfsubjectrulesreview","namespaced":false,"kind":"SelfSubjectRulesReview","verbs":["create"]}`,
+		"/apis/authorization.k8s.io/v1 subjectaccessreviews":      `{"name":"subjectaccessreviews","singularName":"subjectaccessreview","namespaced":false,"kind":"SubjectAccessReview","verbs":["create"]}`,
 	}
 	for key, w := range want {
 		path, name, _ := strings.Cut(key, " ")

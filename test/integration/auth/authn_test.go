@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -15,7 +16,11 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
@@ -52,13 +57,35 @@ func TestForeignCertificate(t *testing.T) {
 	}
 }
 
-// TestAnonymous: no credentials is system:anonymous; a bad token is 401.
+// TestAnonymous: no credentials is system:anonymous in
+// system:unauthenticated, which kube's bootstrap policy lets ask nothing
+// but the public paths (the refusal names the user); a bad token is 401.
 func TestAnonymous(t *testing.T) {
 	t.Parallel()
-	u, err := whoami(t, srv.AnonymousClientConfig())
-	if err != nil {
+	ctx := t.Context()
+	_, err := whoami(t, srv.AnonymousClientConfig())
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "system:anonymous" cannot create resource "selfsubjectreviews"`) {
+		t.Fatalf("no credentials: got %v, want 403 for system:anonymous", err)
+	}
+	// Once allowed to ask (as a cluster may allow system:unauthenticated),
+	// it is told its groups.
+	admin := kubernetes.NewForConfigOrDie(srv.ClientConfig)
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "test-anonymous-whoami"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:basic-user"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "system:unauthenticated"}},
+	}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		admin.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+	})
+	var u authenticationv1.UserInfo
+	eventually(t, "anonymous may ask who it is", func() (bool, any) {
+		u, err = whoami(t, srv.AnonymousClientConfig())
+		return err == nil, err
+	})
 	if u.Username != "system:anonymous" || !slices.Equal(u.Groups, []string{"system:unauthenticated"}) {
 		t.Errorf("got %+v", u)
 	}

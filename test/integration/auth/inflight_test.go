@@ -20,7 +20,7 @@ import (
 // goes to the users waiting in turn).
 func TestInFlightLimitIsFair(t *testing.T) {
 	t.Parallel()
-	ts := testserver.Start(t, func(o *app.Options) { o.Auth.MaxRequestsInflight = 1 })
+	ts := testserver.Start(t, func(o *app.Options) { o.Auth.MaxRequestsInflight = 1 }, alwaysAllow)
 	flooder, bystander := httpClientOf(t, ts.ClientConfigFor(t, "flooder")), httpClientOf(t, ts.ClientConfigFor(t, "bystander"))
 	url := ts.URL + "/api/v1/namespaces/default/configmaps"
 	// Each client's connection is made before the flood: the test is
@@ -92,7 +92,7 @@ func TestInFlightLimitIsFair(t *testing.T) {
 // TestInFlightExempt: system:masters and watches are not limited.
 func TestInFlightExempt(t *testing.T) {
 	t.Parallel()
-	ts := testserver.Start(t, func(o *app.Options) { o.Auth.MaxRequestsInflight = 1 })
+	ts := testserver.Start(t, func(o *app.Options) { o.Auth.MaxRequestsInflight = 1 }, alwaysAllow)
 	// A watch holds no place: reads go on while it is open.
 	watcher := httpClientOf(t, ts.ClientConfigFor(t, "watcher"))
 	resp, err := watcher.Get(ts.URL + "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=30")

@@ -22,11 +22,16 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
 )
 
-// srv is the server the tests share (default flags: AlwaysAllow).
+// srv is the server the tests share (default flags: RBAC).
 var srv *testserver.TestServer
+
+// alwaysAllow lets every authenticated user do everything: for the tests
+// of what is recorded or limited, not of what is allowed.
+func alwaysAllow(o *app.Options) { o.Auth.AuthorizationModes = []string{"AlwaysAllow"} }
 
 func TestMain(m *testing.M) {
 	testserver.Main(m, func(ts *testserver.TestServer, _ string) { srv = ts })

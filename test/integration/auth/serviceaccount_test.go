@@ -246,6 +246,8 @@ func TestLegacyToken(t *testing.T) {
 
 // TestIssuerDiscovery: the OpenID documents let others verify the
 // server's tokens: the issuer is the tokens', the key set verifies them.
+// Service accounts may read them (kube's bootstrap binding
+// system:service-account-issuer-discovery); anonymous clients may not.
 func TestIssuerDiscovery(t *testing.T) {
 	t.Parallel()
 	f := newSAFixture(t)
@@ -258,12 +260,14 @@ func TestIssuerDiscovery(t *testing.T) {
 		JWKSURI string   `json:"jwks_uri"`
 		Algs    []string `json:"id_token_signing_alg_values_supported"`
 	}
-	getJSON(t, "/.well-known/openid-configuration", "application/json", &config)
+	sa := srv.AnonymousClientConfig()
+	sa.BearerToken = tr.Status.Token
+	getJSON(t, sa, "/.well-known/openid-configuration", "application/json", &config)
 	if config.Issuer != "https://kubernetes.default.svc.cluster.local" || config.JWKSURI != srv.URL+"/openid/v1/jwks" || !slices.Equal(config.Algs, []string{"ES256"}) {
 		t.Errorf("openid-configuration: %+v", config)
 	}
 	var keys jose.JSONWebKeySet
-	getJSON(t, "/openid/v1/jwks", "application/jwk-set+json", &keys)
+	getJSON(t, sa, "/openid/v1/jwks", "application/jwk-set+json", &keys)
 	tok, err := jwt.ParseSigned(tr.Status.Token)
 	if err != nil {
 		t.Fatal(err)
@@ -276,11 +280,23 @@ func TestIssuerDiscovery(t *testing.T) {
 	if err := tok.Claims(found[0].Key, &claims); err != nil || claims.Issuer != config.Issuer {
 		t.Errorf("verifying with the published key: %v, issuer %q", err, claims.Issuer)
 	}
+	anonymous, err := rest.HTTPClientFor(srv.AnonymousClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := anonymous.Get(srv.URL + "/.well-known/openid-configuration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("anonymous: got %d, want 403", resp.StatusCode)
+	}
 }
 
-func getJSON(t *testing.T, path, contentType string, into any) {
+func getJSON(t *testing.T, cfg *rest.Config, path, contentType string, into any) {
 	t.Helper()
-	client, err := rest.HTTPClientFor(srv.AnonymousClientConfig())
+	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

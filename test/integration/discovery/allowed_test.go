@@ -18,10 +18,6 @@ var owned = []struct {
 	what  string
 }{
 	{11, "apiextensions.k8s.io"}, // CustomResourceDefinitions
-	{10, "authorization.k8s.io/v1 localsubjectaccessreviews"},
-	{10, "authorization.k8s.io/v1 selfsubjectaccessreviews"},
-	{10, "authorization.k8s.io/v1 selfsubjectrulesreviews"},
-	{10, "authorization.k8s.io/v1 subjectaccessreviews"},
 }
 
 // notYetServed are the resources issue 9 adds and the server does not
@@ -30,12 +26,6 @@ var owned = []struct {
 // apart by blank lines so that branches landing different groups never
 // change neighbouring lines, which git would call a conflict.
 const notYetServed = `
-
-rbac.authorization.k8s.io/v1 clusterrolebindings
-rbac.authorization.k8s.io/v1 clusterroles
-rbac.authorization.k8s.io/v1 rolebindings
-rbac.authorization.k8s.io/v1 roles
-
 
 `
 

@@ -60,6 +60,8 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		{schema.GroupVersion{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, "io.k8s.api.flowcontrol.v1.FlowSchema"},
 		{schema.GroupVersion{Group: "storagemigration.k8s.io", Version: "v1"}, "io.k8s.api.storagemigration.v1.StorageVersionMigration"},
 		{schema.GroupVersion{Group: "resource.k8s.io", Version: "v1"}, "io.k8s.api.resource.v1.ResourceClaim"},
+		{schema.GroupVersion{Group: "rbac.authorization.k8s.io", Version: "v1"}, "io.k8s.api.rbac.v1.ClusterRole"},
+		{schema.GroupVersion{Group: "authorization.k8s.io", Version: "v1"}, "io.k8s.api.authorization.v1.SubjectAccessReview"},
 	} {
 		doc, err := root.GVSpec(tc.gv)
 		if err != nil {

@@ -16,6 +16,8 @@ import (
 var kubectlHeaders = map[string][2]string{
 	"apiservices":                       {"NAME SERVICE AVAILABLE AGE", "NAME SERVICE AVAILABLE AGE"},
 	"certificatesigningrequests":        {"NAME AGE SIGNERNAME REQUESTOR REQUESTEDDURATION CONDITION", "NAME AGE SIGNERNAME REQUESTOR REQUESTEDDURATION CONDITION"},
+	"clusterrolebindings":               {"NAME ROLE AGE", "NAME ROLE AGE USERS GROUPS SERVICEACCOUNTS"},
+	"clusterroles":                      {"NAME CREATED AT", "NAME CREATED AT"},
 	"clustertrustbundles":               {"NAME SIGNERNAME", "NAME SIGNERNAME"},
 	"configmaps":                        {"NAME DATA AGE", "NAME DATA AGE"},
 	"controllerrevisions":               {"NAME CONTROLLER REVISION AGE", "NAME CONTROLLER REVISION AGE"},
@@ -58,6 +60,8 @@ var kubectlHeaders = map[string][2]string{
 	"resourceclaimtemplates":            {"NAME AGE", "NAME AGE"},
 	"resourcequotas":                    {"NAME REQUEST LIMIT AGE", "NAME REQUEST LIMIT AGE"},
 	"resourceslices":                    {"NAME NODE DRIVER POOL AGE", "NAME NODE DRIVER POOL AGE"},
+	"rolebindings":                      {"NAME ROLE AGE", "NAME ROLE AGE USERS GROUPS SERVICEACCOUNTS"},
+	"roles":                             {"NAME CREATED AT", "NAME CREATED AT"},
 	"runtimeclasses":                    {"NAME HANDLER AGE", "NAME HANDLER AGE"},
 	"secrets":                           {"NAME TYPE DATA AGE", "NAME TYPE DATA AGE"},
 	"serviceaccounts":                   {"NAME AGE", "NAME AGE"},

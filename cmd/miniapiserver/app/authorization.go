@@ -1,0 +1,126 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authz"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/clusterroleaggregation"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/bootstrap"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
+)
+
+// Authorization is the server's authorizer (--authorization-mode, then
+// the extra authorizers of embedding programs), its rule resolver, and
+// the cache of roles and bindings RBAC decides with.
+type Authorization struct {
+	Authorizer   authorizer.Authorizer
+	RuleResolver authorizer.RuleResolver
+	Policy       *policy.Cache
+}
+
+// newAuthorization builds the chain of --authorization-mode (behind
+// system:masters, see authz.New) and the union of its modes' rule
+// resolvers, as kube-apiserver does. The policy cache is filled later,
+// from the rbac group's stores (startRBAC).
+func newAuthorization(o *Options) (*Authorization, error) {
+	modes, err := authz.ParseModes(o.Auth.AuthorizationModes)
+	if err != nil {
+		return nil, fmt.Errorf("--authorization-mode: %w", err)
+	}
+	cache := policy.NewCache()
+	var (
+		chain     []authz.Named
+		resolvers authz.RuleResolvers
+	)
+	for _, m := range modes {
+		var a interface {
+			authorizer.Authorizer
+			authorizer.RuleResolver
+		}
+		switch m {
+		case authz.ModeAlwaysAllow:
+			a = authz.AlwaysAllow{}
+		case authz.ModeAlwaysDeny:
+			a = authz.AlwaysDeny{}
+		case authz.ModeRBAC:
+			a = authz.NewRBAC(cache)
+		default:
+			return nil, fmt.Errorf("--authorization-mode: %s is not built by this server", m)
+		}
+		chain = append(chain, authz.Named{Name: m.Name(), Authorizer: a})
+		resolvers = append(resolvers, a)
+	}
+	chain = append(chain, o.Auth.ExtraAuthorizers...)
+	return &Authorization{Authorizer: authz.New(chain...), RuleResolver: resolvers, Policy: cache}, nil
+}
+
+// rbacBootstrapCheck is kube's readiness check of the bootstrap policy.
+const rbacBootstrapCheck = "poststarthook/rbac/bootstrap-roles"
+
+// startRBAC reconciles kube's bootstrap policy into the rbac stores
+// (retrying every second until it succeeds, as kube's post-start hook),
+// then keeps the policy cache current from them, and aggregates cluster
+// roles, until ctx ends.
+func (s *Server) startRBAC(ctx context.Context, a *Authorization, st rbac.GroupStorage) {
+	s.goUntilDone(func() {
+		if reconcileBootstrapPolicy(ctx, st) == nil {
+			a.Policy.Run(ctx, st.PolicySources())
+		}
+	})
+	s.goUntilDone(func() { clusterroleaggregation.New(a.Policy, st.ClusterRoles).Run(ctx) })
+}
+
+// rbacReadyCheck is ready once the policy cache has the reconciled
+// bootstrap policy (see startRBAC): until then, RBAC may deny what the
+// policy allows.
+func rbacReadyCheck(a *Authorization) healthz.Check {
+	return healthz.Check{Name: rbacBootstrapCheck, Fn: func(context.Context) error {
+		select {
+		case <-a.Policy.Synced():
+			return nil
+		default:
+			return errors.New("the bootstrap RBAC policy is not reconciled yet")
+		}
+	}}
+}
+
+// reconcileBootstrapPolicy reconciles the policy until it succeeds or ctx
+// ends.
+func reconcileBootstrapPolicy(ctx context.Context, st rbac.GroupStorage) error {
+	p, err := bootstrap.Load()
+	if err != nil {
+		return err
+	}
+	stores := bootstrap.Stores{Roles: st.Roles, ClusterRoles: st.ClusterRoles, RoleBindings: st.RoleBindings, ClusterRoleBindings: st.ClusterRoleBindings}
+	for {
+		start := time.Now()
+		err := bootstrap.Reconcile(ctx, p, stores)
+		if err == nil {
+			slog.Debug("rbac: bootstrap policy reconciled", "took", time.Since(start))
+			return nil
+		}
+		slog.Warn("rbac: reconciling the bootstrap policy; trying again", "error", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// goUntilDone runs f in a goroutine that Stop waits for.
+func (s *Server) goUntilDone(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
