@@ -10,6 +10,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,6 +30,7 @@ func init() {
 		autoscalingv1.AddToScheme,
 		autoscalingv2.AddToScheme,
 		eventsv1.AddToScheme,
+		apiextensionsv1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
 		utilruntime.Must(add(Scheme))
@@ -38,7 +40,7 @@ func init() {
 	for _, gv := range []schema.GroupVersion{
 		metav1.SchemeGroupVersion, corev1.SchemeGroupVersion, appsv1.SchemeGroupVersion,
 		coordinationv1.SchemeGroupVersion, autoscalingv1.SchemeGroupVersion, autoscalingv2.SchemeGroupVersion,
-		eventsv1.SchemeGroupVersion,
+		eventsv1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion,
 	} {
 		metav1.AddToGroupVersion(Scheme, gv)
 	}

@@ -22,7 +22,9 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
@@ -88,10 +90,11 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.CAPEM = caPEM
-	groups, coreStorage, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
+	groups, wired, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
 	if err != nil {
 		return nil, err
 	}
+	coreStorage := wired.core
 	s.cleanup = append(s.cleanup, func() {
 		for i := range groups {
 			groups[i].Destroy()
@@ -154,6 +157,12 @@ func Start(o *Options) (*Server, error) {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
 	}()
+	crdController := crd.New(wired.apiextensions.CustomResourceDefinitions, wired.apiextensions.Status)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		crdController.Run(ctx)
+	}()
 	if o.NamespaceController {
 		nc := namespaceController(groups, coreStorage.Namespaces, coreStorage.NamespaceFinalize)
 		s.wg.Add(1)
@@ -205,7 +214,7 @@ func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvi
 	if err != nil {
 		return nil, err
 	}
-	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(events)...), nil
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(events, nil)...), nil
 }
 
 // coreStorageProvider is the provider of the core group, configured from o.
@@ -220,24 +229,33 @@ func coreStorageProvider(o *Options, rootCA []byte, events *generic.StoreRef) (c
 
 // groupStorageProviders are the providers of the named groups, in the
 // order discovery lists them (after the core group). events.k8s.io serves
-// the core group's events store, set once the core group is built.
-func groupStorageProviders(coreEvents *generic.StoreRef) []generic.RESTStorageProvider {
+// the core group's events store, set once the core group is built;
+// apiextensions.k8s.io hands its storage to crds (when not nil).
+func groupStorageProviders(coreEvents *generic.StoreRef, crds *apiextensions.Storage) []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
 		apps.RESTStorageProvider{},
 		eventsgroup.RESTStorageProvider{Events: coreEvents},
 		autoscaling.RESTStorageProvider{},
+		apiextensions.RESTStorageProvider{Storage: crds},
 		coordination.RESTStorageProvider{},
 	}
 }
 
+// wiring is what the server uses of the groups' storage besides their
+// routes: the typed handles their providers give.
+type wiring struct {
+	core          core.LegacyRESTStorage
+	apiextensions apiextensions.Storage
+}
+
 // buildGroups builds the storage of every API group (the core group
-// first), and returns the typed handles of the core group's storage that
-// the rest of the wiring uses.
-func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, core.LegacyRESTStorage, *restOptionsGetter, error) {
+// first), and returns the typed handles of their storage that the rest of
+// the wiring uses.
+func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, wiring, *restOptionsGetter, error) {
 	events := &generic.StoreRef{}
 	coreProvider, err := coreStorageProvider(o, rootCA, events)
 	if err != nil {
-		return nil, core.LegacyRESTStorage{}, nil, err
+		return nil, wiring{}, nil, err
 	}
 	getter := &restOptionsGetter{
 		factory:   factory,
@@ -245,22 +263,24 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 		seen:      map[string]bool{},
 		decorator: decoratorFor(o),
 	}
+	var wired wiring
 	coreStorage, coreInfo, err := coreProvider.NewLegacyRESTStorage(getter)
 	if err != nil {
-		return nil, core.LegacyRESTStorage{}, nil, fmt.Errorf("building the core API group: %w", err)
+		return nil, wiring{}, nil, fmt.Errorf("building the core API group: %w", err)
 	}
+	wired.core = coreStorage
 	groups := []rest.APIGroupInfo{coreInfo}
-	for _, p := range groupStorageProviders(events) {
+	for _, p := range groupStorageProviders(events, &wired.apiextensions) {
 		info, err := p.NewRESTStorage(getter)
 		if err != nil {
 			for i := range groups {
 				groups[i].Destroy()
 			}
-			return nil, core.LegacyRESTStorage{}, nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
+			return nil, wiring{}, nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
 		}
 		groups = append(groups, info)
 	}
-	return groups, coreStorage, getter, nil
+	return groups, wired, getter, nil
 }
 
 func watchCacheSizeNames(o *Options) []string {

@@ -84,3 +84,14 @@ const (
 type GarbageCollectionDeleteStrategy interface {
 	DefaultGarbageCollectionPolicy(ctx context.Context) GarbageCollectionPolicy
 }
+
+// PrepareForDeleteStrategy is implemented by resources that finish every
+// deletion themselves (kube's CRDs, whose custom resources go first): the
+// first delete of an object does not remove it but marks it deleted
+// (deletionTimestamp) once PrepareForDelete has added what finishing the
+// deletion needs (a finalizer, a condition). PrepareForDelete may set the
+// deletionTimestamp itself, as kube's CRD storage does: the generation
+// and deletionGracePeriodSeconds are then left alone.
+type PrepareForDeleteStrategy interface {
+	PrepareForDelete(ctx context.Context, obj runtime.Object)
+}

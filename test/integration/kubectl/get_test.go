@@ -53,7 +53,7 @@ func TestAPIResourcesAndVersions(t *testing.T) {
 	needKubectl(t)
 	tg := testTarget(t)
 	versions := tg.run(t, invocation{args: []string{"api-versions"}})
-	if versions != "apps/v1\nautoscaling/v1\nautoscaling/v2\ncoordination.k8s.io/v1\nevents.k8s.io/v1\nv1\n" {
+	if versions != "apiextensions.k8s.io/v1\napps/v1\nautoscaling/v1\nautoscaling/v2\ncoordination.k8s.io/v1\nevents.k8s.io/v1\nv1\n" {
 		t.Errorf("api-versions:\n%s", versions)
 	}
 	wide := tg.run(t, invocation{args: []string{"api-resources", "-o", "wide", "--api-group="}})

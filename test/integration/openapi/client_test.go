@@ -34,7 +34,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		names = append(names, p)
 	}
 	sort.Strings(names)
-	if got := strings.Join(names, " "); got != "api api/v1 apis apis/apps apis/apps/v1 apis/autoscaling apis/autoscaling/v1 apis/autoscaling/v2 "+
+	if got := strings.Join(names, " "); got != "api api/v1 apis apis/apiextensions.k8s.io apis/apiextensions.k8s.io/v1 apis/apps apis/apps/v1 apis/autoscaling apis/autoscaling/v1 apis/autoscaling/v2 "+
 		"apis/coordination.k8s.io apis/coordination.k8s.io/v1 apis/events.k8s.io apis/events.k8s.io/v1 version" {
 		t.Errorf("paths: %s", got)
 	}
@@ -49,6 +49,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		{schema.GroupVersion{Group: "autoscaling", Version: "v1"}, "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler"},
 		{schema.GroupVersion{Group: "autoscaling", Version: "v2"}, "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler"},
 		{schema.GroupVersion{Group: "events.k8s.io", Version: "v1"}, "io.k8s.api.events.v1.Event"},
+		{schema.GroupVersion{Group: "apiextensions.k8s.io", Version: "v1"}, "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"},
 	} {
 		doc, err := root.GVSpec(tc.gv)
 		if err != nil {
@@ -63,7 +64,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gvs) != 6 {
+	if len(gvs) != 7 {
 		t.Errorf("group versions: %v", gvs)
 	}
 }

@@ -192,7 +192,7 @@ func TestV3Index(t *testing.T) {
 		}
 	}
 	sort.Strings(paths)
-	want := "api api/v1 apis apis/apps apis/apps/v1 apis/autoscaling apis/autoscaling/v1 apis/autoscaling/v2 apis/coordination.k8s.io apis/coordination.k8s.io/v1 " +
+	want := "api api/v1 apis apis/apiextensions.k8s.io apis/apiextensions.k8s.io/v1 apis/apps apis/apps/v1 apis/autoscaling apis/autoscaling/v1 apis/autoscaling/v2 apis/coordination.k8s.io apis/coordination.k8s.io/v1 " +
 		"apis/events.k8s.io apis/events.k8s.io/v1 version"
 	if got := strings.Join(paths, " "); got != want {
 		t.Errorf("paths: got %s, want %s", got, want)

@@ -1,0 +1,341 @@
+// Package crd runs what kube-apiserver's apiextensions controllers do for
+// CustomResourceDefinitions, in one loop over the definitions: it grants
+// each definition its names (NamesAccepted, with kube's conflict rules
+// within a group), establishes it (Established), and keeps the status up
+// to date as definitions come, change and go.
+//
+// It calls the registry's verbs (no HTTP), as the namespace controller
+// does: cmd -> controllers -> registry.
+package crd
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+)
+
+// Definitions is what the controller needs of the CRD storage.
+type Definitions interface {
+	rest.Getter
+	rest.Lister
+	rest.Watcher
+}
+
+// Controller keeps the definitions' status.
+type Controller struct {
+	definitions Definitions
+	status      rest.Updater // customresourcedefinitions/status
+	// retry is how long a definition whose sync failed waits before the
+	// next attempt.
+	retry time.Duration
+
+	mu sync.Mutex
+	// known is the latest state seen of every definition (the watch's, or
+	// the controller's own status write when newer): the names a group's
+	// definitions hold are read from it.
+	known   map[string]*apiextensionsv1.CustomResourceDefinition
+	pending map[string]bool
+	// failed are queued again on the next tick.
+	failed map[string]bool
+	wake   chan struct{}
+}
+
+// New returns a controller over the definitions' storage and their status
+// subresource.
+func New(definitions Definitions, status rest.Updater) *Controller {
+	return &Controller{
+		definitions: definitions, status: status, retry: time.Second,
+		known: map[string]*apiextensionsv1.CustomResourceDefinition{}, pending: map[string]bool{}, failed: map[string]bool{}, wake: make(chan struct{}, 1),
+	}
+}
+
+// Run works until ctx ends: it follows the definitions (a list, then a
+// watch, again after a failure) and syncs each one that changes.
+func (c *Controller) Run(ctx context.Context) {
+	ctx = request.WithNamespace(ctx, "")
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.work(ctx)
+	}()
+	for ctx.Err() == nil {
+		if err := c.follow(ctx); err != nil && ctx.Err() == nil {
+			slog.Warn("crd controller: following the definitions", "error", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(c.retry):
+			}
+		}
+	}
+	wg.Wait()
+}
+
+// follow lists the definitions, queues every one, then queues those a
+// watch from the list's revision reports, until the watch ends.
+func (c *Controller) follow(ctx context.Context) error {
+	list, err := c.definitions.List(ctx, &metainternalversion.ListOptions{})
+	if err != nil {
+		return err
+	}
+	known := map[string]*apiextensionsv1.CustomResourceDefinition{}
+	for _, item := range list.Items {
+		crd, err := decode(item)
+		if err != nil {
+			return err
+		}
+		known[crd.Name] = crd
+	}
+	c.mu.Lock()
+	for name := range c.known {
+		if known[name] == nil {
+			c.pending[name] = true // gone while nobody watched
+		}
+	}
+	c.known = known
+	for name := range known {
+		c.pending[name] = true
+	}
+	c.mu.Unlock()
+	c.signal()
+
+	w, err := c.definitions.Watch(ctx, &metainternalversion.ListOptions{Watch: true, ResourceVersion: fmt.Sprint(list.ResourceVersion)})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		switch ev.Type {
+		case watch.Error:
+			return ev.Err
+		case watch.Added, watch.Modified, watch.Deleted:
+			crd, err := decode(ev.Object)
+			if err != nil {
+				return err
+			}
+			c.observe(crd, ev.Type == watch.Deleted)
+		}
+	}
+	return errors.New("watch ended")
+}
+
+func decode(o *storage.Object) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := o.Decode(crd); err != nil {
+		return nil, err
+	}
+	return crd, nil
+}
+
+// observe records a state the watch reports and queues its definition.
+func (c *Controller) observe(crd *apiextensionsv1.CustomResourceDefinition, deleted bool) {
+	c.mu.Lock()
+	if deleted {
+		delete(c.known, crd.Name)
+	} else {
+		c.rememberLocked(crd)
+	}
+	c.pending[crd.Name] = true
+	c.mu.Unlock()
+	c.signal()
+}
+
+// rememberLocked keeps crd unless a newer state is known already (the
+// controller's own write may be seen before the watch reports it).
+func (c *Controller) rememberLocked(crd *apiextensionsv1.CustomResourceDefinition) {
+	if old := c.known[crd.Name]; old != nil && old.UID == crd.UID && revision(old) > revision(crd) {
+		return
+	}
+	c.known[crd.Name] = crd
+}
+
+func revision(crd *apiextensionsv1.CustomResourceDefinition) int64 {
+	rv, _ := storage.ParseResourceVersion(crd.ResourceVersion)
+	return rv
+}
+
+func (c *Controller) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// enqueueGroup queues every known definition of group but except, whose
+// names may have been freed.
+func (c *Controller) enqueueGroup(group, except string) {
+	c.mu.Lock()
+	for name, crd := range c.known {
+		if crd.Spec.Group == group && name != except {
+			c.pending[name] = true
+		}
+	}
+	c.mu.Unlock()
+	c.signal()
+}
+
+// groupDefinitions returns the known definitions of group.
+func (c *Controller) groupDefinitions(group string) []*apiextensionsv1.CustomResourceDefinition {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range c.known {
+		if crd.Spec.Group == group {
+			out = append(out, crd)
+		}
+	}
+	return out
+}
+
+// work syncs queued definitions, one at a time (granting names is not
+// safe to run concurrently); those that fail are tried again after the
+// retry period.
+func (c *Controller) work(ctx context.Context) {
+	ticker := time.NewTicker(c.retry)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake:
+		case <-ticker.C:
+			c.requeueFailed()
+		}
+		for {
+			name, ok := c.next()
+			if !ok {
+				break
+			}
+			if err := c.sync(ctx, name); err != nil && ctx.Err() == nil {
+				slog.Warn("crd controller: syncing a definition", "name", name, "error", err)
+				c.retryLater(name)
+			}
+		}
+	}
+}
+
+// retryLater queues name again on the next tick: a failing definition
+// does not spin.
+func (c *Controller) retryLater(name string) {
+	c.mu.Lock()
+	c.failed[name] = true
+	c.mu.Unlock()
+}
+
+// requeueFailed queues the definitions whose last sync failed.
+func (c *Controller) requeueFailed() {
+	c.mu.Lock()
+	for name := range c.failed {
+		c.pending[name] = true
+	}
+	clear(c.failed)
+	c.mu.Unlock()
+}
+
+// next takes a queued name.
+func (c *Controller) next() (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name := range c.pending {
+		delete(c.pending, name)
+		return name, true
+	}
+	return "", false
+}
+
+// sync brings the status of one definition up to date.
+func (c *Controller) sync(ctx context.Context, name string) error {
+	obj, err := c.definitions.Get(ctx, name, &metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		c.forget(name)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+	c.mu.Lock()
+	c.rememberLocked(crd)
+	c.mu.Unlock()
+	if crd.DeletionTimestamp != nil {
+		return nil
+	}
+	return c.syncNames(ctx, crd)
+}
+
+// forget drops a definition that is gone: its names are free for its
+// group's others.
+func (c *Controller) forget(name string) {
+	c.mu.Lock()
+	crd := c.known[name]
+	delete(c.known, name)
+	c.mu.Unlock()
+	if crd != nil {
+		c.enqueueGroup(crd.Spec.Group, name)
+	}
+}
+
+// syncNames grants crd its names and establishes it, writing its status
+// when that changes anything.
+func (c *Controller) syncNames(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
+	names, namesCond := acceptNames(crd, newGroupNames(c.groupDefinitions(crd.Spec.Group)))
+	established := establishedCondition(crd, namesCond.Status == apiextensionsv1.ConditionTrue)
+	if equality.Semantic.DeepEqual(crd.Status.AcceptedNames, names) &&
+		apiextensionshelpers.IsCRDConditionEquivalent(&namesCond, apiextensionshelpers.FindCRDCondition(crd, apiextensionsv1.NamesAccepted)) &&
+		apiextensionshelpers.IsCRDConditionEquivalent(&established, apiextensionshelpers.FindCRDCondition(crd, apiextensionsv1.Established)) {
+		return nil
+	}
+	update := crd.DeepCopy()
+	update.Status.AcceptedNames = names
+	apiextensionshelpers.SetCRDCondition(update, namesCond)
+	apiextensionshelpers.SetCRDCondition(update, established)
+	if err := c.writeStatus(ctx, update); err != nil {
+		return err
+	}
+	if !equality.Semantic.DeepEqual(crd.Status.AcceptedNames, names) {
+		c.enqueueGroup(crd.Spec.Group, crd.Name) // names may have been freed
+	}
+	return nil
+}
+
+// writeStatus writes crd's status. A conflict or a missing definition is
+// no error: the watch reports the newer state, which is synced again.
+func (c *Controller) writeStatus(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
+	out, _, err := c.status.Update(ctx, crd.Name, &rest.DefaultUpdatedObjectInfo{Obj: crd}, nil, nil, false, &metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.rememberLocked(out.(*apiextensionsv1.CustomResourceDefinition))
+	c.mu.Unlock()
+	return nil
+}
+
+// invalidCABundle reports a conversion webhook whose caBundle holds no
+// certificate (kube establishes no such definition).
+func invalidCABundle(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	conv := crd.Spec.Conversion
+	if conv == nil || conv.Webhook == nil || conv.Webhook.ClientConfig == nil || len(conv.Webhook.ClientConfig.CABundle) == 0 {
+		return false
+	}
+	return !x509.NewCertPool().AppendCertsFromPEM(conv.Webhook.ClientConfig.CABundle)
+}
