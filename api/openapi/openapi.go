@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
+	"sync"
 
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -83,6 +85,33 @@ func loadSchemas() (map[string]*spec.Schema, error) {
 	}
 	return out, nil
 }
+
+// MetaSchemas returns the definitions of k8s.io/apimachinery's types
+// (io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta, ListMeta, Status,
+// ... and runtime.RawExtension) as the /openapi/v3 documents have them:
+// what the documents and the apply structure of custom resources refer
+// to. They are read once; callers must not modify them.
+var MetaSchemas = sync.OnceValues(func() (map[string]*spec.Schema, error) {
+	data, err := documents.ReadFile("v3/api/v1.json")
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]*spec.Schema `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("openapi: v3/api/v1.json: %w", err)
+	}
+	out := map[string]*spec.Schema{}
+	for name, s := range doc.Components.Schemas {
+		if strings.HasPrefix(name, "io.k8s.apimachinery.") {
+			out[name] = s
+		}
+	}
+	return out, nil
+})
 
 const gvkExtension = "x-kubernetes-group-version-kind"
 

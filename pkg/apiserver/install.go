@@ -93,15 +93,19 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope
 	// As kube: a deprecated kind warns on every request to its endpoint.
 	warning := handlers.DeprecationWarning(sc.Storage.New(), sc.Kind, s.apiMajor, s.apiMinor)
 	handle := func(method, path, verb string, h http.Handler) {
-		produces := negotiation.ResourceMediaTypes
-		if verb == "list" || verb == "watch" {
-			produces = negotiation.StreamingMediaTypes
+		h = s.instrument(sc, verb, handlers.WithWarning(h, warning))
+		if sc.MediaTypes == nil || sc.MediaTypes.Routed() {
+			produces := negotiation.ResourceMediaTypes
+			if verb == "list" || verb == "watch" {
+				produces = negotiation.StreamingMediaTypes
+			}
+			var consumes []string
+			if verb == "patch" {
+				consumes = handlers.PatchRouteMediaTypes
+			}
+			h = routeChecks(consumes, produces, h)
 		}
-		var consumes []string
-		if verb == "patch" {
-			consumes = handlers.PatchRouteMediaTypes
-		}
-		r.Method(method, path, routeChecks(consumes, produces, s.instrument(sc, verb, handlers.WithWarning(h, warning))))
+		r.Method(method, path, h)
 	}
 	if sc.Subresource != "" {
 		path := item + "/" + sc.Subresource

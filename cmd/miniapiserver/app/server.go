@@ -157,7 +157,10 @@ func Start(o *Options) (*Server, error) {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
 	}()
-	crdController := crd.New(wired.apiextensions.CustomResourceDefinitions, wired.apiextensions.Status)
+	crdController := crd.New(crd.Config{
+		Definitions: wired.apiextensions.CustomResourceDefinitions, Status: wired.apiextensions.Status,
+		Server: api, Storage: customResourceOptions{getter},
+	})
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

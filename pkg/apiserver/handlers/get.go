@@ -21,7 +21,7 @@ func (s *Scope) Get(getter rest.Getter) http.HandlerFunc {
 				return
 			}
 		}
-		out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+		out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
 		if err != nil {
 			WriteError(w, r, err)
 			return

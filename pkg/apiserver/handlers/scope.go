@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -33,6 +34,9 @@ type Scope struct {
 	// MinRequestTimeout is the base of a watch's random timeout when the
 	// client sets none (kube's --min-request-timeout).
 	MinRequestTimeout time.Duration
+	// MediaTypes are what the endpoint reads and writes (nil:
+	// negotiation.Builtin).
+	MediaTypes *negotiation.MediaTypes
 
 	// managed is the endpoint's field manager, built on the first write.
 	managed managedFields
@@ -110,6 +114,14 @@ func (s *Scope) updateValidation(ns, name string) rest.ValidateObjectUpdateFunc 
 	return func(ctx context.Context, obj, old runtime.Object) error {
 		return s.validationOf(Update, ns, name, old)(ctx, obj)
 	}
+}
+
+// mediaTypes is what the endpoint reads and writes.
+func (s *Scope) mediaTypes() *negotiation.MediaTypes {
+	if s.MediaTypes == nil {
+		return negotiation.Builtin
+	}
+	return s.MediaTypes
 }
 
 func metaAccessor(obj runtime.Object) (metav1.Object, error) { return meta.Accessor(obj) }

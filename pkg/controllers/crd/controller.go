@@ -1,11 +1,14 @@
 // Package crd runs what kube-apiserver's apiextensions controllers do for
 // CustomResourceDefinitions, in one loop over the definitions: it grants
 // each definition its names (NamesAccepted, with kube's conflict rules
-// within a group), establishes it (Established), and keeps the status up
-// to date as definitions come, change and go.
+// within a group), has the server serve its custom resources (routes,
+// discovery, OpenAPI) and then establishes it (Established), serves it
+// anew when it changes, and when it is deleted deletes its custom
+// resources before letting it go (the customresourcecleanup finalizer).
 //
 // It calls the registry's verbs (no HTTP), as the namespace controller
-// does: cmd -> controllers -> registry.
+// does, and hands the server what to serve through Server:
+// cmd -> controllers -> registry.
 package crd
 
 import (
@@ -25,6 +28,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions/customresource"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -37,10 +42,34 @@ type Definitions interface {
 	rest.Watcher
 }
 
-// Controller keeps the definitions' status.
+// Server serves custom resources (the apiserver's routes, discovery and
+// OpenAPI documents).
+type Server interface {
+	// ServeCustomResources serves what the definition name serves, in
+	// place of what it served before.
+	ServeCustomResources(name string, served *customresource.Served) error
+	// RemoveCustomResources stops serving what name served.
+	RemoveCustomResources(name string)
+}
+
+// Config is what the controller works with.
+type Config struct {
+	Definitions Definitions
+	// Status is customresourcedefinitions/status.
+	Status rest.Updater
+	Server Server
+	// Storage gives each custom resource its storage (the key prefix
+	// /registry/<group>/<plural>, its watch cache).
+	Storage generic.RESTOptionsGetter
+}
+
+// Controller keeps the definitions' status and serves their custom
+// resources.
 type Controller struct {
 	definitions Definitions
 	status      rest.Updater // customresourcedefinitions/status
+	server      Server
+	storage     generic.RESTOptionsGetter
 	// retry is how long a definition whose sync failed waits before the
 	// next attempt.
 	retry time.Duration
@@ -54,14 +83,19 @@ type Controller struct {
 	// failed are queued again on the next tick.
 	failed map[string]bool
 	wake   chan struct{}
+
+	// served is what each definition serves; only the worker touches
+	// it. retired are the stores replaced, destroyed after a grace.
+	served  map[string]*servedDefinition
+	retired sync.WaitGroup
 }
 
-// New returns a controller over the definitions' storage and their status
-// subresource.
-func New(definitions Definitions, status rest.Updater) *Controller {
+// New returns a controller working with cfg.
+func New(cfg Config) *Controller {
 	return &Controller{
-		definitions: definitions, status: status, retry: time.Second,
-		known: map[string]*apiextensionsv1.CustomResourceDefinition{}, pending: map[string]bool{}, failed: map[string]bool{}, wake: make(chan struct{}, 1),
+		definitions: cfg.Definitions, status: cfg.Status, server: cfg.Server, storage: cfg.Storage, retry: time.Second,
+		known: map[string]*apiextensionsv1.CustomResourceDefinition{}, pending: map[string]bool{}, failed: map[string]bool{},
+		wake: make(chan struct{}, 1), served: map[string]*servedDefinition{},
 	}
 }
 
@@ -85,6 +119,10 @@ func (c *Controller) Run(ctx context.Context) {
 		}
 	}
 	wg.Wait()
+	for name := range c.served {
+		c.unserve(ctx, name)
+	}
+	c.retired.Wait()
 }
 
 // follow lists the definitions, queues every one, then queues those a
@@ -263,7 +301,7 @@ func (c *Controller) next() (string, bool) {
 func (c *Controller) sync(ctx context.Context, name string) error {
 	obj, err := c.definitions.Get(ctx, name, &metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		c.forget(name)
+		c.forget(ctx, name)
 		return nil
 	}
 	if err != nil {
@@ -274,14 +312,15 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	c.rememberLocked(crd)
 	c.mu.Unlock()
 	if crd.DeletionTimestamp != nil {
-		return nil
+		return c.finalize(ctx, crd)
 	}
 	return c.syncNames(ctx, crd)
 }
 
-// forget drops a definition that is gone: its names are free for its
-// group's others.
-func (c *Controller) forget(name string) {
+// forget drops a definition that is gone: what it served goes, and its
+// names are free for its group's others.
+func (c *Controller) forget(ctx context.Context, name string) {
+	c.unserve(ctx, name)
 	c.mu.Lock()
 	crd := c.known[name]
 	delete(c.known, name)
@@ -295,7 +334,18 @@ func (c *Controller) forget(name string) {
 // when that changes anything.
 func (c *Controller) syncNames(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
 	names, namesCond := acceptNames(crd, newGroupNames(c.groupDefinitions(crd.Spec.Group)))
-	established := establishedCondition(crd, namesCond.Status == apiextensionsv1.ConditionTrue)
+	namesAccepted := namesCond.Status == apiextensionsv1.ConditionTrue
+	// As kube: served once its names are accepted, and (under the names
+	// it holds) as long as it is established. Served before Established
+	// is written: a client that sees it established can use it at once.
+	if namesAccepted || apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+		toServe := crd.DeepCopy()
+		toServe.Status.AcceptedNames = names
+		if err := c.serve(ctx, toServe); err != nil {
+			return err
+		}
+	}
+	established := establishedCondition(crd, namesAccepted)
 	if equality.Semantic.DeepEqual(crd.Status.AcceptedNames, names) &&
 		apiextensionshelpers.IsCRDConditionEquivalent(&namesCond, apiextensionshelpers.FindCRDCondition(crd, apiextensionsv1.NamesAccepted)) &&
 		apiextensionshelpers.IsCRDConditionEquivalent(&established, apiextensionshelpers.FindCRDCondition(crd, apiextensionsv1.Established)) {
@@ -305,7 +355,7 @@ func (c *Controller) syncNames(ctx context.Context, crd *apiextensionsv1.CustomR
 	update.Status.AcceptedNames = names
 	apiextensionshelpers.SetCRDCondition(update, namesCond)
 	apiextensionshelpers.SetCRDCondition(update, established)
-	if err := c.writeStatus(ctx, update); err != nil {
+	if _, err := c.updateStatus(ctx, update); err != nil {
 		return err
 	}
 	if !equality.Semantic.DeepEqual(crd.Status.AcceptedNames, names) {
@@ -314,20 +364,22 @@ func (c *Controller) syncNames(ctx context.Context, crd *apiextensionsv1.CustomR
 	return nil
 }
 
-// writeStatus writes crd's status. A conflict or a missing definition is
-// no error: the watch reports the newer state, which is synced again.
-func (c *Controller) writeStatus(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
+// updateStatus writes crd's status and returns the definition written.
+// A conflict or a missing definition is no error, and returns nil: the
+// watch reports the newer state, which is synced again.
+func (c *Controller) updateStatus(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) (*apiextensionsv1.CustomResourceDefinition, error) {
 	out, _, err := c.status.Update(ctx, crd.Name, &rest.DefaultUpdatedObjectInfo{Obj: crd}, nil, nil, false, &metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
+	written := out.(*apiextensionsv1.CustomResourceDefinition)
 	c.mu.Lock()
-	c.rememberLocked(out.(*apiextensionsv1.CustomResourceDefinition))
+	c.rememberLocked(written)
 	c.mu.Unlock()
-	return nil
+	return written, nil
 }
 
 // invalidCABundle reports a conversion webhook whose caBundle holds no

@@ -120,7 +120,7 @@ func (e *Store) prepareAndValidateCreate(ctx context.Context, obj runtime.Object
 			path.ValidatePathSegmentName, field.NewPath("metadata"))
 	}
 	if len(errs) > 0 {
-		return apierrors.NewInvalid(e.groupKind(), m.GetName(), uniqueErrors(errs))
+		return apierrors.NewInvalid(e.groupKindOf(obj), m.GetName(), uniqueErrors(errs))
 	}
 	for _, w := range e.createStrategy.WarningsOnCreate(ctx, obj) {
 		request.AddWarning(ctx, w)
@@ -184,13 +184,25 @@ func (e *Store) prepareAndValidateUpdate(ctx context.Context, strategy rest.REST
 	errs = append(errs, genericvalidation.ValidateObjectMetaAccessorUpdate(m, oldMeta, metaPath)...)
 	errs = append(errs, strategy.ValidateUpdate(ctx, obj, old)...)
 	if len(errs) > 0 {
-		return apierrors.NewInvalid(e.groupKind(), m.GetName(), uniqueErrors(errs))
+		return apierrors.NewInvalid(e.groupKindOf(obj), m.GetName(), uniqueErrors(errs))
 	}
 	for _, w := range strategy.WarningsOnUpdate(ctx, obj, old) {
 		request.AddWarning(ctx, w)
 	}
 	strategy.Canonicalize(obj)
 	return nil
+}
+
+// groupKindOf names the kind of obj in errors: the one an unstructured
+// object names (as kube's typer of custom resources reads it), else the
+// Store's.
+func (e *Store) groupKindOf(obj runtime.Object) schema.GroupKind {
+	if _, ok := obj.(runtime.Unstructured); ok {
+		if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Kind != "" {
+			return gvk.GroupKind()
+		}
+	}
+	return e.groupKind()
 }
 
 func (e *Store) groupKind() schema.GroupKind {

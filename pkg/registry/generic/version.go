@@ -80,6 +80,7 @@ var (
 	_ rest.ResetFieldsStrategy        = (*VersionedStore)(nil)
 	_ rest.StorageVersionProvider     = (*VersionedStore)(nil)
 	_ rest.StoredMetadataReader       = (*VersionedStore)(nil)
+	_ rest.UnknownFieldPruner         = (*VersionedStore)(nil)
 )
 
 // NewVersionedStore returns store served at v.
@@ -148,6 +149,16 @@ func (s *VersionedStore) DeleteReturnsDeletedObject() bool {
 
 // StorageReadiness reports whether the Store can serve.
 func (s *VersionedStore) StorageReadiness() error { return s.store.StorageReadiness() }
+
+// PruneUnknownFields implements rest.UnknownFieldPruner: the view's
+// strategy prunes an object of the served version by that version's
+// schema.
+func (s *VersionedStore) PruneUnknownFields(obj runtime.Object) ([]string, error) {
+	return s.store.PruneUnknownFields(obj)
+}
+
+// Structure implements rest.StructureProvider.
+func (s *VersionedStore) Structure() *rest.Structure { return s.store.Structure() }
 
 // StorageVersion implements rest.StorageVersionProvider.
 func (s *VersionedStore) StorageVersion() schema.GroupVersionKind { return s.storageKind }

@@ -82,6 +82,14 @@ func (r *VersionedStatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpa
 	return r.status.GetResetFields()
 }
 
+// PruneUnknownFields implements rest.UnknownFieldPruner.
+func (r *VersionedStatusREST) PruneUnknownFields(obj runtime.Object) ([]string, error) {
+	return r.status.PruneUnknownFields(obj)
+}
+
+// Structure implements rest.StructureProvider.
+func (r *VersionedStatusREST) Structure() *rest.Structure { return r.status.Structure() }
+
 // StorageVersion implements rest.StorageVersionProvider.
 func (r *VersionedStatusREST) StorageVersion() schema.GroupVersionKind { return r.storageKind }
 

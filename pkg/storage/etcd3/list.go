@@ -127,7 +127,7 @@ func (s *Store) getSingle(ctx context.Context, key string, plan storage.ListPlan
 
 // match wraps kv and reports whether it passes pred.
 func (s *Store) match(kv *mvccpb.KeyValue, pred storage.SelectionPredicate) (*storage.Object, bool, error) {
-	obj, err := storage.NewObject(string(kv.Key), kv.ModRevision, kv.Value)
+	obj, err := s.object(string(kv.Key), kv.ModRevision, kv.Value)
 	if err != nil {
 		return nil, false, err
 	}

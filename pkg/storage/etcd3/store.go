@@ -90,7 +90,11 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions, ou
 		return storage.NewKeyNotFoundError(key, 0)
 	}
 	kv := resp.Kvs[0]
-	return decodeInto(key, kv.Value, kv.ModRevision, out)
+	data, err := s.value(key, kv.Value)
+	if err != nil {
+		return err
+	}
+	return decodeInto(key, data, kv.ModRevision, out)
 }
 
 var _ storage.ObjectGetter = (*Store)(nil)
@@ -112,7 +116,7 @@ func (s *Store) GetObject(ctx context.Context, key string, opts storage.GetOptio
 		return nil, storage.NewKeyNotFoundError(key, 0)
 	}
 	kv := resp.Kvs[0]
-	return storage.NewObject(key, kv.ModRevision, kv.Value)
+	return s.object(key, kv.ModRevision, kv.Value)
 }
 
 // state is one read of a key.
@@ -140,7 +144,11 @@ func (s *Store) stateFromResponse(ctx context.Context, key string, kvs []*mvccpb
 		return st, nil
 	}
 	kv := kvs[0]
-	st.data, st.rev = kv.Value, kv.ModRevision
+	data, err := s.value(key, kv.Value)
+	if err != nil {
+		return nil, err
+	}
+	st.data, st.rev = data, kv.ModRevision
 	if kv.Lease != 0 {
 		ttl, err := s.leases.remaining(ctx, kv.Lease)
 		if err != nil {
@@ -352,6 +360,28 @@ func (s *Store) CurrentResourceVersion(ctx context.Context) (int64, error) {
 // ReadinessCheck implements storage.Interface: the raw store is ready as
 // soon as it exists (etcd's health is checked by /readyz separately).
 func (s *Store) ReadinessCheck() error { return nil }
+
+// value is a value read from etcd in the form the resource serves
+// (storage.Config.Normalize).
+func (s *Store) value(key string, data []byte) ([]byte, error) {
+	if s.cfg.Normalize == nil {
+		return data, nil
+	}
+	out, err := s.cfg.Normalize(data)
+	if err != nil {
+		return nil, storage.NewInternalError(key, fmt.Errorf("decoding stored object: %w", err))
+	}
+	return out, nil
+}
+
+// object wraps a value read from etcd at key, written at rev.
+func (s *Store) object(key string, rev int64, data []byte) (*storage.Object, error) {
+	data, err := s.value(key, data)
+	if err != nil {
+		return nil, err
+	}
+	return storage.NewObject(key, rev, data)
+}
 
 func decodeInto(key string, data []byte, rev int64, out runtime.Object) error {
 	obj, err := storage.NewObject(key, rev, data)

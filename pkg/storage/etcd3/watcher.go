@@ -158,13 +158,13 @@ func (w *watcher) transform(ev *clientv3.Event) (storage.Event, bool, error) {
 	var cur, prev *storage.Object
 	var err error
 	if ev.Type == clientv3.EventTypePut {
-		if cur, err = storage.NewObject(string(ev.Kv.Key), rev, ev.Kv.Value); err != nil {
+		if cur, err = w.store.object(string(ev.Kv.Key), rev, ev.Kv.Value); err != nil {
 			return storage.Event{}, false, err
 		}
 	}
 	if ev.PrevKv != nil {
 		// The previous state is reported at the revision of this change.
-		if prev, err = storage.NewObject(string(ev.PrevKv.Key), rev, ev.PrevKv.Value); err != nil {
+		if prev, err = w.store.object(string(ev.PrevKv.Key), rev, ev.PrevKv.Value); err != nil {
 			return storage.Event{}, false, err
 		}
 	}

@@ -218,9 +218,24 @@ func (w *warnings) take() []string {
 	return got
 }
 
+// response is what a raw request got back.
+type response struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
 // do sends a raw request to the server under test and returns the code
 // and body.
 func do(t testing.TB, method, path, contentType string, body []byte, headers ...string) (int, []byte) {
+	t.Helper()
+	r := send(t, method, path, contentType, body, headers...)
+	return r.code, r.body
+}
+
+// send sends a raw request (headers as name, value pairs) to the server
+// under test.
+func send(t testing.TB, method, path, contentType string, body []byte, headers ...string) response {
 	t.Helper()
 	cfg := config()
 	transport, err := rest.TransportFor(cfg)
@@ -246,7 +261,7 @@ func do(t testing.TB, method, path, contentType string, body []byte, headers ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, data
+	return response{code: resp.StatusCode, header: resp.Header, body: data}
 }
 
 // compareGolden compares a JSON body with a golden file, as JSON values.

@@ -32,7 +32,10 @@ import (
 // srv is the server every test of the package shares.
 var srv *testserver.TestServer
 
-var reference = flag.Bool("reference", false, "run against the kube-apiserver at $PEER_URL (token $PEER_TOKEN) instead")
+var (
+	reference = flag.Bool("reference", false, "run against the kube-apiserver at $PEER_URL (token $PEER_TOKEN) instead")
+	update    = flag.Bool("update", false, "rewrite the golden files of testdata/ (with -reference: from kube)")
+)
 
 func TestMain(m *testing.M) {
 	flag.Parse()
