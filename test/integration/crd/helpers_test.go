@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -133,7 +133,10 @@ func canonicalStatus(v interface{}) interface{} {
 	if len(causes) < 2 {
 		return v
 	}
-	key := func(c interface{}) string { m, _ := c.(map[string]interface{}); return fmt.Sprint(m["field"], m["message"]) }
+	key := func(c interface{}) string {
+		m, _ := c.(map[string]interface{})
+		return fmt.Sprint(m["field"], m["message"])
+	}
 	sort.Slice(causes, func(i, j int) bool { return key(causes[i]) < key(causes[j]) })
 	if msg, ok := status["message"].(string); ok {
 		if i := strings.Index(msg, ": ["); i >= 0 {

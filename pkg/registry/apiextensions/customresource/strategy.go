@@ -52,10 +52,14 @@ func (strategy) AllowUnconditionalUpdate() bool { return false }
 
 // Default implements rest.Defaulter: the defaults of the schema of the
 // object's own version.
-func (s strategy) Default(obj runtime.Object) { s.r.applyDefaults(obj.(*unstructured.Unstructured).Object) }
+func (s strategy) Default(obj runtime.Object) {
+	s.r.applyDefaults(obj.(*unstructured.Unstructured).Object)
+}
 
 // PruneUnknownFields implements rest.UnknownFieldPruner.
-func (s strategy) PruneUnknownFields(obj runtime.Object) ([]string, error) { return s.r.pruneRequest(obj) }
+func (s strategy) PruneUnknownFields(obj runtime.Object) ([]string, error) {
+	return s.r.pruneRequest(obj)
+}
 
 // GetResetFields implements rest.ResetFieldsStrategy: the status, at every
 // version with a status subresource.
@@ -310,4 +314,6 @@ func (s statusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Obj
 	return append(errs, s.validateRules(ctx, errs, u, oldU, correlated)...)
 }
 
-func (statusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string { return nil }
+func (statusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
+}
