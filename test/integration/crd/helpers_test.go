@@ -147,3 +147,14 @@ func canonicalStatus(v interface{}) interface{} {
 	}
 	return status
 }
+
+func decodeJSON(data []byte, into interface{}) error { return json.Unmarshal(data, into) }
+
+func encodeJSON(t testing.TB, v interface{}) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
