@@ -167,7 +167,7 @@ func Start(o *Options) (*Server, error) {
 		crdController.Run(ctx)
 	}()
 	if o.NamespaceController {
-		nc := namespaceController(groups, coreStorage.Namespaces, coreStorage.NamespaceFinalize)
+		nc := namespaceController(groups, coreStorage.Namespaces, coreStorage.NamespaceFinalize, crdController)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()

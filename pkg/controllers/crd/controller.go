@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
@@ -85,9 +86,28 @@ type Controller struct {
 	wake   chan struct{}
 
 	// served is what each definition serves; only the worker touches
-	// it. retired are the stores replaced, destroyed after a grace.
-	served  map[string]*servedDefinition
-	retired sync.WaitGroup
+	// it, and publishes a copy in servedNow for others. retired are the
+	// stores replaced, destroyed after a grace.
+	served    map[string]*servedDefinition
+	servedNow atomic.Pointer[[]*customresource.Served]
+	retired   sync.WaitGroup
+}
+
+// Served returns what the definitions serve now.
+func (c *Controller) Served() []*customresource.Served {
+	if p := c.servedNow.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// publishServed makes what c.served holds what Served returns.
+func (c *Controller) publishServed() {
+	out := make([]*customresource.Served, 0, len(c.served))
+	for _, s := range c.served {
+		out = append(out, s.served)
+	}
+	c.servedNow.Store(&out)
 }
 
 // New returns a controller working with cfg.

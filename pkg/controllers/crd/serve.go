@@ -44,6 +44,7 @@ func (c *Controller) serve(ctx context.Context, crd *apiextensionsv1.CustomResou
 		return err
 	}
 	c.served[crd.Name] = &servedDefinition{served: served, uid: crd.UID, spec: *crd.Spec.DeepCopy(), names: *crd.Status.AcceptedNames.DeepCopy()}
+	c.publishServed()
 	if cur != nil {
 		c.retire(ctx, cur.served)
 	}
@@ -68,6 +69,7 @@ func (c *Controller) unserve(ctx context.Context, name string) {
 		return
 	}
 	delete(c.served, name)
+	c.publishServed()
 	c.server.RemoveCustomResources(name)
 	c.retire(ctx, cur.served)
 }
