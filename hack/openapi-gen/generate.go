@@ -18,6 +18,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi/route"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -174,7 +175,7 @@ func buildV2(containers []*routeContainer, namer *definitionNamer, defs common.G
 	if err != nil {
 		return nil, err
 	}
-	pruneDefaults(doc.Definitions)
+	openapi.PruneDefaults(doc.Definitions)
 	return doc, nil
 }
 

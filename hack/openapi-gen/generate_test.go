@@ -109,11 +109,3 @@ func equalJSON(a, b interface{}) bool {
 	}
 	return true
 }
-
-func TestArticleFor(t *testing.T) {
-	for noun, want := range map[string]string{"Pod": " a ", "Endpoints": " ", "Ingress": " an ", "Event": " an "} {
-		if got := articleFor(noun); got != want {
-			t.Errorf("%s: got %q, want %q", noun, got, want)
-		}
-	}
-}

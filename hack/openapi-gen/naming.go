@@ -6,7 +6,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/kube-openapi/pkg/schemamutation"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -95,24 +94,5 @@ func filterScopedGVKs(doc *spec3.OpenAPI, group, version string) {
 		} else {
 			delete(s.Extensions, "x-kubernetes-group-version-kind")
 		}
-	}
-}
-
-// pruneDefaults removes every default from the definitions: /openapi/v2
-// carries none.
-func pruneDefaults(defs spec.Definitions) {
-	w := schemamutation.Walker{
-		SchemaCallback: func(s *spec.Schema) *spec.Schema {
-			if s.Default == nil {
-				return s
-			}
-			c := *s
-			c.Default = nil
-			return &c
-		},
-		RefCallback: schemamutation.RefCallbackNoop,
-	}
-	for k, v := range defs {
-		defs[k] = *w.WalkSchema(&v)
 	}
 }

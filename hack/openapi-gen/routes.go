@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
-	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -199,7 +198,7 @@ func endpointRoutes(root string, e *apiserver.Endpoint, kind string) ([]common.R
 			r.AddObjectParams(metav1.PatchOptions{})
 		case "POST":
 			r.HTTPMethod, r.Operation = http.MethodPost, name("create")
-			article := articleFor(kind)
+			article := route.ArticleFor(kind)
 			r.Doc = docFor("create"+article+kind, "create "+e.Subresource+" of"+article+kind, isSubresource)
 			r.Returns(http.StatusOK, "OK", object)
 			r.Returns(http.StatusCreated, "Created", object)
@@ -209,7 +208,7 @@ func endpointRoutes(root string, e *apiserver.Endpoint, kind string) ([]common.R
 			r.AddObjectParams(metav1.CreateOptions{})
 		case "DELETE":
 			r.HTTPMethod, r.Operation = http.MethodDelete, name("delete")
-			article := articleFor(kind)
+			article := route.ArticleFor(kind)
 			r.Doc = docFor("delete"+article+kind, "delete "+e.Subresource+" of"+article+kind, isSubresource)
 			r.Writes = deleteReturns
 			r.Returns(http.StatusOK, "OK", deleteReturns)
@@ -263,17 +262,6 @@ func title(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + strings.ToLower(s[1:])
-}
-
-// articleFor is " a ", " an " or " " (plurals) before a kind.
-func articleFor(noun string) string {
-	if !strings.HasSuffix(noun, "ss") && strings.HasSuffix(noun, "s") {
-		return " "
-	}
-	if strings.ContainsRune("aeiou", unicode.ToLower(rune(noun[0]))) {
-		return " an "
-	}
-	return " a "
 }
 
 // discoveryRoutes are the routes of /api, /apis, each group and /version.

@@ -18,6 +18,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/discovery"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions/customresource"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -142,7 +143,23 @@ func (s *Server) publishCustomResourcesLocked(affected []schema.GroupVersion) er
 	}
 	c.routes.Store(next)
 	s.discovery.Store(docs)
+	s.openapi.SetCustomResources(c.openAPI())
 	return nil
+}
+
+// openAPI is what the OpenAPI documents say of the custom resources.
+func (c *customResources) openAPI() []openapi.CustomResource {
+	var out []openapi.CustomResource
+	for _, served := range c.served {
+		for _, d := range served.Descriptions() {
+			out = append(out, openapi.CustomResource{
+				Group: d.Group, Version: d.Version, Plural: d.Plural, Kind: d.Kind, ListKind: d.ListKind,
+				Namespaced: d.Namespaced, Status: d.Status, Scale: d.Scale,
+				KindDefinition: d.KindDefinition, ListDefinition: d.ListDefinition, V2: d.V2, V3: d.V3,
+			})
+		}
+	}
+	return out
 }
 
 // servedGroupVersions lists the group versions served, groups sorted by
@@ -204,7 +221,8 @@ var (
 )
 
 // discovery is what discovery lists of the custom resources: the
-// entries kube's CRD discovery makes.
+// entries kube's CRD discovery makes, in its order (by resource: the
+// resource, its status, its scale).
 func (c *customResources) discovery(endpoints map[schema.GroupVersion][]Endpoint) []*discovery.GroupVersion {
 	terminating := map[string]bool{}
 	for _, served := range c.served {
@@ -212,11 +230,19 @@ func (c *customResources) discovery(endpoints map[schema.GroupVersion][]Endpoint
 			terminating[served.Group.GroupName+"/"+served.Resource()] = true
 		}
 	}
+	subresourceOrder := map[string]int{"": 0, "status": 1, "scale": 2}
 	var out []*discovery.GroupVersion
 	for _, gv := range c.servedGroupVersions() {
-		dgv := &discovery.GroupVersion{Group: gv.Group, Version: gv.Version, FullResponseKinds: true}
-		for i := range endpoints[gv] {
-			e := &endpoints[gv][i]
+		list := slices.Clone(endpoints[gv])
+		sort.SliceStable(list, func(i, j int) bool {
+			if list[i].Resource.Resource != list[j].Resource.Resource {
+				return list[i].Resource.Resource < list[j].Resource.Resource
+			}
+			return subresourceOrder[list[i].Subresource] < subresourceOrder[list[j].Subresource]
+		})
+		dgv := &discovery.GroupVersion{Group: gv.Group, Version: gv.Version, CustomResources: true}
+		for i := range list {
+			e := &list[i]
 			res := apiResource(e)
 			res.Verbs = customSubresourceVerbs
 			if e.Subresource == "" {

@@ -69,6 +69,8 @@ type Server struct {
 	builtinGroups map[string]bool
 	// customResources are the groups and routes of custom resources.
 	customResources customResources
+	// openapi serves the OpenAPI documents.
+	openapi *openapi.Service
 	// apiMajor and apiMinor are the served Kubernetes version, against
 	// which kinds are deprecated.
 	apiMajor, apiMinor int
@@ -99,11 +101,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.discovery.Store(discoveryDocs)
 	s.installDiscovery(r)
-	docs, err := openapi.New(apiopenapi.FS())
-	if err != nil {
+	if s.openapi, err = openapi.New(apiopenapi.FS()); err != nil {
 		return nil, err
 	}
-	docs.Install(r)
+	s.openapi.Install(r)
 
 	healthz.Install(r, "/healthz", append([]healthz.Check{healthz.PingCheck}, cfg.LivezChecks...)...)
 	healthz.Install(r, "/livez", append([]healthz.Check{healthz.PingCheck}, cfg.LivezChecks...)...)

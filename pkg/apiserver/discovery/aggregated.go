@@ -101,7 +101,7 @@ func resourcesDiscovery(gv *GroupVersion) ([]apidiscoveryv2.APIResourceDiscovery
 	parents := map[string]int{}
 	list := gv.Resources
 	kind := func(r metav1.APIResource) *metav1.GroupVersionKind {
-		if gv.FullResponseKinds && r.Group == "" && r.Version == "" {
+		if gv.CustomResources && r.Group == "" && r.Version == "" {
 			return &metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: r.Kind}
 		}
 		return &metav1.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}

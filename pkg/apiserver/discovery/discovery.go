@@ -21,11 +21,12 @@ import (
 type GroupVersion struct {
 	Group, Version string
 	Resources      []metav1.APIResource
-	// FullResponseKinds names the group and version of every kind in the
-	// aggregated document, even this one's (kube's discovery of custom
-	// resources does; built-in resources name them only when they
-	// differ).
-	FullResponseKinds bool
+	// CustomResources lists custom resources, as kube's CRD discovery
+	// does: in the order given (each resource, then its status, then its
+	// scale), naming the group and version of every kind in the
+	// aggregated document, even this one's. Built-in resources are
+	// sorted by name, and name them only when they differ.
+	CustomResources bool
 }
 
 // Documents holds the discovery documents of a server. Build it once all
@@ -49,7 +50,9 @@ func New(gvs []*GroupVersion) (*Documents, error) {
 	for _, in := range gvs {
 		gv := *in
 		gv.Resources = slices.Clone(in.Resources)
-		sort.Slice(gv.Resources, func(i, j int) bool { return gv.Resources[i].Name < gv.Resources[j].Name })
+		if !gv.CustomResources {
+			sort.Slice(gv.Resources, func(i, j int) bool { return gv.Resources[i].Name < gv.Resources[j].Name })
+		}
 		if gv.Group == "" {
 			d.core = &gv
 			continue

@@ -48,11 +48,13 @@ func TestKubectl(t *testing.T) {
 	t.Parallel()
 	g := group(t)
 	ns := namespace(t)
-	crdYAML, err := os.ReadFile(filepath.Join("testdata", "widgets.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubectl(t, strings.ReplaceAll(string(crdYAML), "GROUP", g), false, "apply", "-f", "-")
+	// Its own short name and category: other tests' definitions come and
+	// go meanwhile.
+	short := "wd" + strings.Split(strings.TrimPrefix(g, "t"), "-")[0]
+	crd := crdFromFile(t, "widgets.yaml", g)
+	crd.Spec.Names.ShortNames, crd.Spec.Names.Categories = []string{short}, []string{"all"}
+	crd.APIVersion, crd.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+	kubectl(t, string(encodeJSON(t, crd)), false, "apply", "-f", "-")
 	t.Cleanup(func() { kubectl(t, "", false, "delete", "crd", "widgets."+g, "--wait=false") })
 	kubectl(t, "", false, "wait", "--for=condition=Established", "crd/widgets."+g, "--timeout=20s")
 	out := kubectl(t, "apiVersion: "+g+"/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {color: red, replicas: 2}\n", false, "apply", "-n", ns, "-f", "-")
@@ -63,13 +65,19 @@ func TestKubectl(t *testing.T) {
 	if lines := strings.Split(out, "\n"); len(lines) != 2 || lines[0] != "NAME COLOR REPLICAS AGE" || !strings.HasPrefix(lines[1], "w1 red 2 ") {
 		t.Errorf("get:\n%s", out)
 	}
-	out = squeeze(kubectl(t, "", false, "get", "wd", "-n", ns, "-o", "wide"))
+	out = squeeze(kubectl(t, "", false, "get", short, "-n", ns, "-o", "wide"))
 	if lines := strings.Split(out, "\n"); lines[0] != "NAME COLOR REPLICAS READY AGE" {
 		t.Errorf("get by short name, wide:\n%s", out)
 	}
 	out = kubectl(t, "", false, "get", "all", "-n", ns)
 	if !strings.Contains(out, "widget."+g+"/w1") {
 		t.Errorf("get all (the definition lists category all):\n%s", out)
+	}
+	out = kubectl(t, "", false, "explain", "widgets."+g+".spec.ports")
+	for _, want := range []string{"KIND:       Widget", "FIELD: ports <[]Object>", "name\t<string> -required-", "port\t<integer>"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain lacks %q:\n%s", want, out)
+		}
 	}
 	kubectl(t, "", false, "patch", "widget."+g, "w1", "-n", ns, "--type=merge", "-p", `{"spec":{"replicas":3}}`)
 	if out := kubectl(t, "", false, "get", "widget."+g, "w1", "-n", ns, "-o", "jsonpath={.spec.replicas}/{.metadata.generation}"); out != "3/2" {

@@ -211,3 +211,15 @@ func validOperationID(s string, capitalizeFirst bool) string {
 	}
 	return b.String()
 }
+
+// ArticleFor is the article kube's operation descriptions put before a
+// noun: " a ", " an ", or " " before a plural.
+func ArticleFor(noun string) string {
+	if !strings.HasSuffix(noun, "ss") && strings.HasSuffix(noun, "s") {
+		return " "
+	}
+	if strings.ContainsRune("aeiou", unicode.ToLower(rune(noun[0]))) {
+		return " an "
+	}
+	return " a "
+}

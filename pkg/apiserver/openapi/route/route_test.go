@@ -29,3 +29,11 @@ func TestOperationIDAndTags(t *testing.T) {
 		t.Error("an operation that starts with no verb: want an error")
 	}
 }
+
+func TestArticleFor(t *testing.T) {
+	for noun, want := range map[string]string{"Pod": " a ", "Endpoints": " ", "Ingress": " an ", "Event": " an "} {
+		if got := ArticleFor(noun); got != want {
+			t.Errorf("%s: got %q, want %q", noun, got, want)
+		}
+	}
+}

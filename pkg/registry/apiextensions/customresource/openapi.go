@@ -43,9 +43,9 @@ func (o modelOptions) ref(name string) string {
 	return "#/components/schemas/" + name
 }
 
-// ModelName is the definition name of a kind of a custom resource, as
+// modelName is the definition name of a kind of a custom resource, as
 // kube names it: the group reversed ("com.example.stable.v1.CronTab").
-func ModelName(group, version, kind string) string {
+func modelName(group, version, kind string) string {
 	parts := strings.Split(group, ".")
 	slices.Reverse(parts)
 	return strings.Join(parts, ".") + "." + version + "." + kind
@@ -54,7 +54,7 @@ func ModelName(group, version, kind string) string {
 // models returns the definitions of v's kind and list kind, by name, as
 // kube's OpenAPI builder of custom resources makes them.
 func (r *resource) models(v *version, opts modelOptions) map[string]spec.Schema {
-	kindName := ModelName(r.group, v.name, r.kind)
+	kindName := modelName(r.group, v.name, r.kind)
 	kind := r.kindModel(v, opts)
 	kind.AddExtension(gvkExtension, []interface{}{map[string]interface{}{"group": r.group, "version": v.name, "kind": r.kind}})
 	list := new(spec.Schema).
@@ -70,7 +70,7 @@ func (r *resource) models(v *version, opts modelOptions) map[string]spec.Schema 
 		kind.AddExtension(selectableFieldsExtension, fields)
 		list.AddExtension(selectableFieldsExtension, fields)
 	}
-	return map[string]spec.Schema{kindName: *kind, ModelName(r.group, v.name, r.listKind): *list}
+	return map[string]spec.Schema{kindName: *kind, modelName(r.group, v.name, r.listKind): *list}
 }
 
 // kindModel is the schema of v's kind: its own, with apiVersion, kind
@@ -164,4 +164,36 @@ func (r *resource) structure() func() (managedfields.TypeConverter, error) {
 		}
 		return managedfields.NewTypeConverter(schemas, r.preserveUnknownFields)
 	})
+}
+
+// Description is what the OpenAPI documents say of one served version.
+type Description struct {
+	Group, Version, Plural, Kind, ListKind string
+	Namespaced, Status, Scale              bool
+	// KindDefinition and ListDefinition name the definitions of the
+	// kind and list kind in V2 and V3.
+	KindDefinition, ListDefinition string
+	// V2 and V3 are the definitions of the kind and its list, by name,
+	// for /openapi/v2 and /openapi/v3.
+	V2, V3 map[string]spec.Schema
+}
+
+// describe describes the served versions, as kube's OpenAPI controllers
+// of custom resources publish them.
+func (r *resource) describe() []Description {
+	var out []Description
+	for _, v := range r.versions {
+		if !v.served {
+			continue
+		}
+		out = append(out, Description{
+			Group: r.group, Version: v.name, Plural: r.plural, Kind: r.kind, ListKind: r.listKind,
+			Namespaced: r.namespaced, Status: v.hasStatus(), Scale: v.hasScale(),
+			KindDefinition: modelName(r.group, v.name, r.kind), ListDefinition: modelName(r.group, v.name, r.listKind),
+			V2: r.models(v, modelOptions{v2: true, selectableFields: true}),
+			V3: r.models(v, modelOptions{selectableFields: true}),
+		})
+	}
+	slices.SortFunc(out, func(a, b Description) int { return strings.Compare(a.Version, b.Version) })
+	return out
 }

@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"sync/atomic"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -61,7 +62,10 @@ type Served struct {
 	// Store keeps every object, at the storage version: what deleting
 	// the definition deletes.
 	Store *generic.Store
-	r     *resource
+	// Descriptions are what the OpenAPI documents say of the served
+	// versions, made on first use.
+	Descriptions func() []Description
+	r            *resource
 }
 
 // Terminating reports that creates fail (SetTerminating).
@@ -98,7 +102,7 @@ func Build(crd *apiextensionsv1.CustomResourceDefinition, getter generic.RESTOpt
 	} else if store, err = decl.Build(gv, getter); err != nil {
 		return nil, err
 	}
-	served := &Served{Group: info, Store: store, r: r}
+	served := &Served{Group: info, Store: store, Descriptions: sync.OnceValue(r.describe), r: r}
 	for _, v := range r.versions {
 		if !v.served {
 			continue
