@@ -4,14 +4,25 @@
 package api
 
 import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -30,6 +41,15 @@ func init() {
 		autoscalingv1.AddToScheme,
 		autoscalingv2.AddToScheme,
 		eventsv1.AddToScheme,
+		storagev1.AddToScheme,
+		schedulingv1.AddToScheme,
+		nodev1.AddToScheme,
+		certificatesv1.AddToScheme,
+		admissionregistrationv1.AddToScheme,
+		flowcontrolv1.AddToScheme,
+		storagemigrationv1.AddToScheme,
+		batchv1.AddToScheme,
+		policyv1.AddToScheme,
 		apiextensionsv1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
@@ -40,9 +60,26 @@ func init() {
 	for _, gv := range []schema.GroupVersion{
 		metav1.SchemeGroupVersion, corev1.SchemeGroupVersion, appsv1.SchemeGroupVersion,
 		coordinationv1.SchemeGroupVersion, autoscalingv1.SchemeGroupVersion, autoscalingv2.SchemeGroupVersion,
-		eventsv1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion,
+		eventsv1.SchemeGroupVersion, storagev1.SchemeGroupVersion, schedulingv1.SchemeGroupVersion, nodev1.SchemeGroupVersion,
+		certificatesv1.SchemeGroupVersion, admissionregistrationv1.SchemeGroupVersion,
+		flowcontrolv1.SchemeGroupVersion, storagemigrationv1.SchemeGroupVersion,
+		batchv1.SchemeGroupVersion, policyv1.SchemeGroupVersion,
+		apiextensionsv1.SchemeGroupVersion,
 	} {
 		metav1.AddToGroupVersion(Scheme, gv)
 	}
 	utilruntime.Must(Scheme.SetVersionPriority(corev1.SchemeGroupVersion))
+	addV1beta1Eviction(Scheme)
+}
+
+// addV1beta1Eviction registers policy/v1beta1 Eviction, which
+// pods/eviction accepts beside policy/v1's as kube does, and its
+// conversion to policy/v1 (the two have the same fields).
+func addV1beta1Eviction(s *runtime.Scheme) {
+	s.AddKnownTypes(policyv1beta1.SchemeGroupVersion, &policyv1beta1.Eviction{})
+	utilruntime.Must(s.AddConversionFunc((*policyv1beta1.Eviction)(nil), (*policyv1.Eviction)(nil), func(a, b interface{}, _ conversion.Scope) error {
+		in, out := a.(*policyv1beta1.Eviction), b.(*policyv1.Eviction)
+		out.ObjectMeta, out.DeleteOptions = in.ObjectMeta, in.DeleteOptions
+		return nil
+	}))
 }

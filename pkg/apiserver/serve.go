@@ -8,25 +8,30 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 )
 
 // Serve serves h on ln (with TLS when tlsConfig is set) until ctx ends,
-// then shuts down gracefully: it stops accepting, ends every watch, and
-// waits up to shutdownTimeout for the requests in flight.
+// then shuts down gracefully: it stops accepting, ends every watch (a
+// clean end of stream: clients watch again elsewhere), and gives the
+// other requests in flight up to shutdownTimeout to finish before it
+// cuts them off.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.Config, shutdownTimeout time.Duration) error {
-	// Requests get a base context that shutdown cancels: long watches end
-	// at once instead of holding the shutdown to its timeout.
 	baseCtx, cancelRequests := context.WithCancel(context.Background())
 	defer cancelRequests()
+	watchesCtx, endWatches := context.WithCancel(baseCtx)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       90 * time.Second,
 		MaxHeaderBytes:    1 << 20,
-		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+		BaseContext:       func(net.Listener) context.Context { return handlers.WithWatchesEnding(baseCtx, watchesCtx) },
 		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelDebug),
 	}
-	srv.RegisterOnShutdown(cancelRequests)
+	// Watches never finish by themselves: they end when shutdown starts,
+	// or they would hold it to its timeout.
+	srv.RegisterOnShutdown(endWatches)
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
@@ -40,6 +45,11 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)
+	if err != nil {
+		// Past the timeout: the requests still running are cut off.
+		cancelRequests()
+		srv.Close()
+	}
 	if serveErr := <-done; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr
 	}

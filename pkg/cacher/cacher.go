@@ -104,7 +104,7 @@ func New(cfg Config) (*Cacher, error) {
 		c.trigger = cfg.Resource.IndexFields[0]
 	}
 	c.progress = newProgressRequester(cfg.Storage)
-	c.metrics.capacity.Set(float64(c.wc.history.capacity()))
+	c.metrics.capacity.Set(float64(c.wc.historyCapacity()))
 	c.wg.Add(4)
 	go func() { defer c.wg.Done(); c.runReflector() }()
 	go func() { defer c.wg.Done(); c.dispatchEvents() }()
@@ -159,9 +159,7 @@ func (c *Cacher) cachedObject(key string) runtime.Object {
 	if ok, _ := c.ready.check(); !ok {
 		return nil
 	}
-	c.wc.mu.RLock()
-	e, found := c.wc.store.get(key)
-	c.wc.mu.RUnlock()
+	e, found := c.wc.get(key)
 	if !found {
 		return nil
 	}
@@ -196,9 +194,7 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, o
 	if err := c.waitUntilFresh(ctx, rev); err != nil {
 		return err
 	}
-	c.wc.mu.RLock()
-	e, found := c.wc.store.get(key)
-	c.wc.mu.RUnlock()
+	e, found := c.wc.get(key)
 	if !found {
 		if opts.IgnoreNotFound {
 			return storage.Zero(out)
@@ -225,9 +221,7 @@ func (c *Cacher) GetObject(ctx context.Context, key string, opts storage.GetOpti
 	if err := c.waitUntilFresh(ctx, rev); err != nil {
 		return nil, err
 	}
-	c.wc.mu.RLock()
-	e, found := c.wc.store.get(key)
-	c.wc.mu.RUnlock()
+	e, found := c.wc.get(key)
 	if !found {
 		return nil, storage.NewKeyNotFoundError(key, rev)
 	}
@@ -259,22 +253,16 @@ func (c *Cacher) waitUntilFresh(ctx context.Context, rev int64) error {
 	if rev == 0 {
 		return nil
 	}
-	start := time.Now()
-	c.wc.mu.RLock()
-	current := c.wc.rv
-	c.wc.mu.RUnlock()
-	if current >= rev {
+	if c.wc.resourceVersion() >= rev {
 		return nil
 	}
+	start := time.Now()
 	defer func() { c.metrics.readWait.Observe(time.Since(start).Seconds()) }()
 	waitCtx, cancel := context.WithTimeout(ctx, freshnessTimeout)
 	defer cancel()
 	done := c.progress.want()
 	defer done()
-	c.wc.mu.RLock()
-	err := c.wc.waitUntilFreshLocked(waitCtx, rev)
-	current = c.wc.rv
-	c.wc.mu.RUnlock()
+	current, err := c.wc.waitUntilFresh(waitCtx, rev)
 	if err != nil {
 		if ctx.Err() != nil {
 			return storage.NewUnreachableError("", ctx.Err())

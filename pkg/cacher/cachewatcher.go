@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/btree"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -242,12 +241,7 @@ func (w *cacheWatcher) convert(ev *event) (storage.Event, bool) {
 // (for watches that start with it), an optional bookmark ending it, and the
 // history after the state's revision.
 type initial struct {
-	// The state is either a list of entries or, for a whole prefix, a
-	// snapshot of the store read after the lock is released.
-	state     []*entry
-	tree      *btree.BTreeG[*entry]
-	prefix    string
-	stateRV   int64
+	state     view // empty for a watch that does not start with it
 	endMarker bool
 	history   []*event
 	// fromRV: events at or before it are not delivered (they are in the
@@ -277,18 +271,11 @@ func (w *cacheWatcher) process(ctx context.Context, init initial) {
 		}
 		return sent
 	}
-	for _, e := range init.state {
-		if !addState(e) {
-			return
-		}
+	init.state.each(addState)
+	if !sent {
+		return
 	}
-	if init.tree != nil {
-		ascendPrefix(init.tree, init.prefix, addState)
-		if !sent {
-			return
-		}
-	}
-	if init.endMarker && !w.send(ctx, storage.Event{Type: watch.Bookmark, ResourceVersion: init.stateRV, InitialEventsEnd: true}) {
+	if init.endMarker && !w.send(ctx, storage.Event{Type: watch.Bookmark, ResourceVersion: init.state.rv, InitialEventsEnd: true}) {
 		return
 	}
 	last := init.fromRV

@@ -7,7 +7,8 @@
 //     event to the watchCache;
 //   - the watchCache keeps the current objects (a copy-on-write B-tree
 //     ordered by key, with an index per trigger field) and a ring buffer of
-//     recent events (the history watches start from);
+//     recent events (the history watches start from); its lock is taken
+//     in watchcache.go only, whose methods hand readers consistent views;
 //   - paginated lists read snapshots of the store, kept for their
 //     continue tokens (pages.go);
 //   - dispatchEvents hands each event to the cacheWatchers that care,

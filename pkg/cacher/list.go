@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/google/btree"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -71,42 +70,29 @@ func delegateList(opts storage.ListOptions) bool {
 		(p.Limit > 0 && opts.ResourceVersion != "0")
 }
 
-// listFromCache reads the matching objects under key from a snapshot.
+// listFromCache reads the matching objects under key from the cache.
 func (c *Cacher) listFromCache(key string, opts storage.ListOptions) *storage.ListResult {
-	prefix, single := key, !opts.Recursive
-	if !single && !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
 	pred := opts.Predicate
-	c.wc.mu.RLock()
-	rev := c.wc.rv
-	var candidates []*entry
-	var tree *btree.BTreeG[*entry]
-	switch value, pinned := pred.FieldValue(c.trigger); {
-	case single:
-		if e, ok := c.wc.store.get(key); ok {
-			candidates = []*entry{e}
-		}
-	case c.trigger != "" && pinned:
-		candidates, _ = c.wc.store.indexed(c.trigger, value, prefix)
-	default:
-		tree = c.wc.store.snapshot()
-	}
-	c.wc.mu.RUnlock()
-
-	res := &storage.ListResult{ResourceVersion: rev}
-	match := func(e *entry) bool {
+	v := c.wc.view(c.selection(key, !opts.Recursive, pred))
+	res := &storage.ListResult{ResourceVersion: v.rv}
+	v.each(func(e *entry) bool {
 		if pred.MatchesAttrs(&e.labels, &e.fields) {
 			res.Items = append(res.Items, e.obj)
 		}
 		return true
-	}
-	if tree != nil {
-		ascendPrefix(tree, prefix, match)
-	} else {
-		for _, e := range candidates {
-			match(e)
-		}
-	}
+	})
 	return res
+}
+
+// selection is what a read of key (a prefix unless single) with pred may
+// select: the trigger field's index serves a predicate that pins it.
+func (c *Cacher) selection(key string, single bool, pred storage.SelectionPredicate) selection {
+	sel := selection{prefix: key, single: single}
+	if !single && !strings.HasSuffix(key, "/") {
+		sel.prefix += "/"
+	}
+	if value, pinned := pred.FieldValue(c.trigger); c.trigger != "" && pinned {
+		sel.field, sel.value = c.trigger, value
+	}
+	return sel
 }

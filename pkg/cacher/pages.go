@@ -117,9 +117,7 @@ func (c *Cacher) listPage(ctx context.Context, key string, opts storage.ListOpti
 		if err := c.waitUntilFresh(ctx, current); err != nil {
 			return nil, !storage.IsTooLargeResourceVersion(err), err // the cache lags: etcd answers
 		}
-		c.wc.mu.RLock()
-		rv, tree := c.wc.rv, c.wc.store.snapshot()
-		c.wc.mu.RUnlock()
+		tree, rv := c.wc.snapshot()
 		res, err := page(tree, plan, pred, rv)
 		if err == nil && res.Continue != "" {
 			c.pages.add(rv, tree, time.Now())

@@ -106,6 +106,7 @@ func TestStress(t *testing.T) {
 	defer func() {
 		restarts := 0
 		for _, rec := range ws {
+			rec.stop() // done already unless the test failed early
 			restarts += rec.restarts
 		}
 		t.Logf("%d watchers, %d restarts of watchers ended as too slow", len(ws), restarts)

@@ -2,7 +2,6 @@ package cacher
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -37,7 +36,9 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 	sendInitial := opts.SendInitialEvents
 	withState := (sendInitial != nil && *sendInitial) || (sendInitial == nil && rev == 0)
 
-	var init initial
+	// A watch that must start from a fresh state whose revision the cache
+	// does not reach ends with that error at once.
+	var notFresh error
 	if sendInitial != nil && *sendInitial {
 		required := rev
 		if opts.ResourceVersion == "" {
@@ -45,68 +46,36 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts storage.ListOptions
 				return nil, err
 			}
 		}
-		if err := c.waitUntilFresh(ctx, required); err != nil {
-			init.err = err
-		}
+		notFresh = c.waitUntilFresh(ctx, required)
 	}
 
-	prefix, single := key, !opts.Recursive
-	if !single && !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-	pred := opts.Predicate
-	chanSize := watchChanSize
-	w := newCacheWatcher(prefix, single, pred, opts.ProgressNotify, chanSize)
-	if value, pinned := pred.FieldValue(c.trigger); c.trigger != "" && pinned {
-		w.trigger, w.triggered = value, true
+	sel := c.selection(key, !opts.Recursive, opts.Predicate)
+	w := newCacheWatcher(sel.prefix, sel.single, opts.Predicate, opts.ProgressNotify, watchChanSize)
+	if sel.field != "" {
+		w.trigger, w.triggered = sel.value, true
 		w.input = make(chan *event, triggeredChanSize)
 	}
-	w.scope = scopeOf(c.relKey(prefix))
+	w.scope = scopeOf(c.relKey(sel.prefix))
 	if deadline, ok := ctx.Deadline(); ok {
 		w.deadline = deadline
 	}
-
-	c.wc.mu.RLock()
-	if init.err == nil {
+	init := initial{err: notFresh}
+	if notFresh == nil {
+		start := fromRevision
 		switch {
 		case withState:
-			init.stateRV = c.wc.rv
-			init.fromRV = c.wc.rv
-			init.endMarker = sendInitial != nil && *sendInitial && opts.ProgressNotify
-			c.stateLocked(&init, prefix, single, w)
-		case sendInitial != nil && rev == 0: // sendInitialEvents=false: from now
-			init.fromRV = c.wc.rv
-		default:
-			events, ok := c.wc.history.since(rev)
-			if !ok {
-				init.err = storage.NewExpiredError(rev, c.wc.history.oldestRV)
-			}
-			init.history, init.fromRV = events, rev
+			start = fromState
+		case sendInitial != nil && rev == 0: // sendInitialEvents=false
+			start = fromNow
 		}
+		// Registered while the cache cannot change: every change from
+		// now on is dispatched to w, those before are in init.
+		if init, err = c.wc.startWatch(sel, start, rev, func() { c.dispatcher.add(w, time.Now()) }); err != nil {
+			init.err = err
+		}
+		init.endMarker = withState && sendInitial != nil && *sendInitial && opts.ProgressNotify
 	}
-	if init.err == nil {
-		// Registered under the cache's lock: every change applied from
-		// now on is dispatched to w; those before are in init.
-		c.dispatcher.add(w, time.Now())
-	}
-	c.wc.mu.RUnlock()
 	// The watcher's goroutine starts when its consumer first reads.
 	w.ctx, w.init = ctx, init
 	return w, nil
-}
-
-// stateLocked fills the current state a new watcher starts with: the
-// entries it may select, or a snapshot of the whole prefix (O(1) to take,
-// read by the watcher's own goroutine).
-func (c *Cacher) stateLocked(init *initial, prefix string, single bool, w *cacheWatcher) {
-	switch {
-	case single:
-		if e, ok := c.wc.store.get(prefix); ok {
-			init.state = []*entry{e}
-		}
-	case w.triggered:
-		init.state, _ = c.wc.store.indexed(c.trigger, w.trigger, prefix)
-	default:
-		init.tree, init.prefix = c.wc.store.snapshot(), prefix
-	}
 }

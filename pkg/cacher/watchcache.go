@@ -38,7 +38,11 @@ func (e *event) prevObjectAtRV() *storage.Object {
 }
 
 // watchCache holds the current objects and the recent history of one
-// resource, and the revision it has caught up with.
+// resource, and the revision it has caught up with. Its lock guards all
+// three and is taken here only: the reflector's goroutine changes them
+// (replace, apply, progress, compact) and readers get consistent views
+// through the methods below (get, view, snapshot, waitUntilFresh,
+// startWatch), never the fields themselves.
 type watchCache struct {
 	mu sync.RWMutex
 	// cond is broadcast whenever rv moves; waiters hold mu.RLock.
@@ -137,11 +141,26 @@ func (wc *watchCache) resourceVersion() int64 {
 	return wc.rv
 }
 
-// waitUntilFreshLocked waits, holding mu.RLock, until the cache has seen
-// rev or ctx ends (then it returns ctx's error, the lock still held).
-func (wc *watchCache) waitUntilFreshLocked(ctx context.Context, rev int64) error {
+func (wc *watchCache) historyCapacity() int {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return wc.history.capacity()
+}
+
+// get returns the cached entry at key.
+func (wc *watchCache) get(key string) (*entry, bool) {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return wc.store.get(key)
+}
+
+// waitUntilFresh waits until the cache has seen rev, or ctx ends (then
+// it returns ctx's error). It returns the revision the cache has reached.
+func (wc *watchCache) waitUntilFresh(ctx context.Context, rev int64) (int64, error) {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
 	if wc.rv >= rev {
-		return nil
+		return wc.rv, nil
 	}
 	// The condition is re-checked when rv moves and when ctx ends.
 	stop := context.AfterFunc(ctx, func() {
@@ -154,20 +173,110 @@ func (wc *watchCache) waitUntilFreshLocked(ctx context.Context, rev int64) error
 	defer stop()
 	for wc.rv < rev {
 		if err := ctx.Err(); err != nil {
-			return err
+			return wc.rv, err
 		}
 		wc.cond.Wait()
 	}
-	return nil
+	return wc.rv, nil
 }
 
-// snapshot returns a read-only copy of the store and the revision it is at.
-func (wc *watchCache) snapshotLocked() (*btree.BTreeG[*entry], int64) {
+// snapshot returns a read-only copy of the store (O(1), copy on write)
+// and the revision it is at.
+func (wc *watchCache) snapshot() (*btree.BTreeG[*entry], int64) {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
 	return wc.store.snapshot(), wc.rv
 }
 
-func (wc *watchCache) historyCapacity() int {
+// selection says which entries a reader may want: the one at key prefix
+// (single), those under prefix whose indexed field has value, or all
+// under prefix.
+type selection struct {
+	prefix string
+	single bool
+	// field is an indexed field the reader pins to value ("" for none).
+	field, value string
+}
+
+// view is the state a reader gets at one revision: the few entries it
+// may select (one key, or an index's), or a snapshot of the whole store
+// to read under prefix, outside the lock.
+type view struct {
+	rv      int64
+	entries []*entry
+	tree    *btree.BTreeG[*entry]
+	prefix  string
+}
+
+// each calls fn on the view's entries in key order, until fn returns false.
+func (v *view) each(fn func(*entry) bool) {
+	if v.tree != nil {
+		ascendPrefix(v.tree, v.prefix, fn)
+		return
+	}
+	for _, e := range v.entries {
+		if !fn(e) {
+			return
+		}
+	}
+}
+
+// view returns the current state of what sel selects.
+func (wc *watchCache) view(sel selection) view {
 	wc.mu.RLock()
 	defer wc.mu.RUnlock()
-	return wc.history.capacity()
+	return wc.viewLocked(sel)
+}
+
+func (wc *watchCache) viewLocked(sel selection) view {
+	v := view{rv: wc.rv}
+	switch {
+	case sel.single:
+		if e, ok := wc.store.get(sel.prefix); ok {
+			v.entries = []*entry{e}
+		}
+	case sel.field != "":
+		v.entries, _ = wc.store.indexed(sel.field, sel.value, sel.prefix)
+	default:
+		v.tree, v.prefix = wc.store.snapshot(), sel.prefix
+	}
+	return v
+}
+
+// watchStart is where a new watch starts.
+type watchStart int
+
+const (
+	// fromState: the current state as ADDED, then every change after it.
+	fromState watchStart = iota
+	// fromNow: the changes after the current revision.
+	fromNow
+	// fromRevision: the changes after a given revision, from the history.
+	fromRevision
+)
+
+// startWatch works out what a new watch of sel delivers before live
+// events: the current state, or the history after rev (an Expired error
+// when the history no longer reaches back there). Unless it fails, it
+// calls register with the lock held: every change applied later reaches
+// the watcher live, every earlier one is in what it returns.
+func (wc *watchCache) startWatch(sel selection, start watchStart, rev int64, register func()) (initial, error) {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	var init initial
+	switch start {
+	case fromState:
+		init.state = wc.viewLocked(sel)
+		init.fromRV = wc.rv
+	case fromNow:
+		init.fromRV = wc.rv
+	case fromRevision:
+		events, ok := wc.history.since(rev)
+		if !ok {
+			return init, storage.NewExpiredError(rev, wc.history.oldestRV)
+		}
+		init.history, init.fromRV = events, rev
+	}
+	register()
+	return init, nil
 }

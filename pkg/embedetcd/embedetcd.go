@@ -31,11 +31,23 @@ type Config struct {
 	ClientPort int
 	// UnsafeNoFsync skips fsync: for tests, never for data you keep.
 	UnsafeNoFsync bool
+	// QuotaBackendBytes is the space quota of the database: past it etcd
+	// raises its NOSPACE alarm and refuses writes. 0: etcd's default
+	// (2 GiB).
+	QuotaBackendBytes int64
 	// LogLevel of etcd's own log ("error" when empty).
 	LogLevel string
 	// StartTimeout bounds the wait for etcd to become ready (30 s when 0).
 	StartTimeout time.Duration
 }
+
+// memberName is the name of the one member; the data dir layout is
+// Dir/member-data (etcd's) and Dir/ports (the ports chosen).
+const memberName = "miniapiserver"
+
+func memberDir(dir string) string { return filepath.Join(dir, "member-data") }
+
+func portsFile(dir string) string { return filepath.Join(dir, "ports") }
 
 // Server is a running embedded etcd.
 type Server struct {
@@ -53,9 +65,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	ec := embed.NewConfig()
-	ec.Name = "miniapiserver"
-	ec.Dir = filepath.Join(cfg.Dir, "member-data")
+	ec.Name = memberName
+	ec.Dir = memberDir(cfg.Dir)
 	ec.UnsafeNoFsync = cfg.UnsafeNoFsync
+	ec.QuotaBackendBytes = cfg.QuotaBackendBytes
 	ec.LogLevel = cfg.LogLevel
 	if ec.LogLevel == "" {
 		ec.LogLevel = "error"
@@ -106,13 +119,9 @@ func (s *Server) Stop() { s.etcd.Close() }
 // ports returns the client and peer ports: the ones remembered in the data
 // dir, the configured client port, or free ones.
 func ports(cfg Config) (int, int, error) {
-	file := filepath.Join(cfg.Dir, "ports")
 	if cfg.ClientPort == 0 {
-		if data, err := os.ReadFile(file); err == nil {
-			var c, p int
-			if _, err := fmt.Sscanf(strings.TrimSpace(string(data)), "%d %d", &c, &p); err == nil && free(c) && free(p) {
-				return c, p, nil
-			}
+		if c, p, err := readPorts(cfg.Dir); err == nil && free(c) && free(p) {
+			return c, p, nil
 		}
 	}
 	client := cfg.ClientPort
@@ -126,10 +135,29 @@ func ports(cfg Config) (int, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if err := os.WriteFile(file, []byte(fmt.Sprintf("%d %d\n", client, peer)), 0o600); err != nil {
-		return 0, 0, fmt.Errorf("embedetcd: %w", err)
+	if err := writePorts(cfg.Dir, client, peer); err != nil {
+		return 0, 0, err
 	}
 	return client, peer, nil
+}
+
+// readPorts returns the client and peer ports remembered in dir.
+func readPorts(dir string) (client, peer int, err error) {
+	data, err := os.ReadFile(portsFile(dir))
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := fmt.Sscanf(strings.TrimSpace(string(data)), "%d %d", &client, &peer); err != nil {
+		return 0, 0, fmt.Errorf("embedetcd: %s: %w", portsFile(dir), err)
+	}
+	return client, peer, nil
+}
+
+func writePorts(dir string, client, peer int) error {
+	if err := os.WriteFile(portsFile(dir), []byte(fmt.Sprintf("%d %d\n", client, peer)), 0o600); err != nil {
+		return fmt.Errorf("embedetcd: %w", err)
+	}
+	return nil
 }
 
 func freePort() (int, error) {

@@ -4,7 +4,8 @@
 // the request context (registry/request), the conversions between the
 // versions a resource is served at (registry/conversion), and one folder
 // per API group with its resources' declarations and strategies and its
-// RESTStorageProvider (registry/core, registry/apps, ...). What several groups share lives in core's
+// RESTStorageProvider (registry/core, registry/apps, registry/certificates,
+// ...). What several groups share lives in core's
 // subpackages: the PodSpec library (core/podspec), core's common checks
 // (core/validation), the services' allocators (core/service/...).
 //

@@ -33,6 +33,9 @@ const (
 	ErrCodeNotReady
 	// ErrCodeInternal: anything else, including corrupt stored data.
 	ErrCodeInternal
+	// ErrCodeNoSpace: etcd refused a write because its space quota is
+	// used up (its NOSPACE alarm is raised); deletes still pass.
+	ErrCodeNoSpace
 )
 
 var codeNames = map[ErrorCode]string{
@@ -45,6 +48,7 @@ var codeNames = map[ErrorCode]string{
 	ErrCodeTooLargeResourceVersion:  "too large resource version",
 	ErrCodeNotReady:                 "storage not ready",
 	ErrCodeInternal:                 "internal error",
+	ErrCodeNoSpace:                  "database space exceeded",
 }
 
 func (c ErrorCode) String() string {
@@ -141,6 +145,12 @@ func NewNotReadyError(resource string) *Error {
 // NewUnreachableError reports that the backend did not answer.
 func NewUnreachableError(key string, err error) *Error {
 	return &Error{Code: ErrCodeUnreachable, Key: key, Err: err}
+}
+
+// NewNoSpaceError reports a write etcd refused for lack of space; msg is
+// etcd's own words, which clients see (as from kube-apiserver).
+func NewNoSpaceError(key, msg string) *Error {
+	return &Error{Code: ErrCodeNoSpace, Key: key, Msg: msg}
 }
 
 // CodeOf returns the code of the first *Error in err's chain, or 0.

@@ -28,7 +28,8 @@ type ListOptions struct {
 	Predicate SelectionPredicate
 	// Recursive treats the key as a prefix.
 	Recursive bool
-	// ProgressNotify asks Watch for BOOKMARK events (allowWatchBookmarks).
+	// ProgressNotify asks Watch for BOOKMARK events (allowWatchBookmarks);
+	// a watch without it never sends one.
 	ProgressNotify bool
 	// SendInitialEvents asks Watch to start with ADDED events for the state
 	// at ResourceVersion, ended by a bookmark (the WatchList protocol).

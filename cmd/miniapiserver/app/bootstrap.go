@@ -6,14 +6,17 @@ import (
 	"log/slog"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
 )
 
 // systemNamespaces exist in every cluster; kube-apiserver creates them at
@@ -33,6 +36,23 @@ func ensureSystemNamespaces(ctx context.Context, namespaces *core.NamespaceREST)
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		if _, err := creater.Create(ctx, ns, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// ensureSystemPriorityClasses creates kube's system priority classes
+// that are missing, as kube-apiserver's post-start hook does on every
+// start (a class deleted with its collection comes back).
+func ensureSystemPriorityClasses(ctx context.Context, classes *generic.Store) error {
+	creater := fieldmanager.TrackingCreater(classes, schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"), "kube-apiserver")
+	ctx = request.WithNamespace(ctx, "")
+	for _, pc := range scheduling.SystemPriorityClasses() {
+		if _, err := classes.Get(ctx, pc.Name, &metav1.GetOptions{}); err == nil {
+			continue
+		}
+		if _, err := creater.Create(ctx, pc, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating priority class %s: %w", pc.Name, err)
 		}
 	}
 	return nil

@@ -20,7 +20,7 @@ func NewCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "miniapiserver",
 		Short: "A lightweight Kubernetes API server over etcd",
-		Long: `miniapiserver serves the Kubernetes REST API (core/v1, apps/v1, coordination.k8s.io/v1),
+		Long: `miniapiserver serves the Kubernetes REST API (the groups its README lists, as kube 1.37),
 stores objects in etcd and answers LIST and WATCH from its watch cache.
 
 With no flags it runs an embedded etcd in --data-dir, serves HTTPS on 127.0.0.1:6443
@@ -35,11 +35,14 @@ with a generated certificate and admin token, and writes a kubeconfig for kubect
 			setupLogging(o.LogLevel)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			// After the first signal, a second one stops the process at
+			// once (the default action), during a graceful shutdown too.
+			context.AfterFunc(ctx, stop)
 			return Run(ctx, o, cmd.OutOrStdout())
 		},
 	}
 	o.AddFlags(cmd.Flags())
-	cmd.AddCommand(&cobra.Command{
+	cmd.AddCommand(newSnapshotCommand(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,

@@ -1,11 +1,20 @@
 package app
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/namespace"
+	flowcontrolregistry "github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -45,4 +54,51 @@ func namespaceController(groups []rest.APIGroupInfo, namespaces namespace.Namesp
 		}
 		return out
 	})
+}
+
+// flowControlController builds the controller that keeps kube's flow
+// control configuration, over the flowcontrol.apiserver.k8s.io storages.
+func flowControlController(s flowcontrolregistry.Storage) *flowcontrol.Controller {
+	return flowcontrol.New(flowcontrol.Config{FlowSchemas: s.FlowSchemas, FlowSchemaStatus: s.FlowSchemaStatus, PriorityLevels: s.PriorityLevels})
+}
+
+// endpointReconciler builds the lease endpoint reconciler of this replica
+// (--endpoint-reconciler-type=lease) over the stores of leases and
+// endpoints the groups serve.
+func endpointReconciler(o *Options, groups []rest.APIGroupInfo, securePort int) (*endpoints.Reconciler, error) {
+	leases, ok := servedStorage(groups, "coordination.k8s.io", "leases").(endpoints.Leases)
+	if !ok {
+		return nil, fmt.Errorf("--endpoint-reconciler-type=lease: leases are not served")
+	}
+	eps, ok := servedStorage(groups, "", "endpoints").(endpoints.Endpoints)
+	if !ok {
+		return nil, fmt.Errorf("--endpoint-reconciler-type=lease: endpoints are not served")
+	}
+	addr := o.advertiseAddress()
+	if !endpoints.ValidAddress(addr) {
+		// As kube's reconciler, never list a loopback or link-local
+		// address: a server on 127.0.0.1 (the default) leaves them alone.
+		slog.Warn("the kubernetes service's endpoints are not kept: set --advertise-address to an address other hosts reach", "advertise-address", addr)
+		return nil, nil
+	}
+	// The lease is named after where the replica is reached, as kube's
+	// identity lease is after its host: a restarted replica takes its
+	// lease back.
+	sum := sha256.Sum256([]byte(net.JoinHostPort(addr.String(), strconv.Itoa(securePort))))
+	return endpoints.New(endpoints.Config{
+		ID:      hex.EncodeToString(sum[:8]),
+		Address: addr, Port: int32(securePort),
+		TTL: o.EndpointReconcilerTTL, Interval: o.EndpointReconcilerInterval,
+	}, leases, eps), nil
+}
+
+// servedStorage is the storage of resource in group (preferred version),
+// or nil.
+func servedStorage(groups []rest.APIGroupInfo, group, resource string) rest.Storage {
+	for _, g := range groups {
+		if g.GroupName == group {
+			return g.VersionedResourcesStorageMap[g.PrioritizedVersions[0]][resource]
+		}
+	}
+	return nil
 }

@@ -23,18 +23,32 @@ type Options struct {
 	DataDir                string
 	EtcdPrefix             string
 	EtcdCompactionInterval time.Duration
+	EtcdDefragInterval     time.Duration
+	EtcdDefragThreshold    float64
 
 	// EtcdUnsafeNoFsync skips fsync in the embedded etcd (tests, benchmarks).
 	EtcdUnsafeNoFsync bool
+	// EtcdQuotaBackendBytes is the embedded etcd's space quota (0: etcd's).
+	EtcdQuotaBackendBytes int64
 
-	BindAddress         string
-	SecurePort          int
-	TLSCertFile         string
-	TLSPrivateKeyFile   string
-	TokenAuthFile       string
-	InsecurePort        int
-	InsecureBindAddr    string
-	InsecureAllowRemote bool
+	BindAddress string
+	// AdvertiseAddress is the address other members of the cluster reach
+	// this replica at: the kubernetes Service's endpoints list it.
+	// Empty: the bind address, or 127.0.0.1 when that is unspecified.
+	AdvertiseAddress string
+	// EndpointReconcilerType is kube's: lease (the kubernetes endpoints
+	// list the replicas with live leases) or none.
+	EndpointReconcilerType string
+	// EndpointReconcilerTTL and EndpointReconcilerInterval are the lease
+	// duration and renewal period (kube's: 15 s and 10 s).
+	EndpointReconcilerTTL, EndpointReconcilerInterval time.Duration
+	SecurePort                                        int
+	TLSCertFile                                       string
+	TLSPrivateKeyFile                                 string
+	TokenAuthFile                                     string
+	InsecurePort                                      int
+	InsecureBindAddr                                  string
+	InsecureAllowRemote                               bool
 
 	WatchCache      bool
 	WatchCacheSizes []string
@@ -42,7 +56,10 @@ type Options struct {
 	MinRequestTimeout time.Duration
 	RequestTimeout    time.Duration
 	ShutdownTimeout   time.Duration
-	EventTTL          time.Duration
+	// ShutdownDelayDuration is how long /readyz fails before the server
+	// stops serving (kube's --shutdown-delay-duration).
+	ShutdownDelayDuration time.Duration
+	EventTTL              time.Duration
 	// ServiceClusterIPRange is the CIDR of services' cluster IPs.
 	ServiceClusterIPRange string
 	Profiling             bool
@@ -53,20 +70,25 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		DataDir:                "miniapiserver-data",
-		EtcdPrefix:             "/registry",
-		EtcdCompactionInterval: 5 * time.Minute,
-		BindAddress:            "127.0.0.1",
-		SecurePort:             6443,
-		InsecureBindAddr:       "127.0.0.1",
-		WatchCache:             true,
-		MinRequestTimeout:      1800 * time.Second,
-		RequestTimeout:         time.Minute,
-		ShutdownTimeout:        10 * time.Second,
-		EventTTL:               time.Hour,
-		ServiceClusterIPRange:  core.DefaultServiceClusterIPRange.String(),
-		LogLevel:               "info",
-		NamespaceController:    true,
+		DataDir:                    "miniapiserver-data",
+		EtcdPrefix:                 "/registry",
+		EtcdCompactionInterval:     5 * time.Minute,
+		EtcdDefragInterval:         time.Minute,
+		EtcdDefragThreshold:        0.5,
+		BindAddress:                "127.0.0.1",
+		EndpointReconcilerType:     "lease",
+		EndpointReconcilerTTL:      15 * time.Second,
+		EndpointReconcilerInterval: 10 * time.Second,
+		SecurePort:                 6443,
+		InsecureBindAddr:           "127.0.0.1",
+		WatchCache:                 true,
+		MinRequestTimeout:          1800 * time.Second,
+		RequestTimeout:             time.Minute,
+		ShutdownTimeout:            10 * time.Second,
+		EventTTL:                   time.Hour,
+		ServiceClusterIPRange:      core.DefaultServiceClusterIPRange.String(),
+		LogLevel:                   "info",
+		NamespaceController:        true,
 	}
 }
 
@@ -79,9 +101,19 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "Prefix of every key this server writes in etcd.")
 	fs.DurationVar(&o.EtcdCompactionInterval, "etcd-compaction-interval", o.EtcdCompactionInterval,
 		"How often to compact etcd's history (0 disables compaction by this server).")
+	fs.DurationVar(&o.EtcdDefragInterval, "etcd-defrag-interval", o.EtcdDefragInterval,
+		"How often to check etcd's database: a member whose file is at least --etcd-defrag-threshold free is defragmented, and an exhausted space quota (NOSPACE alarm) is recovered from by compacting etcd's history, defragmenting and disarming the alarm. 0 turns both off.")
+	fs.Float64Var(&o.EtcdDefragThreshold, "etcd-defrag-threshold", o.EtcdDefragThreshold,
+		"Share of an etcd member's database file that must be free (no longer in use after compactions) for it to be defragmented, between 0 and 1.")
 	fs.BoolVar(&o.EtcdUnsafeNoFsync, "embedded-etcd-unsafe-no-fsync", o.EtcdUnsafeNoFsync,
 		"Do not fsync the embedded etcd's writes: faster, and loses data on a crash. For tests and benchmarks only.")
+	fs.Int64Var(&o.EtcdQuotaBackendBytes, "embedded-etcd-quota-backend-bytes", o.EtcdQuotaBackendBytes,
+		"Space quota of the embedded etcd's database (etcd's --quota-backend-bytes): past it, writes fail until space is recovered (see --etcd-defrag-interval). 0: etcd's default, 2 GiB.")
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address the secure port listens on (0.0.0.0 for all interfaces).")
+	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress,
+		"IP address on which to advertise this server to members of the cluster: the endpoints of the kubernetes Service list it. Empty: --bind-address, or 127.0.0.1 when that is unspecified.")
+	fs.StringVar(&o.EndpointReconcilerType, "endpoint-reconciler-type", o.EndpointReconcilerType,
+		"How the endpoints of the kubernetes Service are kept: lease (each replica holds a Lease apiserver-<id> in kube-system; the endpoints list the replicas whose leases are live, and a replica stopped gracefully removes itself) or none.")
 	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "HTTPS port of the API (0 picks a free port).")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile,
 		"Serving certificate (PEM). Without it, a self-signed certificate for the bind address and localhost is generated in --data-dir and reused.")
@@ -101,8 +133,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"A watch without timeoutSeconds ends after a random time between this and twice this.")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout,
 		"How long a request other than a watch may take before it fails with a timeout.")
+	fs.DurationVar(&o.ShutdownDelayDuration, "shutdown-delay-duration", o.ShutdownDelayDuration,
+		"On SIGTERM or SIGINT, how long to keep serving every request while /readyz fails, so that load balancers stop sending requests here before the server stops accepting them. A second signal stops the server at once.")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout,
-		"On SIGTERM or SIGINT, how long to wait for requests in flight before stopping.")
+		"Once the server stops accepting requests (after --shutdown-delay-duration), how long the requests in flight get to finish; watches end at once, their streams closed cleanly.")
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange,
 		"CIDR of the cluster IPs services get (one IPv4 CIDR of at most 2^20 addresses, or one IPv6 CIDR of /64 or longer).")
@@ -119,6 +153,15 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("--etcd-servers: %q is not an http:// or https:// URL", s)
 		}
 	}
+	if o.EtcdDefragInterval < 0 {
+		return fmt.Errorf("--etcd-defrag-interval: must not be negative")
+	}
+	if !(o.EtcdDefragThreshold > 0 && o.EtcdDefragThreshold <= 1) {
+		return fmt.Errorf("--etcd-defrag-threshold: %v is not in (0, 1]", o.EtcdDefragThreshold)
+	}
+	if o.EtcdQuotaBackendBytes < 0 {
+		return fmt.Errorf("--embedded-etcd-quota-backend-bytes: must not be negative")
+	}
 	if o.DataDir == "" {
 		return fmt.Errorf("--data-dir: must not be empty")
 	}
@@ -127,6 +170,19 @@ func (o *Options) Validate() error {
 	}
 	if net.ParseIP(o.BindAddress) == nil {
 		return fmt.Errorf("--bind-address: %q is not an IP address", o.BindAddress)
+	}
+	if o.AdvertiseAddress != "" {
+		if a, err := netip.ParseAddr(o.AdvertiseAddress); err != nil || a.IsUnspecified() {
+			return fmt.Errorf("--advertise-address: %q is not an IP address a client can reach", o.AdvertiseAddress)
+		}
+	}
+	switch o.EndpointReconcilerType {
+	case "lease", "none":
+	default:
+		return fmt.Errorf("--endpoint-reconciler-type: %q is not one of lease, none", o.EndpointReconcilerType)
+	}
+	if o.EndpointReconcilerType == "lease" && (o.EndpointReconcilerTTL < time.Second || o.EndpointReconcilerInterval <= 0) {
+		return fmt.Errorf("--endpoint-reconciler-type: the lease needs a duration of at least 1s and a positive renewal interval")
 	}
 	if o.SecurePort < 0 || o.SecurePort > 65535 {
 		return fmt.Errorf("--secure-port: %d is not a port (0-65535)", o.SecurePort)
@@ -155,6 +211,9 @@ func (o *Options) Validate() error {
 	if _, err := parseWatchCacheSizes(o.WatchCacheSizes); err != nil {
 		return err
 	}
+	if o.ShutdownDelayDuration < 0 {
+		return fmt.Errorf("--shutdown-delay-duration: must not be negative")
+	}
 	if o.RequestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout: must be positive")
 	}
@@ -173,6 +232,17 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", o.LogLevel)
 	}
 	return nil
+}
+
+// advertiseAddress is --advertise-address, or its default.
+func (o *Options) advertiseAddress() netip.Addr {
+	if a, err := netip.ParseAddr(o.AdvertiseAddress); err == nil {
+		return a
+	}
+	if a, err := netip.ParseAddr(o.BindAddress); err == nil && !a.IsUnspecified() {
+		return a
+	}
+	return netip.MustParseAddr("127.0.0.1")
 }
 
 // parseWatchCacheSizes reads resource[.group]#size entries. The resources

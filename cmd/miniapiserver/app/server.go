@@ -12,8 +12,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -23,15 +25,25 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	eventsgroup "github.com/miniapiserver/miniapiserver/pkg/registry/events"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/policy"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
+	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storage"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/storagemigration"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 )
@@ -53,6 +65,12 @@ type Server struct {
 	EtcdURL string
 
 	readyChecks []healthz.Check
+	// shuttingDown fails /readyz from the start of a shutdown.
+	shuttingDown  atomic.Bool
+	shutdownDelay time.Duration
+	// stopEndpoints removes this replica from the kubernetes endpoints
+	// (nil: no endpoint reconciler).
+	stopEndpoints func()
 
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -70,7 +88,7 @@ func Start(o *Options) (*Server, error) {
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("--data-dir: %w", err)
 	}
-	s := &Server{errs: make(chan error, 2)}
+	s := &Server{errs: make(chan error, 2), shutdownDelay: o.ShutdownDelayDuration}
 	ok := false
 	defer func() {
 		if !ok {
@@ -90,11 +108,10 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.CAPEM = caPEM
-	groups, wired, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
+	groups, st, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
 	if err != nil {
 		return nil, err
 	}
-	coreStorage := wired.core
 	s.cleanup = append(s.cleanup, func() {
 		for i := range groups {
 			groups[i].Destroy()
@@ -109,15 +126,22 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.AdminToken = token
-	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups)}
+	flowControl := flowControlController(st.flowControl)
+	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups),
+		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
 	api, err := apiserver.New(apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: auth,
 		Admission: admission.Chain{
-			&admission.NamespaceLifecycle{Namespaces: coreStorage.Namespaces},
-			&admission.LimitRanger{LimitRanges: coreStorage.LimitRanges},
+			&admission.NamespaceLifecycle{Namespaces: st.core.Namespaces},
+			&admission.LimitRanger{LimitRanges: st.core.LimitRanges},
+			&admission.Priority{PriorityClasses: st.scheduling.PriorityClasses},
+			&admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses},
+			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}},
 		},
-		ReadyzChecks:      s.readyChecks,
+		// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the
+		// wait for the server to start.
+		ReadyzChecks:      append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client), s.shutdownCheck()),
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
 		Version:           Version(),
@@ -126,7 +150,10 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureSystemNamespaces(ctx, coreStorage.Namespaces); err != nil {
+	if err := ensureSystemNamespaces(ctx, st.core.Namespaces); err != nil {
+		return nil, err
+	}
+	if err := ensureSystemPriorityClasses(ctx, st.scheduling.PriorityClasses); err != nil {
 		return nil, err
 	}
 
@@ -135,7 +162,14 @@ func Start(o *Options) (*Server, error) {
 		return nil, fmt.Errorf("--secure-port: %w", err)
 	}
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
-	ensureKubernetesService(ctx, o, coreStorage.Services, secureLn.Addr().(*net.TCPAddr).Port)
+	ensureKubernetesService(ctx, o, st.core.Services, secureLn.Addr().(*net.TCPAddr).Port)
+	var reconciler *endpoints.Reconciler
+	if o.EndpointReconcilerType == "lease" {
+		if reconciler, err = endpointReconciler(o, groups, secureLn.Addr().(*net.TCPAddr).Port); err != nil {
+			secureLn.Close()
+			return nil, err
+		}
+	}
 	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
 	s.serve(ctx, secureLn, api.SecureHandler(), tlsConfig, o.ShutdownTimeout)
 	if o.InsecurePort != 0 {
@@ -152,13 +186,32 @@ func Start(o *Options) (*Server, error) {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
-	s.wg.Add(1)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
 	}()
+	go func() {
+		defer s.wg.Done()
+		etcd3.RunMaintenance(ctx, client, etcd3.MaintenanceConfig{Interval: o.EtcdDefragInterval, DefragThreshold: o.EtcdDefragThreshold})
+	}()
+	go func() {
+		defer s.wg.Done()
+		flowControl.Run(ctx)
+	}()
+	if reconciler != nil { // nil: --endpoint-reconciler-type=none, or no address to list
+		// Stopped first when the server stops (kube's pre-shutdown hook):
+		// the endpoints stop listing this replica while it still serves.
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		s.stopEndpoints = func() { stop(); <-done }
+		go func() {
+			defer close(done)
+			reconciler.Run(rctx)
+		}()
+	}
 	crdController := crd.New(crd.Config{
-		Definitions: wired.apiextensions.CustomResourceDefinitions, Status: wired.apiextensions.Status,
+		Definitions: st.apiextensions.CustomResourceDefinitions, Status: st.apiextensions.Status,
 		Server: api, Storage: customResourceOptions{getter},
 	})
 	s.wg.Add(1)
@@ -167,7 +220,7 @@ func Start(o *Options) (*Server, error) {
 		crdController.Run(ctx)
 	}()
 	if o.NamespaceController {
-		nc := namespaceController(groups, coreStorage.Namespaces, coreStorage.NamespaceFinalize, crdController)
+		nc := namespaceController(groups, st.core.Namespaces, st.core.NamespaceFinalize, crdController)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -184,7 +237,8 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 	if len(endpoints) == 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: filepath.Join(o.DataDir, "etcd"), UnsafeNoFsync: o.EtcdUnsafeNoFsync})
+		etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: embeddedEtcdDir(o.DataDir), UnsafeNoFsync: o.EtcdUnsafeNoFsync,
+			QuotaBackendBytes: o.EtcdQuotaBackendBytes})
 		if err != nil {
 			return nil, err
 		}
@@ -203,62 +257,83 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--etcd-servers: %w", err)
 	}
-	s.cleanup = append(s.cleanup, func() { client.Close() })
+	s.cleanup = append(s.cleanup, func() { client.Close() }, etcd3.MonitorSize(client))
 	return client, nil
 }
+
+// embeddedEtcdDir is where the embedded etcd of a data dir keeps its data.
+func embeddedEtcdDir(dataDir string) string { return filepath.Join(dataDir, "etcd") }
 
 // RESTStorageProviders are the providers of every served API group, in
 // the order discovery lists them, configured from o. rootCA is the PEM
 // published in every namespace (nil: none). The OpenAPI generator
 // (hack/openapi-gen) builds its groups from the same list.
 func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvider, error) {
-	events := &generic.StoreRef{}
-	coreProvider, err := coreStorageProvider(o, rootCA, events)
+	links := newGroupLinks()
+	coreProvider, err := coreStorageProvider(o, rootCA, links)
 	if err != nil {
 		return nil, err
 	}
-	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(events, nil)...), nil
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(links)...), nil
+}
+
+// groupLinks are what one group's provider hands another, filled as the
+// groups are built: core's events store (events.k8s.io serves it too) and
+// policy's disruption budgets (core's pods/eviction honours them).
+type groupLinks struct {
+	events  *generic.StoreRef
+	budgets *policy.Budgets
+}
+
+func newGroupLinks() groupLinks {
+	return groupLinks{events: &generic.StoreRef{}, budgets: &policy.Budgets{}}
 }
 
 // coreStorageProvider is the provider of the core group, configured from o.
-// It hands its events store to events.
-func coreStorageProvider(o *Options, rootCA []byte, events *generic.StoreRef) (core.RESTStorageProvider, error) {
+// It hands its events store to events.k8s.io; its evictions honour
+// policy's budgets.
+func coreStorageProvider(o *Options, rootCA []byte, links groupLinks) (core.RESTStorageProvider, error) {
 	serviceRange, err := o.serviceClusterIPRange()
 	if err != nil {
 		return core.RESTStorageProvider{}, err
 	}
-	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA, Events: events}, nil
+	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA,
+		Events: links.events, DisruptionBudgets: links.budgets}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the
-// order discovery lists them (after the core group). events.k8s.io serves
-// the core group's events store, set once the core group is built;
-// apiextensions.k8s.io hands its storage to crds (when not nil).
-func groupStorageProviders(coreEvents *generic.StoreRef, crds *apiextensions.Storage) []generic.RESTStorageProvider {
+// order discovery lists them (after the core group), linked as links say.
+func groupStorageProviders(links groupLinks) []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
 		apps.RESTStorageProvider{},
-		eventsgroup.RESTStorageProvider{Events: coreEvents},
+		eventsgroup.RESTStorageProvider{Events: links.events},
 		autoscaling.RESTStorageProvider{},
-		apiextensions.RESTStorageProvider{Storage: crds},
+		batch.RESTStorageProvider{},
+		certificates.RESTStorageProvider{},
+		policy.RESTStorageProvider{Budgets: links.budgets},
+		storagegroup.RESTStorageProvider{},
+		admissionregistration.RESTStorageProvider{},
+		apiextensions.RESTStorageProvider{},
+		scheduling.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
+		node.RESTStorageProvider{},
+		flowcontrol.RESTStorageProvider{},
+		storagemigration.RESTStorageProvider{},
 	}
 }
 
-// wiring is what the server uses of the groups' storage besides their
-// routes: the typed handles their providers give.
-type wiring struct {
-	core          core.LegacyRESTStorage
-	apiextensions apiextensions.Storage
-}
-
-// buildGroups builds the storage of every API group (the core group
-// first), and returns the typed handles of their storage that the rest of
-// the wiring uses.
-func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, wiring, *restOptionsGetter, error) {
-	events := &generic.StoreRef{}
-	coreProvider, err := coreStorageProvider(o, rootCA, events)
+// buildGroups builds the storage of every API group, and returns the
+// typed handles of those parts of it that the rest of the wiring uses.
+// The core group is built between two kinds of named groups: those whose
+// stores its hooks read (kube's Priority, RuntimeClass and
+// DefaultStorageClass admission of new pods and claims) come before it,
+// the others after it (events.k8s.io serves its events store; policy fills
+// the budgets core's evictions read, through links).
+func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
+	links := newGroupLinks()
+	coreProvider, err := coreStorageProvider(o, rootCA, links)
 	if err != nil {
-		return nil, wiring{}, nil, err
+		return nil, groupStorages{}, nil, err
 	}
 	getter := &restOptionsGetter{
 		factory:   factory,
@@ -266,24 +341,42 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 		seen:      map[string]bool{},
 		decorator: decoratorFor(o),
 	}
-	var wired wiring
-	coreStorage, coreInfo, err := coreProvider.NewLegacyRESTStorage(getter)
-	if err != nil {
-		return nil, wiring{}, nil, fmt.Errorf("building the core API group: %w", err)
-	}
-	wired.core = coreStorage
-	groups := []rest.APIGroupInfo{coreInfo}
-	for _, p := range groupStorageProviders(events, &wired.apiextensions) {
-		info, err := p.NewRESTStorage(getter)
-		if err != nil {
-			for i := range groups {
-				groups[i].Destroy()
-			}
-			return nil, wiring{}, nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
+	providers := groupStorageProviders(links)
+	// groups[0] is the core group's, groups[1+i] that of providers[i].
+	groups := make([]rest.APIGroupInfo, 1+len(providers))
+	fail := func(err error) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
+		for i := range groups {
+			groups[i].Destroy()
 		}
-		groups = append(groups, info)
+		return nil, groupStorages{}, nil, err
 	}
-	return groups, wired, getter, nil
+	var st groupStorages
+	buildNamed := func(beforeCore bool) error {
+		for i, p := range providers {
+			if readByCore(p) != beforeCore {
+				continue
+			}
+			info, err := st.build(p, getter)
+			if err != nil {
+				return fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
+			}
+			groups[1+i] = info
+		}
+		return nil
+	}
+	if err := buildNamed(true); err != nil {
+		return fail(err)
+	}
+	coreProvider.PodPriority = scheduling.PodPriority{Classes: st.scheduling.PriorityClasses}
+	coreProvider.PodRuntimeClass = node.PodRuntimeClass{Classes: st.node.RuntimeClasses}
+	coreProvider.ClaimStorageClass = storagegroup.ClaimDefaulter{Classes: st.storage.StorageClasses}
+	if st.core, groups[0], err = coreProvider.NewLegacyRESTStorage(getter); err != nil {
+		return fail(fmt.Errorf("building the core API group: %w", err))
+	}
+	if err := buildNamed(false); err != nil {
+		return fail(err)
+	}
+	return groups, st, getter, nil
 }
 
 func watchCacheSizeNames(o *Options) []string {
@@ -307,11 +400,22 @@ func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler, tls
 	}()
 }
 
-// Stop shuts the server down gracefully (requests in flight get the
-// shutdown timeout, watches end at once), then releases the storage, the
-// etcd client and the embedded etcd, in that order.
+// Stop shuts the server down gracefully, as kube-apiserver does: /readyz
+// fails at once while every request is still served for the shutdown
+// delay; then the server stops accepting requests, watches end (their
+// streams closed cleanly, so clients watch again elsewhere) and the
+// requests in flight get the shutdown timeout to finish. The storage, the
+// etcd client and the embedded etcd are released last, in that order.
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
+		s.shuttingDown.Store(true)
+		if s.stopEndpoints != nil {
+			s.stopEndpoints()
+		}
+		if s.shutdownDelay > 0 {
+			slog.Info("miniapiserver: /readyz fails; serving on for the shutdown delay", "delay", s.shutdownDelay)
+			time.Sleep(s.shutdownDelay)
+		}
 		s.cancel()
 		s.wg.Wait()
 		s.runCleanup()
@@ -367,6 +471,32 @@ func etcdCheck(client *clientv3.Client) healthz.Check {
 	return healthz.Check{Name: "etcd", Fn: func(ctx context.Context) error {
 		_, err := client.Get(ctx, "health", clientv3.WithCountOnly())
 		return err
+	}}
+}
+
+// shutdownCheck fails from the start of a shutdown, as kube's "shutdown".
+func (s *Server) shutdownCheck() healthz.Check {
+	return healthz.Check{Name: "shutdown", Fn: func(context.Context) error {
+		if s.shuttingDown.Load() {
+			return errors.New("the server is shutting down")
+		}
+		return nil
+	}}
+}
+
+// etcdAlarmsCheck fails while etcd has an alarm raised: NOSPACE (its
+// space quota is used up, writes fail) or CORRUPT. kube-apiserver's
+// readiness does not look; here an operator sees it in /readyz?verbose.
+func etcdAlarmsCheck(client *clientv3.Client) healthz.Check {
+	return healthz.Check{Name: "etcd-alarms", Fn: func(ctx context.Context) error {
+		alarms, err := etcd3.Alarms(ctx, client)
+		if err != nil {
+			return err
+		}
+		if len(alarms) > 0 {
+			return fmt.Errorf("etcd alarms raised: %v", alarms)
+		}
+		return nil
 	}}
 }
 

@@ -12,17 +12,28 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // MaxRequestBodyBytes is the largest body the server reads (kube's limit:
-// 3 MiB); a larger one is refused with 413 without being read whole.
+// 3 MiB); a larger one is refused with 413.
 const MaxRequestBodyBytes = 3 * 1024 * 1024
+
+// maxDiscardBytes bounds how much of a refused body the server reads and
+// drops before answering 413. A client sending its whole body before it
+// reads (curl, most clients but Go's) would otherwise still be writing
+// when the server closes the connection, and get a reset instead of the
+// Status; past this bound the connection is closed as it is.
+const maxDiscardBytes = 4 * MaxRequestBodyBytes
 
 // readBody reads r's body up to MaxRequestBodyBytes.
 func readBody(r *http.Request) ([]byte, error) {
 	if r.ContentLength > MaxRequestBodyBytes {
+		if r.ContentLength <= MaxRequestBodyBytes+maxDiscardBytes {
+			discardBody(r.Body)
+		}
 		return nil, tooLarge()
 	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBodyBytes+1))
@@ -30,9 +41,16 @@ func readBody(r *http.Request) ([]byte, error) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading the request body: %v", err))
 	}
 	if len(data) > MaxRequestBodyBytes {
+		discardBody(r.Body)
 		return nil, tooLarge()
 	}
 	return data, nil
+}
+
+// discardBody reads and drops what is left of a refused body, up to
+// maxDiscardBytes, so that its sender finishes and reads the answer.
+func discardBody(body io.Reader) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDiscardBytes))
 }
 
 func tooLarge() error {
@@ -72,10 +90,14 @@ func (s *Scope) decodeBody(r *http.Request, data []byte, fieldValidation string)
 		strictErrs = strict.Errors()
 	}
 	if reflect.TypeOf(obj) != reflect.TypeOf(into) {
-		// kube decodes into its internal type: another kind fails to
-		// convert, and says so in these words.
-		return nil, s.decodeError(fmt.Errorf("converting (%s) to (%s): unknown conversion",
-			reflect.TypeOf(obj).Elem(), internalTypeName(s.Kind)), gvk, data)
+		converted, ok := s.acceptedConversion(obj, gvk)
+		if !ok {
+			// kube decodes into its internal type: another kind fails to
+			// convert, and says so in these words.
+			return nil, s.decodeError(fmt.Errorf("converting (%s) to (%s): unknown conversion",
+				reflect.TypeOf(obj).Elem(), internalTypeName(s.Kind)), gvk, data)
+		}
+		obj = converted
 	}
 	if _, ok := s.Storage.(rest.UnknownFieldPruner); ok {
 		if gv := gvk.GroupVersion(); gv != s.Kind.GroupVersion() {
@@ -116,6 +138,20 @@ func (s *Scope) pruneUnknownFields(obj runtime.Object) ([]error, error) {
 		errs[i] = fmt.Errorf("unknown field %q", f)
 	}
 	return errs, nil
+}
+
+// acceptedConversion converts obj, of another kind than the scope's, into
+// the storage's kind, when the storage accepts obj's group version.
+func (s *Scope) acceptedConversion(obj runtime.Object, gvk *schema.GroupVersionKind) (runtime.Object, bool) {
+	acceptor, ok := s.Storage.(rest.GroupVersionAcceptor)
+	if !ok || gvk == nil || gvk.Kind != s.Kind.Kind || !acceptor.AcceptsGroupVersion(gvk.GroupVersion()) {
+		return nil, false
+	}
+	out := s.Storage.New()
+	if err := api.Scheme.Convert(obj, out, nil); err != nil {
+		return nil, false
+	}
+	return out, true
 }
 
 // internalTypeName is the name kube's internal type of a kind prints

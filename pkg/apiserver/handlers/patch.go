@@ -256,6 +256,25 @@ type jsonPatchOp struct {
 	Value interface{} `json:"value"`
 }
 
+// checkRootValues refuses a replace or test of the whole document without
+// a value, which json-patch (and so kube-apiserver 1.37, which resets the
+// stream) panics on; elsewhere a missing value is null, as in kube.
+func checkRootValues(ops jsonpatch.Patch) error {
+	for _, op := range ops {
+		kind := op.Kind()
+		if kind != "replace" && kind != "test" {
+			continue
+		}
+		if path, err := op.Path(); err != nil || path != "" {
+			continue
+		}
+		if _, ok := op["value"]; !ok {
+			return fmt.Errorf("%s operation on the whole document: missing value", kind)
+		}
+	}
+	return nil
+}
+
 // applyJSPatch applies the patch to original, and returns what strict
 // decoding of the patch itself found (unknown and duplicate fields).
 func (p *patcher) applyJSPatch(original []byte) ([]byte, []error, error) {
@@ -279,6 +298,9 @@ func (p *patcher) applyJSPatch(original []byte) ([]byte, []error, error) {
 		if len(ops) > maxJSONPatchOperations {
 			return nil, nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
 				"The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(ops)))
+		}
+		if err := checkRootValues(ops); err != nil {
+			return nil, nil, unprocessable(err)
 		}
 		patched, err := ops.Apply(original)
 		if err != nil {

@@ -20,6 +20,16 @@ import (
 // of a watch (sendInitialEvents).
 const InitialEventsAnnotation = metav1.InitialEventsAnnotationKey
 
+type watchesEndKey struct{}
+
+// WithWatchesEnding returns ctx carrying end: once end is done (the server
+// shuts down), every watch served under ctx ends, its stream closed
+// cleanly so that its client watches again (from another replica); other
+// requests go on to their end.
+func WithWatchesEnding(ctx, end context.Context) context.Context {
+	return context.WithValue(ctx, watchesEndKey{}, end)
+}
+
 // serveWatch streams the events of a watch, flushed as they come, until
 // the client goes away, the timeout passes, or the watch ends: one JSON
 // object per line, or length-delimited protobuf frames. name, when set,
@@ -48,6 +58,9 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 	// bookmark shortly before it.
 	ctx, cancel := context.WithTimeout(ctx, s.watchTimeout(opts.TimeoutSeconds))
 	defer cancel()
+	if end, ok := r.Context().Value(watchesEndKey{}).(context.Context); ok {
+		defer context.AfterFunc(end, cancel)()
+	}
 	wch, err := watcher.Watch(ctx, opts)
 	if err != nil {
 		WriteError(w, r, err)

@@ -26,11 +26,7 @@ type Storage struct {
 }
 
 // RESTStorageProvider builds the storage of apiextensions.k8s.io.
-type RESTStorageProvider struct {
-	// Storage, when not nil, receives the typed handles of the storage
-	// built.
-	Storage *Storage
-}
+type RESTStorageProvider struct{}
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
 
@@ -39,16 +35,19 @@ func (RESTStorageProvider) GroupName() string { return apiextensionsv1.GroupName
 
 // NewRESTStorage implements generic.RESTStorageProvider.
 func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
+	_, info, err := p.NewGroupStorage(getter)
+	return info, err
+}
+
+// NewGroupStorage builds the group, and returns the typed handles of its
+// storage beside it.
+func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (Storage, rest.APIGroupInfo, error) {
 	gv := apiextensionsv1.SchemeGroupVersion
 	info := generic.NewGroupInfo(gv)
 	resources := info.VersionedResourcesStorageMap[gv.Version]
 	store, err := customResourceDefinitions.Install(gv, getter, resources)
 	if err != nil {
-		return rest.APIGroupInfo{}, err
+		return Storage{}, rest.APIGroupInfo{}, err
 	}
-	if p.Storage != nil {
-		p.Storage.CustomResourceDefinitions = store
-		p.Storage.Status = resources[customResourceDefinitions.Name+"/status"].(rest.Updater)
-	}
-	return info, nil
+	return Storage{CustomResourceDefinitions: store, Status: resources[customResourceDefinitions.Name+"/status"].(rest.Updater)}, info, nil
 }

@@ -184,11 +184,11 @@ func validateDaemonSetUpdateStrategy(s *appsv1.DaemonSetUpdateStrategy, fldPath 
 		}
 		p := fldPath.Child("rollingUpdate")
 		maxUnavailable, maxSurge := intOrStringPtr(s.RollingUpdate.MaxUnavailable), intOrStringPtr(s.RollingUpdate.MaxSurge)
-		allErrs := validatePositiveIntOrPercent(maxUnavailable, p.Child("maxUnavailable"))
-		allErrs = append(allErrs, validatePositiveIntOrPercent(maxSurge, p.Child("maxSurge"))...)
-		allErrs = append(allErrs, validateNotMoreThan100Percent(maxUnavailable, p.Child("maxUnavailable"))...)
-		allErrs = append(allErrs, validateNotMoreThan100Percent(maxSurge, p.Child("maxSurge"))...)
-		hasUnavailable, hasSurge := intOrPercentValue(maxUnavailable) != 0, intOrPercentValue(maxSurge) != 0
+		allErrs := corevalidation.ValidatePositiveIntOrPercent(maxUnavailable, p.Child("maxUnavailable"))
+		allErrs = append(allErrs, corevalidation.ValidatePositiveIntOrPercent(maxSurge, p.Child("maxSurge"))...)
+		allErrs = append(allErrs, corevalidation.ValidateNotMoreThan100Percent(maxUnavailable, p.Child("maxUnavailable"))...)
+		allErrs = append(allErrs, corevalidation.ValidateNotMoreThan100Percent(maxSurge, p.Child("maxSurge"))...)
+		hasUnavailable, hasSurge := corevalidation.IntOrPercentValue(maxUnavailable) != 0, corevalidation.IntOrPercentValue(maxSurge) != 0
 		switch {
 		case hasUnavailable && hasSurge:
 			allErrs = append(allErrs, field.Invalid(p.Child("maxSurge"), maxSurge, "may not be set when maxUnavailable is non-zero"))

@@ -170,12 +170,12 @@ func validateDeploymentStrategy(s *appsv1.DeploymentStrategy, fldPath *field.Pat
 		}
 		p := fldPath.Child("rollingUpdate")
 		maxUnavailable, maxSurge := intOrStringPtr(s.RollingUpdate.MaxUnavailable), intOrStringPtr(s.RollingUpdate.MaxSurge)
-		allErrs := validatePositiveIntOrPercent(maxUnavailable, p.Child("maxUnavailable"))
-		allErrs = append(allErrs, validatePositiveIntOrPercent(maxSurge, p.Child("maxSurge"))...)
-		if intOrPercentValue(maxUnavailable) == 0 && intOrPercentValue(maxSurge) == 0 {
+		allErrs := corevalidation.ValidatePositiveIntOrPercent(maxUnavailable, p.Child("maxUnavailable"))
+		allErrs = append(allErrs, corevalidation.ValidatePositiveIntOrPercent(maxSurge, p.Child("maxSurge"))...)
+		if corevalidation.IntOrPercentValue(maxUnavailable) == 0 && corevalidation.IntOrPercentValue(maxSurge) == 0 {
 			allErrs = append(allErrs, field.Invalid(p.Child("maxUnavailable"), maxUnavailable, "may not be 0 when `maxSurge` is 0"))
 		}
-		return append(allErrs, validateNotMoreThan100Percent(maxUnavailable, p.Child("maxUnavailable"))...)
+		return append(allErrs, corevalidation.ValidateNotMoreThan100Percent(maxUnavailable, p.Child("maxUnavailable"))...)
 	}
 	shown := kubeDeploymentStrategy{Type: s.Type}
 	if ru := s.RollingUpdate; ru != nil {

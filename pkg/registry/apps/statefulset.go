@@ -229,11 +229,11 @@ func validateStatefulSetUpdateStrategy(s *appsv1.StatefulSetUpdateStrategy, fldP
 		p := fldPath.Child("rollingUpdate")
 		allErrs := validateNonnegative(int64(ptr.Deref(ru.Partition, 0)), p.Child("partition"))
 		if mu := ru.MaxUnavailable; mu != nil {
-			allErrs = append(allErrs, validatePositiveIntOrPercent(*mu, p.Child("maxUnavailable"))...)
-			if intOrPercentValue(*mu) == 0 {
+			allErrs = append(allErrs, corevalidation.ValidatePositiveIntOrPercent(*mu, p.Child("maxUnavailable"))...)
+			if corevalidation.IntOrPercentValue(*mu) == 0 {
 				allErrs = append(allErrs, field.Invalid(p.Child("maxUnavailable"), *mu, "cannot be 0"))
 			}
-			allErrs = append(allErrs, validateNotMoreThan100Percent(*mu, p.Child("maxUnavailable"))...)
+			allErrs = append(allErrs, corevalidation.ValidateNotMoreThan100Percent(*mu, p.Child("maxUnavailable"))...)
 		}
 		return allErrs
 	}

@@ -2,7 +2,6 @@ package apps
 
 import (
 	"fmt"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -10,7 +9,6 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -66,44 +64,6 @@ func validateOptionalNonnegative(v *int32, fldPath *field.Path) field.ErrorList 
 		return nil
 	}
 	return apivalidation.ValidateNonnegativeField(int64(*v), fldPath)
-}
-
-// validatePositiveIntOrPercent: a non-negative integer or a percentage.
-func validatePositiveIntOrPercent(v intstr.IntOrString, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	switch v.Type {
-	case intstr.String:
-		for _, msg := range validation.IsValidPercent(v.StrVal) {
-			allErrs = append(allErrs, field.Invalid(fldPath, v, msg))
-		}
-	case intstr.Int:
-		allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(v.IntValue()), fldPath)...)
-	default:
-		allErrs = append(allErrs, field.Invalid(fldPath, v, "must be an integer or percentage (e.g '5%%')"))
-	}
-	return allErrs
-}
-
-func percentValue(v intstr.IntOrString) (int, bool) {
-	if v.Type != intstr.String || len(validation.IsValidPercent(v.StrVal)) != 0 {
-		return 0, false
-	}
-	n, _ := strconv.Atoi(v.StrVal[:len(v.StrVal)-1])
-	return n, true
-}
-
-func intOrPercentValue(v intstr.IntOrString) int {
-	if n, ok := percentValue(v); ok {
-		return n
-	}
-	return v.IntValue()
-}
-
-func validateNotMoreThan100Percent(v intstr.IntOrString, fldPath *field.Path) field.ErrorList {
-	if n, ok := percentValue(v); ok && n > 100 {
-		return field.ErrorList{field.Invalid(fldPath, v, "must not be greater than 100%")}
-	}
-	return nil
 }
 
 func intOrStringPtr(v *intstr.IntOrString) intstr.IntOrString {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -18,6 +17,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/pvspec"
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
@@ -62,51 +62,7 @@ func (persistentVolumeStrategy) Default(obj runtime.Object) {
 		pv.Spec.VolumeMode = &mode
 	}
 	corevalidation.DefaultResourceList(pv.Spec.Capacity)
-	defaultPersistentVolumeSource(&pv.Spec.PersistentVolumeSource)
-}
-
-func defaultPersistentVolumeSource(src *corev1.PersistentVolumeSource) {
-	if src.HostPath != nil && src.HostPath.Type == nil {
-		unset := corev1.HostPathUnset
-		src.HostPath.Type = &unset
-	}
-	if rbd := src.RBD; rbd != nil {
-		rbd.RBDPool = orDefault(rbd.RBDPool, "rbd")
-		rbd.RadosUser = orDefault(rbd.RadosUser, "admin")
-		rbd.Keyring = orDefault(rbd.Keyring, "/etc/ceph/keyring")
-	}
-	if src.ISCSI != nil {
-		src.ISCSI.ISCSIInterface = orDefault(src.ISCSI.ISCSIInterface, "default")
-	}
-	if d := src.AzureDisk; d != nil {
-		if d.CachingMode == nil {
-			m := corev1.AzureDataDiskCachingReadWrite
-			d.CachingMode = &m
-		}
-		if d.FSType == nil {
-			fs := "ext4"
-			d.FSType = &fs
-		}
-		if d.ReadOnly == nil {
-			ro := false
-			d.ReadOnly = &ro
-		}
-		if d.Kind == nil {
-			k := corev1.AzureSharedBlobDisk
-			d.Kind = &k
-		}
-	}
-	if s := src.ScaleIO; s != nil {
-		s.StorageMode = orDefault(s.StorageMode, "ThinProvisioned")
-		s.FSType = orDefault(s.FSType, "xfs")
-	}
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
+	pvspec.DefaultSource(&pv.Spec.PersistentVolumeSource)
 }
 
 // PrepareForCreate: a new volume is Pending, whatever status was sent.
@@ -172,12 +128,9 @@ func (persistentVolumeStatusStrategy) ValidateUpdate(_ context.Context, obj, old
 }
 
 var (
-	supportedAccessModes     = sets.New(corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany, corev1.ReadWriteOncePod)
 	supportedReclaimPolicies = sets.New(corev1.PersistentVolumeReclaimDelete, corev1.PersistentVolumeReclaimRecycle,
 		corev1.PersistentVolumeReclaimRetain)
 	supportedVolumeModes = sets.New(corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem)
-	hostPathTypes        = sets.New(corev1.HostPathUnset, corev1.HostPathDirectoryOrCreate, corev1.HostPathDirectory,
-		corev1.HostPathFileOrCreate, corev1.HostPathFile, corev1.HostPathSocket, corev1.HostPathCharDev, corev1.HostPathBlockDev)
 )
 
 func validatePersistentVolume(pv *corev1.PersistentVolume) field.ErrorList {
@@ -186,7 +139,7 @@ func validatePersistentVolume(pv *corev1.PersistentVolume) field.ErrorList {
 	if len(spec.AccessModes) == 0 {
 		allErrs = append(allErrs, field.Required(fldPath.Child("accessModes"), ""))
 	}
-	allErrs = append(allErrs, validateAccessModes(spec.AccessModes, fldPath.Child("accessModes"))...)
+	allErrs = append(allErrs, pvspec.ValidateAccessModes(spec.AccessModes, fldPath.Child("accessModes"))...)
 	if len(spec.Capacity) == 0 {
 		allErrs = append(allErrs, field.Required(fldPath.Child("capacity"), ""))
 	}
@@ -203,7 +156,7 @@ func validatePersistentVolume(pv *corev1.PersistentVolume) field.ErrorList {
 	if p := spec.PersistentVolumeReclaimPolicy; p != "" && !supportedReclaimPolicies.Has(p) {
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("persistentVolumeReclaimPolicy"), p, sets.List(supportedReclaimPolicies)))
 	}
-	allErrs = append(allErrs, validatePersistentVolumeSource(spec, fldPath)...)
+	allErrs = append(allErrs, pvspec.ValidateSource(spec, fldPath)...)
 	if spec.HostPath != nil && path.Clean(spec.HostPath.Path) == "/" && spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRecycle {
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("persistentVolumeReclaimPolicy"), "may not be 'recycle' for a hostPath mount of '/'"))
 	}
@@ -228,103 +181,6 @@ func validatePersistentVolume(pv *corev1.PersistentVolume) field.ErrorList {
 		}
 	}
 	return allErrs
-}
-
-// validateAccessModes: known modes, and ReadWriteOncePod alone.
-func validateAccessModes(modes []corev1.PersistentVolumeAccessMode, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	rwop, others := false, false
-	for _, mode := range modes {
-		if !supportedAccessModes.Has(mode) {
-			allErrs = append(allErrs, field.NotSupported(fldPath, mode, sets.List(supportedAccessModes)))
-		}
-		if mode == corev1.ReadWriteOncePod {
-			rwop = true
-		} else if supportedAccessModes.Has(mode) {
-			others = true
-		}
-	}
-	if rwop && others {
-		allErrs = append(allErrs, field.Forbidden(fldPath, "may not use ReadWriteOncePod with other access modes"))
-	}
-	return allErrs
-}
-
-// validatePersistentVolumeSource requires exactly one volume source, and
-// checks the common ones (hostPath, nfs, local, csi) as kube does.
-func validatePersistentVolumeSource(spec *corev1.PersistentVolumeSpec, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	numVolumes := 0
-	src := reflect.ValueOf(spec.PersistentVolumeSource)
-	for i := 0; i < src.NumField(); i++ {
-		if src.Field(i).IsNil() {
-			continue
-		}
-		name, _, _ := strings.Cut(src.Type().Field(i).Tag.Get("json"), ",")
-		// kube counts flexVolume without refusing a second source.
-		if numVolumes > 0 && name != "flexVolume" {
-			allErrs = append(allErrs, field.Forbidden(fldPath.Child(name), "may not specify more than 1 volume type"))
-			continue
-		}
-		numVolumes++
-		allErrs = append(allErrs, validatePVSource(spec, name, fldPath)...)
-	}
-	if numVolumes == 0 {
-		allErrs = append(allErrs, field.Required(fldPath, "must specify a volume type"))
-	}
-	return allErrs
-}
-
-func validatePVSource(spec *corev1.PersistentVolumeSpec, name string, specPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	fldPath := specPath.Child(name)
-	switch name {
-	case "hostPath":
-		hp := spec.HostPath
-		if hp.Path == "" {
-			return field.ErrorList{field.Required(fldPath.Child("path"), "")}
-		}
-		allErrs = append(allErrs, corevalidation.ValidatePathNoBacksteps(hp.Path, fldPath.Child("path"))...)
-		if hp.Type != nil && !hostPathTypes.Has(*hp.Type) {
-			allErrs = append(allErrs, field.NotSupported(fldPath.Child("type"), hp.Type, sets.List(hostPathTypes)))
-		}
-	case "nfs":
-		if spec.NFS.Server == "" {
-			allErrs = append(allErrs, field.Required(fldPath.Child("server"), ""))
-		}
-		if spec.NFS.Path == "" {
-			allErrs = append(allErrs, field.Required(fldPath.Child("path"), ""))
-		}
-		if !path.IsAbs(spec.NFS.Path) {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("path"), spec.NFS.Path, "must be an absolute path"))
-		}
-	case "local":
-		if spec.Local.Path == "" {
-			allErrs = append(allErrs, field.Required(fldPath.Child("path"), ""))
-		} else {
-			allErrs = append(allErrs, corevalidation.ValidatePathNoBacksteps(spec.Local.Path, fldPath.Child("path"))...)
-		}
-		if spec.NodeAffinity == nil || spec.NodeAffinity.Required == nil {
-			allErrs = append(allErrs, field.Required(specPath.Child("nodeAffinity"), "Local volume requires node affinity"))
-		}
-	case "csi":
-		allErrs = append(allErrs, validateCSIDriverName(spec.CSI.Driver, fldPath.Child("driver"))...)
-		if spec.CSI.VolumeHandle == "" {
-			allErrs = append(allErrs, field.Required(fldPath.Child("volumeHandle"), ""))
-		}
-	}
-	return allErrs
-}
-
-func validateCSIDriverName(driver string, fldPath *field.Path) field.ErrorList {
-	if driver == "" {
-		return field.ErrorList{field.Required(fldPath, "")}
-	}
-	var allErrs field.ErrorList
-	if len(driver) > 63 {
-		allErrs = append(allErrs, field.TooLong(fldPath, "", 63))
-	}
-	return append(allErrs, corevalidation.ValidateDNS1123Subdomain(strings.ToLower(driver), fldPath)...)
 }
 
 var (

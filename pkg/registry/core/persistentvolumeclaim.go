@@ -16,20 +16,43 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/pvspec"
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-var persistentVolumeClaims = generic.Resource{
-	Name: "persistentvolumeclaims", Singular: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", Namespaced: true,
-	ShortNames:     []string{"pvc"},
-	New:            func() runtime.Object { return &corev1.PersistentVolumeClaim{} },
-	NewList:        func() runtime.Object { return &corev1.PersistentVolumeClaimList{} },
-	Strategy:       persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy: persistentVolumeClaimStatusStrategy{persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}}},
-	Table:          persistentVolumeClaimTable,
-	// kube returns the deleted claim, not a Status.
-	ReturnDeletedObject: true,
+// newPersistentVolumeClaims declares the claims; storageClass, when set,
+// is kube's DefaultStorageClass admission, run on new claims.
+func newPersistentVolumeClaims(storageClass ClaimAdmitter) generic.Resource {
+	r := generic.Resource{
+		Name: "persistentvolumeclaims", Singular: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", Namespaced: true,
+		ShortNames:     []string{"pvc"},
+		New:            func() runtime.Object { return &corev1.PersistentVolumeClaim{} },
+		NewList:        func() runtime.Object { return &corev1.PersistentVolumeClaimList{} },
+		Strategy:       persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}},
+		StatusStrategy: persistentVolumeClaimStatusStrategy{persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}}},
+		Table:          persistentVolumeClaimTable,
+		// kube returns the deleted claim, not a Status.
+		ReturnDeletedObject: true,
+	}
+	if storageClass != nil {
+		r.Hooks.BeginCreate = func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (generic.FinishFunc, error) {
+			pvc := obj.(*corev1.PersistentVolumeClaim)
+			if err := storageClass.Admit(ctx, pvc, generic.RequestedName(pvc)); err != nil {
+				return nil, err
+			}
+			return func(context.Context, bool) {}, nil
+		}
+	}
+	return r
+}
+
+// ClaimAdmitter is a step of kube's admission of new claims that reads the
+// objects of another API group: DefaultStorageClass (storage classes).
+// name is the claim's name as kube's admission sees it
+// (generic.RequestedName); an error is kube's Status.
+type ClaimAdmitter interface {
+	Admit(ctx context.Context, pvc *corev1.PersistentVolumeClaim, name string) error
 }
 
 // pvcProtectionFinalizer is what kube's StorageObjectInUseProtection
@@ -164,7 +187,7 @@ func validatePersistentVolumeClaimSpec(spec *corev1.PersistentVolumeClaimSpec, f
 	if spec.Selector != nil {
 		allErrs = append(allErrs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{}, fldPath.Child("selector"))...)
 	}
-	allErrs = append(allErrs, validateAccessModes(spec.AccessModes, fldPath.Child("accessModes"))...)
+	allErrs = append(allErrs, pvspec.ValidateAccessModes(spec.AccessModes, fldPath.Child("accessModes"))...)
 	storagePath := fldPath.Child("resources").Key(string(corev1.ResourceStorage))
 	if storage, ok := spec.Resources.Requests[corev1.ResourceStorage]; !ok {
 		allErrs = append(allErrs, field.Required(storagePath, ""))

@@ -6,12 +6,10 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -28,10 +26,15 @@ type podLookups struct {
 	serviceAccounts rest.Getter
 	// limitRanges give new pods their default resources.
 	limitRanges rest.Lister
+	// priority and runtimeClass, when set, are the admission steps of new
+	// pods that read other groups' objects (RESTStorageProvider).
+	priority, runtimeClass PodAdmitter
+	// budgets are what evictions honour.
+	budgets DisruptionBudgets
 }
 
-// newPods declares the pods resource, with pods/status, pods/binding and
-// the legacy bindings resource.
+// newPods declares the pods resource, with pods/status, pods/binding,
+// pods/eviction and the legacy bindings resource.
 func newPods(lookups podLookups) generic.Resource {
 	strategy := podStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, serviceAccounts: lookups.serviceAccounts}
 	return generic.Resource{
@@ -42,7 +45,7 @@ func newPods(lookups podLookups) generic.Resource {
 		NewList:              func() runtime.Object { return &corev1.PodList{} },
 		Strategy:             strategy,
 		StatusStrategy:       podStatusStrategy{strategy},
-		Hooks:                generic.Hooks{BeginCreate: limitRangeDefaults(lookups.limitRanges)},
+		Hooks:                generic.Hooks{BeginCreate: admitNewPod(lookups)},
 		AttrFunc:             podAttrs,
 		FieldLabelConversion: podFieldLabelConversion,
 		// The watch cache indexes pods by node: every kubelet watches its own.
@@ -54,22 +57,10 @@ func newPods(lookups podLookups) generic.Resource {
 			"bindings": func(pods *generic.Store) rest.Storage {
 				return &LegacyBindingREST{binding: &BindingREST{store: pods}}
 			},
+			"pods/eviction": func(pods *generic.Store) rest.Storage {
+				return &EvictionREST{pods: pods, status: generic.NewStatusREST(pods, podStatusStrategy{strategy}), budgets: lookups.budgets}
+			},
 		},
-	}
-}
-
-// limitRangeDefaults is kube's LimitRanger admission, as far as it
-// mutates: it gives new pods their namespace's default resources before
-// the pod strategy sees them.
-func limitRangeDefaults(limitRanges rest.Lister) generic.BeginCreateFunc {
-	return func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (generic.FinishFunc, error) {
-		ranges, err := ListLimitRanges(ctx, limitRanges)
-		if err != nil {
-			return nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, obj.(*corev1.Pod).Name,
-				fmt.Errorf("unable to create pods at this time because there was an error enforcing limit ranges"))
-		}
-		applyLimitRangeDefaults(obj.(*corev1.Pod), ranges)
-		return func(context.Context, bool) {}, nil
 	}
 }
 

@@ -2,23 +2,31 @@ package core
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// kube-apiserver's default admission plugins change every new pod: the
-// ServiceAccount plugin names its service account and mounts the API
-// credentials, DefaultTolerationSeconds lets it survive a node problem for
-// five minutes, and Priority resolves its priority. miniapiserver has no
-// mutating admission chain; the pod strategy applies the same changes on
-// create. Unlike kube, a missing service account is no error: there is no
-// controller here that would create "default" in each namespace.
+// kube-apiserver's default admission plugins change every new pod. In
+// kube's order: LimitRanger gives it its namespace's default resources,
+// the ServiceAccount plugin names its service account and mounts the API
+// credentials, Priority resolves its priority from its priority class,
+// DefaultTolerationSeconds lets it survive a node problem for five
+// minutes, and RuntimeClass adds its runtime class's overhead and
+// scheduling. miniapiserver has no mutating admission chain: the pods'
+// BeginCreate hook (admitNewPod) and strategy (admitPod, the service
+// account) make the same changes. Unlike kube, a missing service account
+// is no error: there is no controller here that would create "default" in
+// each namespace.
 
 const (
 	// DefaultServiceAccountName is the service account of a pod that
@@ -37,21 +45,50 @@ const (
 	defaultTolerationSeconds = 300
 )
 
-// The priority classes kube-apiserver creates at start.
-var systemPriorityClasses = map[string]int32{
-	"system-node-critical":    2000001000,
-	"system-cluster-critical": 2000000000,
+// PodAdmitter is a step of kube's admission of new pods that reads the
+// objects of another API group: Priority (priority classes), RuntimeClass
+// (runtime classes). name is the pod's name as kube's admission sees it
+// (generic.RequestedName); an error is kube's Status.
+type PodAdmitter interface {
+	Admit(ctx context.Context, pod *corev1.Pod, name string) error
 }
 
-// admitPod applies the admission plugins' changes to a pod being created.
-// serviceAccounts reads service accounts when that resource is served.
+// admitNewPod is the pods' BeginCreate hook: the admission steps that run
+// before the strategy sees a new pod, in kube's order (the service
+// account's, independent of these, is the strategy's).
+func admitNewPod(lookups podLookups) generic.BeginCreateFunc {
+	return func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (generic.FinishFunc, error) {
+		pod := obj.(*corev1.Pod)
+		name := generic.RequestedName(pod)
+		ranges, err := ListLimitRanges(ctx, lookups.limitRanges)
+		if err != nil {
+			return nil, apierrors.NewForbidden(corev1.Resource("pods"), name,
+				errors.New("unable to create pods at this time because there was an error enforcing limit ranges"))
+		}
+		applyLimitRangeDefaults(pod, ranges)
+		if lookups.priority != nil {
+			if err := lookups.priority.Admit(ctx, pod, name); err != nil {
+				return nil, err
+			}
+		}
+		addDefaultTolerations(&pod.Spec)
+		if lookups.runtimeClass != nil {
+			if err := lookups.runtimeClass.Admit(ctx, pod, name); err != nil {
+				return nil, err
+			}
+		}
+		return func(context.Context, bool) {}, nil
+	}
+}
+
+// admitPod applies the ServiceAccount plugin's changes to a pod being
+// created. serviceAccounts reads service accounts when that resource is
+// served.
 func admitPod(ctx context.Context, pod *corev1.Pod, serviceAccounts rest.Getter) {
 	// Mirror pods (created by kubelets for static pods) are left alone.
 	if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; !mirror {
 		admitServiceAccount(ctx, pod, serviceAccounts)
 	}
-	addDefaultTolerations(&pod.Spec)
-	admitPriority(&pod.Spec)
 }
 
 func admitServiceAccount(ctx context.Context, pod *corev1.Pod, serviceAccounts rest.Getter) {
@@ -172,22 +209,5 @@ func addDefaultTolerations(spec *corev1.PodSpec) {
 				TolerationSeconds: ptr.To[int64](defaultTolerationSeconds),
 			})
 		}
-	}
-}
-
-// admitPriority resolves the pod's priority from its priority class: the
-// system classes kube creates, or 0 without a class. miniapiserver serves
-// no PriorityClass objects, so another class name keeps the priority the
-// pod carries (0 when none).
-func admitPriority(spec *corev1.PodSpec) {
-	priority := int32(0)
-	if v, ok := systemPriorityClasses[spec.PriorityClassName]; ok {
-		priority = v
-	} else if spec.PriorityClassName != "" && spec.Priority != nil {
-		priority = *spec.Priority
-	}
-	spec.Priority = &priority
-	if spec.PreemptionPolicy == nil {
-		spec.PreemptionPolicy = ptr.To(corev1.PreemptLowerPriority)
 	}
 }

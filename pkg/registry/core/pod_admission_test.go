@@ -83,13 +83,11 @@ func TestAdmitPodServiceAccount(t *testing.T) {
 	}
 }
 
-func TestAdmitPodTolerationsAndPriority(t *testing.T) {
+func TestDefaultTolerations(t *testing.T) {
 	for _, tc := range []struct {
-		name         string
-		tolerations  []corev1.Toleration
-		class        string
-		wantAdded    []string
-		wantPriority int32
+		name        string
+		tolerations []corev1.Toleration
+		wantAdded   []string
 	}{
 		{name: "none", wantAdded: []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable}},
 		{name: "tolerates everything", tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
@@ -97,13 +95,11 @@ func TestAdmitPodTolerationsAndPriority(t *testing.T) {
 			wantAdded: []string{corev1.TaintNodeUnreachable}},
 		{name: "NoSchedule does not count", tolerations: []corev1.Toleration{{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 			wantAdded: []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable}},
-		{name: "system class", class: "system-node-critical", wantAdded: []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable}, wantPriority: 2000001000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &corev1.Pod{Spec: spec()}
 			pod.Spec.Tolerations = slices.Clone(tc.tolerations)
-			pod.Spec.PriorityClassName = tc.class
-			admitPod(context.Background(), pod, nil)
+			addDefaultTolerations(&pod.Spec)
 			var added []string
 			for _, tol := range pod.Spec.Tolerations[len(tc.tolerations):] {
 				if tol.TolerationSeconds == nil || *tol.TolerationSeconds != 300 || tol.Effect != corev1.TaintEffectNoExecute {
@@ -113,9 +109,6 @@ func TestAdmitPodTolerationsAndPriority(t *testing.T) {
 			}
 			if !slices.Equal(added, tc.wantAdded) {
 				t.Errorf("added %v, want %v", added, tc.wantAdded)
-			}
-			if pod.Spec.Priority == nil || *pod.Spec.Priority != tc.wantPriority || pod.Spec.PreemptionPolicy == nil || *pod.Spec.PreemptionPolicy != corev1.PreemptLowerPriority {
-				t.Errorf("priority %v preemption %v", pod.Spec.Priority, pod.Spec.PreemptionPolicy)
 			}
 		})
 	}

@@ -38,6 +38,17 @@ type RESTStorageProvider struct {
 	// Events, when set, receives the events store, which events.k8s.io
 	// serves too.
 	Events *generic.StoreRef
+	// PodPriority, PodRuntimeClass and ClaimStorageClass, when set, are
+	// kube's Priority, RuntimeClass and DefaultStorageClass admission
+	// plugins: what new pods and claims get from the objects of
+	// scheduling.k8s.io, node.k8s.io and storage.k8s.io, over those
+	// groups' stores (cmd builds them first).
+	PodPriority       PodAdmitter
+	PodRuntimeClass   PodAdmitter
+	ClaimStorageClass ClaimAdmitter
+	// DisruptionBudgets are the budgets pods/eviction honours (nil:
+	// evictions of running pods fail, as no budget can be read).
+	DisruptionBudgets DisruptionBudgets
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -87,7 +98,7 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 		endpoints,
 		nodes,
 		persistentVolumes,
-		persistentVolumeClaims,
+		newPersistentVolumeClaims(p.ClaimStorageClass),
 		resourceQuotas,
 		podTemplates,
 		replicationControllers,
@@ -132,7 +143,10 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	if legacy.Namespaces, legacy.NamespaceFinalize, err = installNamespaces(getter, defaults, resources); err != nil {
 		return fail(err)
 	}
-	if _, err := install(newPods(podLookups{serviceAccounts: serviceAccountStore, limitRanges: legacy.LimitRanges})); err != nil {
+	if _, err := install(newPods(podLookups{
+		serviceAccounts: serviceAccountStore, limitRanges: legacy.LimitRanges,
+		priority: p.PodPriority, runtimeClass: p.PodRuntimeClass, budgets: p.DisruptionBudgets,
+	})); err != nil {
 		return fail(err)
 	}
 	return legacy, info, nil

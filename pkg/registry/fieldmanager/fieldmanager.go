@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -129,26 +130,173 @@ func (noDefaults) Default(runtime.Object) {}
 // ("kube-apiserver") and its controllers ("kube-controller-manager")
 // leave them.
 func TrackingCreater(c rest.Creater, kind schema.GroupVersionKind, manager string) rest.Creater {
-	return &trackingCreater{Creater: c, kind: kind, manager: manager}
+	return &trackingCreater{Creater: c, w: NewWriter(c, kind, "", manager)}
 }
 
 type trackingCreater struct {
 	rest.Creater
-	kind    schema.GroupVersionKind
-	manager string
+	w *Writer
+}
+
+// Create implements rest.Creater.
+func (c *trackingCreater) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	obj, err := c.w.track(obj, c.Creater.New())
+	if err != nil {
+		return nil, err
+	}
+	return c.Creater.Create(ctx, obj, createValidation, options)
+}
+
+// Writer writes objects of one kind (at one subresource) through its
+// storage as a named manager, recording the manager's fields in
+// metadata.managedFields as the writes of kube's in-process clients and
+// controllers do. The server's own controllers write through it.
+type Writer struct {
+	storage     any
+	kind        schema.GroupVersionKind
+	subresource string
+	manager     string
 
 	once sync.Once
 	fm   *managedfields.FieldManager
 	err  error
 }
 
-// Create implements rest.Creater.
-func (c *trackingCreater) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	c.once.Do(func() { c.fm, c.err = New(c.kind, "", c.Creater) })
-	if c.err != nil {
-		return nil, c.err
+// NewWriter returns a Writer of kind, at subresource ("" for the main
+// resource), through storage (a rest.Creater to create, a rest.Updater
+// to update or apply).
+func NewWriter(storage any, kind schema.GroupVersionKind, subresource, manager string) *Writer {
+	return &Writer{storage: storage, kind: kind, subresource: subresource, manager: manager}
+}
+
+func (w *Writer) fieldManager() (*managedfields.FieldManager, error) {
+	w.once.Do(func() { w.fm, w.err = New(w.kind, w.subresource, w.storage) })
+	return w.fm, w.err
+}
+
+// track defaults obj and records the manager's update of it from old.
+func (w *Writer) track(obj, old runtime.Object) (runtime.Object, error) {
+	fm, err := w.fieldManager()
+	if err != nil {
+		return nil, err
 	}
-	Defaulter(c.Creater).Default(obj)
-	obj = c.fm.UpdateNoErrors(c.Creater.New(), obj, c.manager)
-	return c.Creater.Create(ctx, obj, createValidation, options)
+	Defaulter(w.storage).Default(obj)
+	return fm.UpdateNoErrors(old, obj, w.manager), nil
+}
+
+// Create creates obj (an Update in its managed fields).
+func (w *Writer) Create(ctx context.Context, obj runtime.Object) (runtime.Object, error) {
+	c, ok := w.storage.(rest.Creater)
+	if !ok {
+		return nil, fmt.Errorf("fieldmanager: %s cannot be created", w.kind.Kind)
+	}
+	obj, err := w.track(obj, c.New())
+	if err != nil {
+		return nil, err
+	}
+	return c.Create(ctx, obj, nil, &metav1.CreateOptions{FieldManager: w.manager})
+}
+
+// Update replaces the object named by obj with obj, which names the
+// resourceVersion it was read at (a conflict otherwise).
+func (w *Writer) Update(ctx context.Context, obj runtime.Object) (runtime.Object, error) {
+	u, m, err := w.updater(obj)
+	if err != nil {
+		return nil, err
+	}
+	info := &rest.DefaultUpdatedObjectInfo{Obj: obj, Transformers: []rest.TransformFunc{
+		func(_ context.Context, obj, old runtime.Object) (runtime.Object, error) { return w.track(obj, old) },
+	}}
+	updated, _, err := u.Update(ctx, m.GetName(), info, nil, nil, false, &metav1.UpdateOptions{FieldManager: w.manager})
+	return updated, err
+}
+
+// ForceApply applies config (a partial object of the kind, as server-side
+// apply takes it) to the object it names, taking over fields other
+// managers own.
+func (w *Writer) ForceApply(ctx context.Context, config *unstructured.Unstructured) (runtime.Object, error) {
+	u, _, err := w.updater(config)
+	if err != nil {
+		return nil, err
+	}
+	fm, err := w.fieldManager()
+	if err != nil {
+		return nil, err
+	}
+	updated, _, err := u.Update(ctx, config.GetName(), applyInfo{fm: fm, config: config, manager: w.manager}, nil, nil, false,
+		&metav1.UpdateOptions{FieldManager: w.manager})
+	return updated, err
+}
+
+func (w *Writer) updater(obj runtime.Object) (rest.Updater, metav1.Object, error) {
+	u, ok := w.storage.(rest.Updater)
+	if !ok {
+		return nil, nil, fmt.Errorf("fieldmanager: %s cannot be updated", w.kind.Kind)
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	return u, m, nil
+}
+
+// applyInfo is the rest.UpdatedObjectInfo of a forced apply.
+type applyInfo struct {
+	fm      *managedfields.FieldManager
+	config  *unstructured.Unstructured
+	manager string
+}
+
+func (applyInfo) Preconditions() *metav1.Preconditions { return nil }
+
+func (a applyInfo) UpdatedObject(_ context.Context, old runtime.Object) (runtime.Object, error) {
+	return a.fm.Apply(old.DeepCopyObject(), a.config.DeepCopy(), a.manager, true)
+}
+
+// TrackingUpdater returns u, updating objects of kind (through
+// subresource, "" for the main resource) as manager, with an Update
+// entry in their managed fields, as kube's in-process clients leave them
+// (the budgets an eviction updates through poddisruptionbudgets/status).
+func TrackingUpdater(u rest.Updater, kind schema.GroupVersionKind, subresource, manager string) rest.Updater {
+	return &trackingUpdater{Updater: u, kind: kind, subresource: subresource, manager: manager}
+}
+
+type trackingUpdater struct {
+	rest.Updater
+	kind        schema.GroupVersionKind
+	subresource string
+	manager     string
+
+	once sync.Once
+	fm   *managedfields.FieldManager
+	err  error
+}
+
+// Update implements rest.Updater: the managed fields are recorded against
+// the object current at each try of the update.
+func (u *trackingUpdater) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
+	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	u.once.Do(func() { u.fm, u.err = New(u.kind, u.subresource, u.Updater) })
+	if u.err != nil {
+		return nil, false, u.err
+	}
+	tracked := &trackedInfo{UpdatedObjectInfo: objInfo, track: func(live, obj runtime.Object) runtime.Object {
+		Defaulter(u.Updater).Default(obj)
+		return u.fm.UpdateNoErrors(live, obj, u.manager)
+	}}
+	return u.Updater.Update(ctx, name, tracked, createValidation, updateValidation, forceAllowCreate, options)
+}
+
+// trackedInfo records the managed fields of the object objInfo computes.
+type trackedInfo struct {
+	rest.UpdatedObjectInfo
+	track func(live, obj runtime.Object) runtime.Object
+}
+
+func (i *trackedInfo) UpdatedObject(ctx context.Context, live runtime.Object) (runtime.Object, error) {
+	obj, err := i.UpdatedObjectInfo.UpdatedObject(ctx, live)
+	if err != nil {
+		return nil, err
+	}
+	return i.track(live, obj), nil
 }

@@ -34,6 +34,10 @@ func (e *Store) Delete(ctx context.Context, name string, deleteValidation rest.V
 	}
 	if options == nil {
 		options = metav1.NewDeleteOptions(0)
+	} else if w, ok := e.deleteStrategy.(rest.DeleteWarningsStrategy); ok {
+		for _, text := range w.WarningsOnDelete(ctx, options) {
+			request.AddWarning(ctx, text)
+		}
 	}
 	if deleteValidation == nil {
 		deleteValidation = func(context.Context, runtime.Object) error { return nil }

@@ -104,6 +104,12 @@ func interpretCommon(err error, gr schema.GroupResource, verb string) error {
 		return apierrors.NewServerTimeout(gr, verb, 2)
 	case storage.ErrCodeInvalidObj:
 		return apierrors.NewBadRequest(storageMessage(err))
+	case storage.ErrCodeNoSpace:
+		// kube passes etcd's error up as it is: a 500 with etcd's words
+		// and no reason.
+		return &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: storageMessage(err),
+		}}
 	}
 	return apierrors.NewInternalError(err)
 }

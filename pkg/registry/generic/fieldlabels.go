@@ -20,7 +20,14 @@ func DefaultFieldLabelConversion(label, value string) (string, string, error) {
 // SupportedFieldLabels returns a conversion that accepts exactly labels
 // (and metadata.name, metadata.namespace), with kube's message for others.
 func SupportedFieldLabels(labels ...string) FieldLabelConversionFunc {
-	ok := map[string]bool{"metadata.name": true, "metadata.namespace": true}
+	return ExactFieldLabels(append([]string{"metadata.name", "metadata.namespace"}, labels...)...)
+}
+
+// ExactFieldLabels returns a conversion that accepts exactly labels, with
+// kube's message for others: the kinds whose conversion names its fields
+// one by one, leaving out metadata.namespace (certificates.k8s.io's).
+func ExactFieldLabels(labels ...string) FieldLabelConversionFunc {
+	ok := make(map[string]bool, len(labels))
 	for _, l := range labels {
 		ok[l] = true
 	}

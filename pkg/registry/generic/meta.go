@@ -44,15 +44,16 @@ func wipeSystemFields(m metav1.Object) {
 	m.SetSelfLink("")
 }
 
+// maxGenerateNameBase keeps room for the random suffix within the 63
+// characters names of label-validated kinds may have.
+const maxGenerateNameBase = 63 - generateNameSuffixLen
+
 // generateName fills metadata.name from metadata.generateName.
 func generateName(m metav1.Object) {
 	if m.GetGenerateName() != "" && m.GetName() == "" {
 		base := m.GetGenerateName()
-		// Keep room for the suffix within the 63 characters names of
-		// label-validated kinds may have.
-		const maxBase = 63 - generateNameSuffixLen
-		if len(base) > maxBase {
-			base = base[:maxBase]
+		if len(base) > maxGenerateNameBase {
+			base = base[:maxGenerateNameBase]
 		}
 		m.SetName(base + utilrand.String(generateNameSuffixLen))
 	}

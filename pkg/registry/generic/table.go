@@ -42,7 +42,7 @@ var CreatedAtColumn = metav1.TableColumnDefinition{Name: "Created At", Type: "da
 // DefaultTableConvertor prints NAME and CREATED AT, as kube does for
 // resources without a printer of their own (limitranges, ...).
 func DefaultTableConvertor(gr schema.GroupResource) rest.TableConvertor {
-	return TablePrinter{
+	return defaultTable{TablePrinter{
 		Columns: []metav1.TableColumnDefinition{NameColumn, CreatedAtColumn},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			m, err := meta.Accessor(obj)
@@ -51,14 +51,26 @@ func DefaultTableConvertor(gr schema.GroupResource) rest.TableConvertor {
 			}
 			return []interface{}{m.GetName(), m.GetCreationTimestamp().Time.UTC().Format(time.RFC3339)}, nil
 		},
+	}}
+}
+
+// defaultTable is the default table, whose empty list has no rows
+// (null), where kube's printers give an empty array.
+type defaultTable struct{ TablePrinter }
+
+func (d defaultTable) ConvertToTable(ctx context.Context, obj runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	table, err := d.TablePrinter.ConvertToTable(ctx, obj, tableOptions)
+	if err == nil && len(table.Rows) == 0 {
+		table.Rows = nil
 	}
+	return table, err
 }
 
 // ConvertToTable implements rest.TableConvertor for one object or a list.
 // Row objects are left empty: the HTTP layer fills them as the request's
 // includeObject asks.
 func (p TablePrinter) ConvertToTable(_ context.Context, obj runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
-	table := &metav1.Table{}
+	table := &metav1.Table{Rows: []metav1.TableRow{}}
 	add := func(o runtime.Object) error {
 		cells, err := p.Cells(o)
 		if err != nil {

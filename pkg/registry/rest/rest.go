@@ -36,6 +36,14 @@ type GroupVersionKindProvider interface {
 	GroupVersionKind(containingGV schema.GroupVersion) schema.GroupVersionKind
 }
 
+// GroupVersionAcceptor is implemented by storages that accept request
+// bodies of other group versions than the kind they serve (pods/eviction
+// takes policy/v1beta1 Evictions too): the HTTP layer converts those,
+// through the Scheme, into the storage's New object.
+type GroupVersionAcceptor interface {
+	AcceptsGroupVersion(gv schema.GroupVersion) bool
+}
+
 // StorageVersionProvider is implemented by storages that serve a kind
 // stored as another (a version of a resource other than its storage
 // version): discovery's storageVersionHash names the stored kind, so that

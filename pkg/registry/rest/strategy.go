@@ -125,3 +125,10 @@ type GarbageCollectionDeleteStrategy interface {
 type PrepareForDeleteStrategy interface {
 	PrepareForDelete(ctx context.Context, obj runtime.Object)
 }
+
+// DeleteWarningsStrategy is implemented by strategies that warn about the
+// options of a delete (kube's jobs warn that their pods stay when the
+// client names no propagation policy).
+type DeleteWarningsStrategy interface {
+	WarningsOnDelete(ctx context.Context, options *metav1.DeleteOptions) []string
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -411,6 +412,8 @@ func wrapClientError(key string, err error) error {
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return storage.NewUnreachableError(key, err)
+	case errors.Is(err, rpctypes.ErrNoSpace):
+		return storage.NewNoSpaceError(key, rpctypes.ErrNoSpace.Error())
 	}
 	return storage.NewUnreachableError(key, fmt.Errorf("etcd3: %w", err))
 }

@@ -110,7 +110,11 @@ func (w *watcher) run() {
 			return
 		}
 		if resp.IsProgressNotify() {
-			if !w.send(storage.Event{Type: watch.Bookmark, ResourceVersion: resp.Header.Revision}) {
+			// The client multiplexes watches on one stream, and a progress
+			// request (a consistent read of the cache elsewhere) is
+			// answered on every watch of the stream: only a watch that
+			// asked for bookmarks may see one.
+			if w.opts.ProgressNotify && !w.send(storage.Event{Type: watch.Bookmark, ResourceVersion: resp.Header.Revision}) {
 				return
 			}
 			continue

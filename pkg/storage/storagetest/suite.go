@@ -22,6 +22,7 @@ func Run(t *testing.T, h Harness) {
 		{"ListCompacted", testListCompacted},
 		{"Watch", testWatch},
 		{"WatchInitialEvents", testWatchInitialEvents},
+		{"WatchBookmarksOnlyWhenAsked", testWatchBookmarksOnlyWhenAsked},
 		{"WatchSelectorTransitions", testWatchSelectorTransitions},
 		{"WatchCompacted", testWatchCompacted},
 		{"WatchStop", testWatchStop},

@@ -178,6 +178,34 @@ func testWatchInitialEvents(t *testing.T, h Harness) {
 	})
 }
 
+// testWatchBookmarksOnlyWhenAsked: progress notifications requested on
+// the store (what a cache asks for a consistent read) reach only the
+// watches that allow bookmarks; the others see their changes alone.
+func testWatchBookmarksOnlyWhenAsked(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	start := strconv.FormatInt(rvOf(t, f.create("ns", "a", "", nil)), 10)
+	plain := f.watch(storage.ListOptions{ResourceVersion: start})
+	withBookmarks := f.watch(storage.ListOptions{ResourceVersion: start, ProgressNotify: true})
+	// Both watches are open once they have seen a change.
+	f.create("ns", "b", "", map[string]string{"v": "1"})
+	expectEvents(t, plain, "ADDED ns/b 1")
+	expectEvents(t, withBookmarks, "ADDED ns/b 1")
+	requester, _ := f.s.(storage.ProgressRequester)
+	for range 3 {
+		if requester != nil {
+			if err := requester.RequestWatchProgress(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.list(storage.ListOptions{}) // a consistent read
+	}
+	f.create("ns", "c", "", map[string]string{"v": "1"})
+	if ev := next(t, plain, true); ev.Type != watch.Added {
+		t.Fatalf("watch without bookmarks: got %s, want ADDED ns/c 1", ev.Type)
+	}
+	expectEvents(t, withBookmarks, "ADDED ns/c 1")
+}
+
 func testWatchSelectorTransitions(t *testing.T, h Harness) {
 	f := newFixture(t, h)
 	start := rvOf(t, f.create("ns", "x", "", map[string]string{"app": "other"}))

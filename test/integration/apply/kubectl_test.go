@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/miniapiserver/miniapiserver/test/integration/reference"
 )
 
 // kubectlStep is one kubectl command of the scenario and, when get is
@@ -75,9 +77,9 @@ func TestKubectl(t *testing.T) {
 	}
 	tg := testTarget(t)
 	ns := tg.namespace(t, "kubectl-apply")
-	n := newNormalizer(ns)
+	n := reference.NewNormalizer(ns)
 	var want []kubectlResult
-	if !*record {
+	if !*reference.Record {
 		data, err := os.ReadFile(kubectlFile)
 		if err != nil {
 			t.Fatalf("%v (record it with -record)", err)
@@ -99,27 +101,27 @@ func TestKubectl(t *testing.T) {
 			}
 			stdin = data
 		}
-		res := kubectlResult{Output: n.text(runKubectl(t, tg, ns, stdin, st.args...))}
+		res := kubectlResult{Output: kubectlText(n, runKubectl(t, tg, ns, stdin, st.args...))}
 		if st.get != nil {
 			var obj any
 			out := runKubectl(t, tg, ns, nil, st.get...)
 			if err := json.Unmarshal([]byte(strings.ReplaceAll(out, ns, "NS")), &obj); err != nil {
 				t.Fatalf("%s: %v\n%s", st.name, err, out)
 			}
-			res.Object = n.value("", obj)
+			res.Object = n.Value("", obj)
 		}
 		got = append(got, res)
-		if *record {
+		if *reference.Record {
 			continue
 		}
 		if i >= len(want) {
 			t.Fatalf("step %s was not recorded (run with -record)", st.name)
 		}
-		if g := roundTripResult(t, res); !reflect.DeepEqual(g, want[i]) {
-			t.Errorf("step %d %s differs from kube's:\n got %s\nwant %s", i, st.name, mustJSON(t, g), mustJSON(t, want[i]))
+		if g := reference.RoundTrip(t, res); !reflect.DeepEqual(g, want[i]) {
+			t.Errorf("step %d %s differs from kube's:\n got %s\nwant %s", i, st.name, reference.MustJSON(t, g), reference.MustJSON(t, want[i]))
 		}
 	}
-	if *record {
+	if *reference.Record {
 		data, err := json.MarshalIndent(got, "", " ")
 		if err != nil {
 			t.Fatal(err)
@@ -137,7 +139,7 @@ func runKubectl(t *testing.T, tg *target, ns string, stdin []byte, args ...strin
 	t.Helper()
 	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	all := append(append(append([]string{}, tg.kubectl...), "-n", ns), args...)
+	all := append(append(append([]string{}, tg.Kubectl...), "-n", ns), args...)
 	cmd := exec.CommandContext(c, "kubectl", all...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
@@ -159,21 +161,12 @@ func runKubectl(t *testing.T, tg *target, ns string, stdin []byte, args ...strin
 var klogLine = regexp.MustCompile(`(?m)^[IWE]\d{4} .*\n`)
 
 // text normalises kubectl's output; JSON output is normalised as a value.
-func (n *normalizer) text(s string) string {
-	s = klogLine.ReplaceAllString(strings.ReplaceAll(s, n.ns, "NS"), "")
+func kubectlText(n *reference.Normalizer, s string) string {
+	s = klogLine.ReplaceAllString(n.Namespace(s), "")
 	var v any
 	if err := json.Unmarshal([]byte(s), &v); err == nil {
-		data, _ := json.MarshalIndent(n.value("", v), "", " ")
+		data, _ := json.MarshalIndent(n.Value("", v), "", " ")
 		return string(data)
 	}
 	return s
-}
-
-func roundTripResult(t *testing.T, r kubectlResult) kubectlResult {
-	t.Helper()
-	var out kubectlResult
-	if err := json.Unmarshal([]byte(mustJSON(t, r)), &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

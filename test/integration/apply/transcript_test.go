@@ -1,15 +1,11 @@
 package apply
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
-	"os"
-	"reflect"
-	"regexp"
-	"sort"
 	"strings"
 	"testing"
+
+	"github.com/miniapiserver/miniapiserver/test/integration/reference"
 )
 
 // step is one request of a transcript. NS in the path and body is the
@@ -22,13 +18,6 @@ type step struct {
 	// userAgent names the manager of writes without fieldManager.
 	userAgent string
 	body      string
-}
-
-// answer is what a server answered a step, normalised.
-type answer struct {
-	Code     int      `json:"code"`
-	Body     any      `json:"body"`
-	Warnings []string `json:"warnings,omitempty"`
 }
 
 const (
@@ -282,147 +271,15 @@ const transcriptFile = "testdata/transcript.json"
 // With -record it writes kube's answers instead.
 func TestTranscript(t *testing.T) {
 	tg := testTarget(t)
-	want := map[string][]answer{}
-	if !*record {
-		data, err := os.ReadFile(transcriptFile)
-		if err != nil {
-			t.Fatalf("%v (record it with -record)", err)
-		}
-		if err := json.Unmarshal(data, &want); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got := map[string][]answer{}
+	all := map[string][]reference.Step{}
 	for name, steps := range transcripts {
-		t.Run(name, func(t *testing.T) {
-			ns := tg.namespace(t, name)
-			n := newNormalizer(ns)
-			for i, st := range steps {
-				path := strings.ReplaceAll(st.path, "NS", ns)
-				r := tg.do(t, st.method, path, st.contentType, st.userAgent, strings.ReplaceAll(st.body, "NS", ns))
-				a := n.answer(r)
-				got[name] = append(got[name], a)
-				if *record {
-					continue
-				}
-				if i >= len(want[name]) {
-					t.Fatalf("step %s was not recorded (run with -record)", st.name)
-				}
-				if w := want[name][i]; !reflect.DeepEqual(roundTrip(t, a), w) {
-					t.Errorf("step %d %s differs from kube's:\n got %s\nwant %s", i, st.name, mustJSON(t, a), mustJSON(t, w))
-				}
-			}
-		})
-	}
-	if *record {
-		data, err := json.MarshalIndent(got, "", " ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(transcriptFile, append(data, '\n'), 0o644); err != nil {
-			t.Fatal(err)
+		for _, st := range steps {
+			all[name] = append(all[name], reference.Step{Name: st.name, Request: reference.Request{
+				Method: st.method, Path: st.path, ContentType: st.contentType, UserAgent: st.userAgent, Body: st.body,
+			}})
 		}
 	}
-}
-
-// normalizer hides what differs between servers and runs: times, UIDs,
-// the namespace's name, random names; resourceVersions become rv1, rv2...
-// in the order they first appear, so that equal ones stay equal.
-type normalizer struct {
-	ns  string
-	rvs map[string]string
-}
-
-func newNormalizer(ns string) *normalizer { return &normalizer{ns: ns, rvs: map[string]string{}} }
-
-var (
-	timestamp  = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
-	randomName = regexp.MustCompile(`kube-api-access-[a-z0-9]{5}`)
-	// generatedUID is a UID in a message; the transcripts' own UIDs start
-	// with fixedUIDPrefix.
-	generatedUID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-)
-
-const fixedUIDPrefix = "0d2d1a4c-0000-"
-
-func (n *normalizer) answer(r response) answer {
-	a := answer{Code: r.code}
-	body := strings.ReplaceAll(string(r.body), n.ns, "NS")
-	if err := json.Unmarshal([]byte(body), &a.Body); err != nil {
-		a.Body = body
-	}
-	a.Body = n.value("", a.Body)
-	for _, w := range r.warnings {
-		a.Warnings = append(a.Warnings, strings.ReplaceAll(w, n.ns, "NS"))
-	}
-	return a
-}
-
-func (n *normalizer) value(key string, v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			v[k] = n.value(k, x)
-		}
-		if entries, ok := v["managedFields"].([]any); ok {
-			sortManagedFields(entries)
-		}
-		return v
-	case []any:
-		for i, x := range v {
-			v[i] = n.value("", x)
-		}
-		return v
-	case string:
-		switch {
-		case key == "resourceVersion" && v != "":
-			if _, ok := n.rvs[v]; !ok {
-				n.rvs[v] = fmt.Sprintf("rv%d", len(n.rvs)+1)
-			}
-			return n.rvs[v]
-		case key == "uid" && !strings.HasPrefix(v, fixedUIDPrefix):
-			return "<uid>"
-		case timestamp.MatchString(v):
-			return "<time>"
-		}
-		v = generatedUID.ReplaceAllStringFunc(v, func(uid string) string {
-			if strings.HasPrefix(uid, fixedUIDPrefix) {
-				return uid
-			}
-			return "<uid>"
-		})
-		return randomName.ReplaceAllString(v, "kube-api-access-<random>")
-	}
-	return v
-}
-
-// sortManagedFields orders managed fields entries without their times:
-// servers order them by operation, time (to the second), manager...; the
-// times of two runs cross second boundaries at different writes.
-func sortManagedFields(entries []any) {
-	key := func(e any) string {
-		m, _ := e.(map[string]any)
-		return fmt.Sprint(m["operation"], "\x00", m["manager"], "\x00", m["subresource"], "\x00", m["apiVersion"])
-	}
-	sort.SliceStable(entries, func(i, j int) bool { return key(entries[i]) < key(entries[j]) })
-}
-
-// roundTrip gives a the types JSON decoding gives (as the recorded
-// answers have).
-func roundTrip(t *testing.T, a answer) answer {
-	t.Helper()
-	var out answer
-	if err := json.Unmarshal([]byte(mustJSON(t, a)), &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	data, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
+	reference.Replay(t, tg.Target, transcriptFile, all, func(t *testing.T, name string) *reference.Normalizer {
+		return reference.NewNormalizer(tg.namespace(t, name))
+	})
 }

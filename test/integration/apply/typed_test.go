@@ -16,6 +16,8 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/rest"
+
+	"github.com/miniapiserver/miniapiserver/test/integration/reference"
 )
 
 // webDeployment is the apply configuration alice owns.
@@ -93,7 +95,7 @@ func TestTypedApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := webDeployment(ns, 2); !reflect.DeepEqual(extracted.Spec, want.Spec) || !reflect.DeepEqual(extracted.Labels, want.Labels) {
-		t.Errorf("extracted %s, want %s", mustJSON(t, extracted), mustJSON(t, want))
+		t.Errorf("extracted %s, want %s", reference.MustJSON(t, extracted), reference.MustJSON(t, want))
 	}
 
 	t.Run("same configuration is a no-op", func(t *testing.T) {

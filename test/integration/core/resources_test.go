@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -218,10 +219,20 @@ func TestPersistentVolumeClaims(t *testing.T) {
 	ns := namespace(t)
 	pvcs := clientset(t).CoreV1().PersistentVolumeClaims(ns)
 	ctx := context.Background()
+	// A claim grows only in a class that allows it (kube's
+	// PersistentVolumeClaimResize admission).
+	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "expandable-" + ns}, Provisioner: "example.com/p", AllowVolumeExpansion: ptr(true)}
+	if _, err := clientset(t).StorageV1().StorageClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = clientset(t).StorageV1().StorageClasses().Delete(context.Background(), class.Name, metav1.DeleteOptions{})
+	})
 	pvc, err := pvcs.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c"},
 		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			StorageClassName: &class.Name,
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
 		},
 		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound}}, metav1.CreateOptions{})
 	if err != nil || pvc.Status.Phase != corev1.ClaimPending || *pvc.Spec.VolumeMode != corev1.PersistentVolumeFilesystem ||
@@ -229,7 +240,7 @@ func TestPersistentVolumeClaims(t *testing.T) {
 		t.Fatalf("create: %v %+v", err, pvc)
 	}
 	_, rows := tableRows(t, "/api/v1/namespaces/"+ns+"/persistentvolumeclaims/c")
-	if got := fmt.Sprint(rows[0][1:7], " ", rows[0][8]); got != "[Pending     <unset>] Filesystem" {
+	if got := fmt.Sprint(rows[0][1:7], " ", rows[0][8]); got != "[Pending    "+class.Name+" <unset>] Filesystem" {
 		t.Errorf("row %s", got)
 	}
 	// Binding: volumeName may be set once; status through /status.

@@ -34,9 +34,8 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		names = append(names, p)
 	}
 	sort.Strings(names)
-	if got := strings.Join(names, " "); got != "api api/v1 apis apis/apiextensions.k8s.io apis/apiextensions.k8s.io/v1 apis/apps apis/apps/v1 apis/autoscaling apis/autoscaling/v1 apis/autoscaling/v2 "+
-		"apis/coordination.k8s.io apis/coordination.k8s.io/v1 apis/events.k8s.io apis/events.k8s.io/v1 version" {
-		t.Errorf("paths: %s", got)
+	if got, want := strings.Join(names, " "), servedPaths(t); got != want {
+		t.Errorf("paths: got %s, want %s", got, want)
 	}
 	root := openapi3.NewRoot(dc.OpenAPIV3())
 	for _, tc := range []struct {
@@ -49,6 +48,10 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		{schema.GroupVersion{Group: "autoscaling", Version: "v1"}, "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler"},
 		{schema.GroupVersion{Group: "autoscaling", Version: "v2"}, "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler"},
 		{schema.GroupVersion{Group: "events.k8s.io", Version: "v1"}, "io.k8s.api.events.v1.Event"},
+		{schema.GroupVersion{Group: "certificates.k8s.io", Version: "v1"}, "io.k8s.api.certificates.v1.CertificateSigningRequest"},
+		{schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}, "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy"},
+		{schema.GroupVersion{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, "io.k8s.api.flowcontrol.v1.FlowSchema"},
+		{schema.GroupVersion{Group: "storagemigration.k8s.io", Version: "v1"}, "io.k8s.api.storagemigration.v1.StorageVersionMigration"},
 		{schema.GroupVersion{Group: "apiextensions.k8s.io", Version: "v1"}, "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"},
 	} {
 		doc, err := root.GVSpec(tc.gv)
@@ -64,9 +67,36 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gvs) != 7 {
-		t.Errorf("group versions: %v", gvs)
+	// Every served group version has a document: api/v1 and one per
+	// apis/<group>/<version>.
+	if want := strings.Count(servedPaths(t), "/v"); len(gvs) != want {
+		t.Errorf("group versions: %v, want %d", gvs, want)
 	}
+}
+
+// servedPaths are the paths of the OpenAPI v3 index kube serves for the
+// group versions discovery lists: api, api/v1, apis, apis/<group> and
+// apis/<group>/<version> for each, and version; sorted, space separated.
+func servedPaths(t *testing.T) string {
+	t.Helper()
+	groups, err := discoveryClient(t).ServerGroups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{"api", "apis", "version"}
+	for _, g := range groups.Groups {
+		prefix := "apis/" + g.Name
+		if g.Name == "" {
+			prefix = "api"
+		} else {
+			paths = append(paths, prefix)
+		}
+		for _, v := range g.Versions {
+			paths = append(paths, prefix+"/"+v.Version)
+		}
+	}
+	sort.Strings(paths)
+	return strings.Join(paths, " ")
 }
 
 // TestClientSideValidation validates manifests against /openapi/v2 as

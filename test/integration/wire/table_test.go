@@ -2,14 +2,18 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/url"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 )
 
@@ -97,6 +101,7 @@ func TestTableGolden(t *testing.T) {
 	ns, names := tableFixtures(t)
 	for _, res := range fixtureResources(t) {
 		t.Run(res, func(t *testing.T) {
+			waitSettled(t, res, names[res])
 			path := collectionPath(t, res, ns) + "?includeObject=None&fieldSelector=" + url.QueryEscape("metadata.name="+names[res])
 			r := do(t, req{path: path, headers: []string{"Accept: " + acceptTable + ",application/json"}})
 			if r.code != 200 || r.header.Get("Content-Type") != "application/json" {
@@ -231,4 +236,31 @@ func TestTableWatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitSettled waits until what the server's own controllers write to a
+// fixture is there, so that its Table shows what a client sees: the
+// Dangling condition kube's flow control sets on a flow schema (its
+// MISSINGPL column).
+func waitSettled(t *testing.T, resource, name string) {
+	t.Helper()
+	if resource != "flowschemas" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := dynamic.NewForConfigOrDie(srv.ClientConfig).Resource(servedResources(t)[resource].gvr).
+		Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+			if conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions"); len(conds) > 0 {
+				return
+			}
+		}
+	}
+	t.Fatalf("%s %s: no status condition", resource, name)
 }

@@ -39,9 +39,10 @@ type TestServer struct {
 type Option func(*app.Options)
 
 // WithEtcd makes the server use an etcd started by the test (to stop and
-// restart it) instead of an embedded one of its own.
-func WithEtcd(url string) Option {
-	return func(o *app.Options) { o.EtcdServers = []string{url} }
+// restart it, or the members of a cluster) instead of an embedded one of
+// its own.
+func WithEtcd(urls ...string) Option {
+	return func(o *app.Options) { o.EtcdServers = urls }
 }
 
 // WithInsecurePort also serves plain HTTP without authentication on a free

@@ -116,7 +116,7 @@ func validateOnlyAddedTolerations(tolerations, old []corev1.Toleration, fldPath 
 			return field.ErrorList{field.Forbidden(fldPath, "existing toleration can not be modified except its tolerationSeconds")}
 		}
 	}
-	return validateTolerations(tolerations, fldPath)
+	return ValidateTolerations(tolerations, fldPath)
 }
 
 func validateOnlyDeletedSchedulingGates(gates, old []corev1.PodSchedulingGate, fldPath *field.Path) field.ErrorList {

@@ -174,7 +174,7 @@ func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, fldPath *
 	if spec.Subdomain != "" {
 		allErrs = append(allErrs, corevalidation.ValidateDNS1123Label(spec.Subdomain, fldPath.Child("subdomain"))...)
 	}
-	allErrs = append(allErrs, validateTolerations(spec.Tolerations, fldPath.Child("tolerations"))...)
+	allErrs = append(allErrs, ValidateTolerations(spec.Tolerations, fldPath.Child("tolerations"))...)
 	for i, a := range spec.HostAliases {
 		p := fldPath.Child("hostAliases").Index(i)
 		allErrs = append(allErrs, validation.IsValidIPForLegacyField(p.Child("ip"), a.IP, true, nil)...)
@@ -291,7 +291,7 @@ func validateHostnameOverride(spec *corev1.PodSpec, fldPath *field.Path) field.E
 	return append(allErrs, corevalidation.ValidateDNS1123Subdomain(*spec.HostnameOverride, p)...)
 }
 
-func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) field.ErrorList {
+func ValidateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	for i, t := range tolerations {
 		p := fldPath.Index(i)
@@ -314,6 +314,11 @@ func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) f
 			if t.Value != "" {
 				allErrs = append(allErrs, field.Invalid(p.Child("operator"), t.Value, "value must be empty when `operator` is 'Exists'"))
 			}
+		case corev1.TolerationOpLt, corev1.TolerationOpGt:
+			// Numeric comparisons are behind a gate kube 1.37 leaves
+			// off; its refusal names them anyway.
+			allErrs = append(allErrs, field.NotSupported(p.Child("operator"), t.Operator,
+				[]corev1.TolerationOperator{corev1.TolerationOpEqual, corev1.TolerationOpExists, corev1.TolerationOpLt, corev1.TolerationOpGt}))
 		default:
 			allErrs = append(allErrs, field.NotSupported(p.Child("operator"), t.Operator,
 				[]corev1.TolerationOperator{corev1.TolerationOpEqual, corev1.TolerationOpExists}))

@@ -34,6 +34,13 @@ var deprecatedNodeLabels = map[string]string{
 	`node-role.kubernetes.io/master`:                `use "node-role.kubernetes.io/control-plane" instead`,
 }
 
+// DeprecatedNodeLabel returns kube's warning text for a deprecated node
+// label key (what follows the field path), and whether key is one.
+func DeprecatedNodeLabel(key string) (string, bool) {
+	msg, ok := deprecatedNodeLabels[key]
+	return msg, ok
+}
+
 // deprecatedPodAnnotations are annotations the kubelet stopped reading,
 // in the order kube reports them.
 var deprecatedPodAnnotations = []struct{ key, message string }{

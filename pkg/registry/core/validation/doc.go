@@ -5,7 +5,9 @@
 // the way kube prints a value of its internal types in a message.
 //
 // It sits in the registry, below the API groups that use it (core, apps,
-// and the PodSpec library in core/podspec), and imports nothing of ours.
+// the PodSpec library in core/podspec, and the groups that validate
+// object metadata as kube's core does: certificates, admissionregistration,
+// flowcontrol, storagemigration), and imports nothing of ours.
 // Import it as corevalidation: apimachinery's util/validation is usually
 // imported beside it.
 package validation

@@ -1,18 +1,13 @@
 package validation
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"net"
-	"reflect"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -188,81 +183,6 @@ func IPIsIPv6(s string) bool {
 func CIDRIsIPv6(s string) bool {
 	ip, _, err := net.ParseCIDR(s)
 	return err == nil && ip.To4() == nil
-}
-
-// InternalDiff is the diff kube's immutability messages show: kube diffs
-// its internal types, which have no JSON tags, so their JSON has every
-// field, under its Go name, in declaration order. goFields renders our
-// v1 values the same way (the layouts agree for the specs diffed here).
-func InternalDiff(a, b any) string {
-	return diff.Diff(goFields{reflect.ValueOf(a)}, goFields{reflect.ValueOf(b)})
-}
-
-// InternalValue wraps a value shown in a field error the way kube shows
-// its internal type's.
-func InternalValue(v any) any { return goFields{reflect.ValueOf(v)} }
-
-// goFields marshals a value as encoding/json marshals a struct without
-// tags.
-type goFields struct{ v reflect.Value }
-
-func (g goFields) MarshalJSON() ([]byte, error) {
-	v := g.v
-	if !v.IsValid() {
-		return []byte("null"), nil
-	}
-	if v.CanInterface() {
-		if m, ok := v.Interface().(json.Marshaler); ok && (v.Kind() != reflect.Pointer || !v.IsNil()) {
-			return m.MarshalJSON()
-		}
-	}
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return []byte("null"), nil
-		}
-		return goFields{v.Elem()}.MarshalJSON()
-	case reflect.Struct:
-		var buf bytes.Buffer
-		buf.WriteByte('{')
-		for i := 0; i < v.NumField(); i++ {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			name, _ := json.Marshal(v.Type().Field(i).Name)
-			buf.Write(name)
-			buf.WriteByte(':')
-			sub, err := goFields{v.Field(i)}.MarshalJSON()
-			if err != nil {
-				return nil, err
-			}
-			buf.Write(sub)
-		}
-		buf.WriteByte('}')
-		return buf.Bytes(), nil
-	case reflect.Slice:
-		if v.IsNil() {
-			return []byte("null"), nil
-		}
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			return json.Marshal(v.Interface())
-		}
-		items := make([]goFields, v.Len())
-		for i := range items {
-			items[i] = goFields{v.Index(i)}
-		}
-		return json.Marshal(items)
-	case reflect.Map:
-		if v.IsNil() {
-			return []byte("null"), nil
-		}
-		m := make(map[string]goFields, v.Len())
-		for it := v.MapRange(); it.Next(); {
-			m[fmt.Sprint(it.Key().Interface())] = goFields{it.Value()}
-		}
-		return json.Marshal(m)
-	}
-	return json.Marshal(v.Interface())
 }
 
 // ValidateReplicaCounts validates the status counters of a replication

@@ -1,0 +1,119 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/snapshot"
+	"go.uber.org/zap"
+
+	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
+)
+
+// newSnapshotCommand is `miniapiserver snapshot save|restore`: backups of
+// the embedded etcd (or of any etcd, for save) through etcd's snapshot
+// API, and restores done as etcdutl does them.
+func newSnapshotCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "snapshot",
+		Short: "Save etcd's data to a file, or restore it into a new data dir",
+	}
+	var dataDir string
+	var servers []string
+	save := &cobra.Command{
+		Use:   "save FILE",
+		Short: "Save a snapshot of etcd's data to FILE",
+		Long: `Save a snapshot of etcd's data to FILE, through etcd's snapshot API.
+
+Without --etcd-servers it saves the embedded etcd of --data-dir: from the
+running server, or, when none runs, by starting that etcd for the time of
+the save.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return saveSnapshot(cmd.Context(), cmd.OutOrStdout(), args[0], dataDir, servers)
+		},
+	}
+	save.Flags().StringVar(&dataDir, "data-dir", NewOptions().DataDir, "The data dir of the server whose embedded etcd to save.")
+	save.Flags().StringSliceVar(&servers, "etcd-servers", nil, "Save this etcd instead (the first URL's member) of the embedded one.")
+	restore := &cobra.Command{
+		Use:   "restore FILE",
+		Short: "Restore a snapshot into a new data dir",
+		Long: `Restore the snapshot FILE as the embedded etcd of --data-dir, which must hold no
+etcd data yet (nothing is ever written over). Then start miniapiserver with
+that --data-dir. A data dir holding a serving certificate and token keeps
+them; otherwise the server makes new ones.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return restoreSnapshot(cmd.OutOrStdout(), args[0], dataDir)
+		},
+	}
+	restore.Flags().StringVar(&dataDir, "data-dir", NewOptions().DataDir, "The data dir to restore into (created if missing).")
+	cmd.AddCommand(save, restore)
+	return cmd
+}
+
+func saveSnapshot(ctx context.Context, out io.Writer, file, dataDir string, servers []string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	endpoint := ""
+	switch {
+	case len(servers) > 0:
+		endpoint = servers[0]
+	default:
+		etcdDir := embeddedEtcdDir(dataDir)
+		has, err := embedetcd.HasData(etcdDir)
+		if err != nil {
+			return err
+		}
+		if !has {
+			return fmt.Errorf("--data-dir %s: no etcd data in %s", dataDir, etcdDir)
+		}
+		url, running := embedetcd.RunningClientURL(etcdDir)
+		if !running {
+			etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: etcdDir})
+			if err != nil {
+				return err
+			}
+			defer etcd.Stop()
+			url = etcd.ClientURL()
+		}
+		endpoint = url
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	if _, err := snapshot.SaveWithVersion(ctx, zap.NewNop(), clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second}, file); err != nil {
+		return fmt.Errorf("saving a snapshot of %s: %w", endpoint, err)
+	}
+	st, err := embedetcd.StatusOf(file)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "saved a snapshot of %s to %s: revision %d, %d keys, %d bytes\n", endpoint, file, st.Revision, st.Keys, st.SizeBytes)
+	return nil
+}
+
+func restoreSnapshot(out io.Writer, file, dataDir string) error {
+	etcdDir := embeddedEtcdDir(dataDir)
+	st, err := embedetcd.StatusOf(file)
+	if err != nil {
+		return err
+	}
+	if err := embedetcd.Restore(file, etcdDir); err != nil {
+		if !errors.Is(err, embedetcd.ErrHasData) {
+			return err
+		}
+		msg := fmt.Sprintf("--data-dir %s holds etcd data already (%s); nothing was changed", dataDir, etcdDir)
+		if _, running := embedetcd.RunningClientURL(etcdDir); running {
+			msg += ": a server is running on it"
+		}
+		return errors.New(msg + ". Restore into a new --data-dir, and start miniapiserver with it")
+	}
+	fmt.Fprintf(out, "restored %s (revision %d, %d keys) into %s\n  miniapiserver --data-dir %s\n", file, st.Revision, st.Keys, etcdDir, dataDir)
+	return nil
+}

@@ -1,0 +1,30 @@
+// Package certificates serves the certificates.k8s.io group (v1):
+// certificatesigningrequests (with their status and approval
+// subresources), clustertrustbundles and podcertificaterequests.
+//
+// Who may approve or sign is admission's and authorization's business
+// (kube's CertificateApproval, CertificateSigning and
+// CertificateSubjectRestriction plugins, and the "sign" check of
+// podcertificaterequests/status); this package stores the objects with
+// kube's strategies and validation.
+package certificates
+
+import (
+	certificatesv1 "k8s.io/api/certificates/v1"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// RESTStorageProvider builds the storage of certificates.k8s.io.
+type RESTStorageProvider struct{}
+
+var _ generic.RESTStorageProvider = RESTStorageProvider{}
+
+// GroupName implements generic.RESTStorageProvider.
+func (RESTStorageProvider) GroupName() string { return certificatesv1.GroupName }
+
+// NewRESTStorage implements generic.RESTStorageProvider.
+func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
+	return generic.BuildGroup(certificatesv1.SchemeGroupVersion, getter, certificateSigningRequests, clusterTrustBundles, podCertificateRequests)
+}

@@ -1,0 +1,96 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// Budgets gives the eviction subresource of pods (core group) the
+// PodDisruptionBudgets of this group. The core group is built first, as
+// in kube, whose eviction reaches the budgets through its loopback
+// client: the server hands the same Budgets to both providers, and the
+// budgets are served from the moment this group is built.
+type Budgets struct {
+	stores atomic.Pointer[budgetStores]
+}
+
+var _ core.DisruptionBudgets = (*Budgets)(nil)
+
+type budgetStores struct {
+	store *generic.Store
+	// status writes through poddisruptionbudgets/status, as
+	// kube-apiserver's loopback client does.
+	status rest.Updater
+}
+
+// kubeAPIServer is the field manager of what kube-apiserver writes
+// through its loopback client.
+const kubeAPIServer = "kube-apiserver"
+
+func (b *Budgets) serve(store *generic.Store) {
+	status := generic.NewStatusREST(store, podDisruptionBudgets.StatusStrategy)
+	kind := policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget")
+	b.stores.Store(&budgetStores{store: store, status: fieldmanager.TrackingUpdater(status, kind, "status", kubeAPIServer)})
+}
+
+func (b *Budgets) load() (*budgetStores, error) {
+	s := b.stores.Load()
+	if s == nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("poddisruptionbudgets are not served yet"))
+	}
+	return s, nil
+}
+
+// List implements core.DisruptionBudgets.
+func (b *Budgets) List(ctx context.Context, ns string) ([]policyv1.PodDisruptionBudget, error) {
+	s, err := b.load()
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.store.List(request.WithNamespace(ctx, ns), &metainternalversion.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]policyv1.PodDisruptionBudget, len(list.Items))
+	for i, item := range list.Items {
+		if err := item.Decode(&out[i]); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+	}
+	return out, nil
+}
+
+// Get implements core.DisruptionBudgets.
+func (b *Budgets) Get(ctx context.Context, ns, name string) (*policyv1.PodDisruptionBudget, error) {
+	s, err := b.load()
+	if err != nil {
+		return nil, err
+	}
+	obj, err := s.store.Get(request.WithNamespace(ctx, ns), name, &metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*policyv1.PodDisruptionBudget), nil
+}
+
+// UpdateStatus implements core.DisruptionBudgets.
+func (b *Budgets) UpdateStatus(ctx context.Context, pdb *policyv1.PodDisruptionBudget) error {
+	s, err := b.load()
+	if err != nil {
+		return err
+	}
+	_, _, err = s.status.Update(request.WithNamespace(ctx, pdb.Namespace), pdb.Name, &rest.DefaultUpdatedObjectInfo{Obj: pdb}, nil, nil, false, &metav1.UpdateOptions{})
+	return err
+}
