@@ -44,6 +44,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
 	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/storagemigration"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/webhook"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 )
@@ -213,6 +214,7 @@ func Start(o *Options) (*Server, error) {
 	crdController := crd.New(crd.Config{
 		Definitions: st.apiextensions.CustomResourceDefinitions, Status: st.apiextensions.Status,
 		Server: api, Storage: customResourceOptions{getter},
+		Services: webhook.EndpointsResolver{Services: st.core.Services, Endpoints: servedStorage(groups, "", "endpoints").(rest.Getter)},
 	})
 	s.wg.Add(1)
 	go func() {

@@ -33,6 +33,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/webhook"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
@@ -62,6 +63,8 @@ type Config struct {
 	// Storage gives each custom resource its storage (the key prefix
 	// /registry/<group>/<plural>, its watch cache).
 	Storage generic.RESTOptionsGetter
+	// Services finds the conversion webhooks served by services.
+	Services webhook.ServiceResolver
 }
 
 // Controller keeps the definitions' status and serves their custom
@@ -71,6 +74,7 @@ type Controller struct {
 	status      rest.Updater // customresourcedefinitions/status
 	server      Server
 	storage     generic.RESTOptionsGetter
+	services    webhook.ServiceResolver
 	// retry is how long a definition whose sync failed waits before the
 	// next attempt.
 	retry time.Duration
@@ -113,7 +117,7 @@ func (c *Controller) publishServed() {
 // New returns a controller working with cfg.
 func New(cfg Config) *Controller {
 	return &Controller{
-		definitions: cfg.Definitions, status: cfg.Status, server: cfg.Server, storage: cfg.Storage, retry: time.Second,
+		definitions: cfg.Definitions, status: cfg.Status, server: cfg.Server, storage: cfg.Storage, services: cfg.Services, retry: time.Second,
 		known: map[string]*apiextensionsv1.CustomResourceDefinition{}, pending: map[string]bool{}, failed: map[string]bool{},
 		wake: make(chan struct{}, 1), served: map[string]*servedDefinition{},
 	}

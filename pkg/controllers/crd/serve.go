@@ -34,7 +34,7 @@ func (c *Controller) serve(ctx context.Context, crd *apiextensionsv1.CustomResou
 		equality.Semantic.DeepEqual(cur.names, crd.Status.AcceptedNames) {
 		return nil
 	}
-	served, err := customresource.Build(crd, c.storage)
+	served, err := customresource.Build(crd, c.storage, c.services)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package customresource
 
 import (
+	"errors"
 	"fmt"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -9,19 +10,27 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/conversion"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/webhook"
 )
 
 // newConverter returns the conversions between the definition's versions,
 // with the storage version as hub: every version converts to it and from
 // it. An object converted is pruned to what its new version's schema
 // declares, as kube's converter of custom resources prunes.
-func (r *resource) newConverter(crd *apiextensionsv1.CustomResourceDefinition) (*conversion.Registry, error) {
+func (r *resource) newConverter(crd *apiextensionsv1.CustomResourceDefinition, resolver webhook.ServiceResolver) (*conversion.Registry, error) {
 	var convert func(to schema.GroupVersion) conversion.Func
 	switch s := crd.Spec.Conversion; {
 	case s == nil || s.Strategy == apiextensionsv1.NoneConverter:
 		convert = r.rewriteAPIVersion
+	case s.Strategy == apiextensionsv1.WebhookConverter:
+		w, err := newWebhookConverter(crd, resolver)
+		if err != nil {
+			return nil, err
+		}
+		r.webhook = w
+		convert = w.conversion(r)
 	default:
-		return nil, fmt.Errorf("conversion strategy %q is not supported", s.Strategy)
+		return nil, fmt.Errorf("unknown conversion strategy %q", s.Strategy)
 	}
 	newObj := func() runtime.Object { return &unstructured.Unstructured{} }
 	reg := conversion.NewRegistry()
@@ -54,4 +63,35 @@ func (r *resource) rewriteAPIVersion(to schema.GroupVersion) conversion.Func {
 		_, err := r.coerce(dst.Object, coerceOptions{})
 		return err
 	}
+}
+
+var _ conversion.Converter = (*resource)(nil)
+
+// Convert implements conversion.Converter: the definition's conversion,
+// whose webhook's failures reach the client in kube's words.
+func (r *resource) Convert(in runtime.Object, to schema.GroupVersionKind) (runtime.Object, error) {
+	out, err := r.converter.Convert(in, to)
+	var failed *conversionError
+	if errors.As(err, &failed) {
+		return nil, failed
+	}
+	return out, err
+}
+
+// copyingConvertor converts copies of what it is given: the conversions
+// of unstructured objects reuse their content, which the field manager
+// keeps using (kube gives it its "safe" converter likewise).
+type copyingConvertor struct{ runtime.ObjectConvertor }
+
+// Convert implements runtime.ObjectConvertor.
+func (c copyingConvertor) Convert(in, out, context interface{}) error {
+	if obj, ok := in.(runtime.Object); ok {
+		in = obj.DeepCopyObject()
+	}
+	return c.ObjectConvertor.Convert(in, out, context)
+}
+
+// ConvertToVersion implements runtime.ObjectConvertor.
+func (c copyingConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+	return c.ObjectConvertor.ConvertToVersion(in.DeepCopyObject(), target)
 }

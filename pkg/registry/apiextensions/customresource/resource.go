@@ -34,6 +34,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/conversion"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/webhook"
 )
 
 // resource is what the storages of one definition share: its names, its
@@ -46,6 +47,8 @@ type resource struct {
 	versions                                map[string]*version
 	storage                                 *version
 	converter                               *conversion.Registry
+	// webhook is the conversion webhook's client (nil: conversion None).
+	webhook *webhookConverter
 	// selectable are the selectable fields of every version, by name
 	// ("spec.color").
 	selectable map[string]*jsonpath.JSONPath
@@ -78,14 +81,20 @@ func (s *Served) Resource() string { return s.r.plural }
 // or succeed again.
 func (s *Served) SetTerminating(terminating bool) { s.r.terminating.Store(terminating) }
 
-// Destroy releases the Store (its watch cache); the other storages are
-// views of it.
-func (s *Served) Destroy() { s.Store.Destroy() }
+// Destroy releases the Store (its watch cache; the other storages are
+// views of it) and the webhook's connections.
+func (s *Served) Destroy() {
+	s.Store.Destroy()
+	if s.r.webhook != nil {
+		s.r.webhook.client.Close()
+	}
+}
 
 // Build builds what crd serves, under its accepted names, from getter's
-// options (the key prefix of the group and plural).
-func Build(crd *apiextensionsv1.CustomResourceDefinition, getter generic.RESTOptionsGetter) (*Served, error) {
-	r, err := newResource(crd)
+// options (the key prefix of the group and plural); a conversion webhook
+// served by a service is found through resolver.
+func Build(crd *apiextensionsv1.CustomResourceDefinition, getter generic.RESTOptionsGetter, resolver webhook.ServiceResolver) (*Served, error) {
+	r, err := newResource(crd, resolver)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +132,7 @@ func Build(crd *apiextensionsv1.CustomResourceDefinition, getter generic.RESTOpt
 	return served, nil
 }
 
-func newResource(crd *apiextensionsv1.CustomResourceDefinition) (*resource, error) {
+func newResource(crd *apiextensionsv1.CustomResourceDefinition, resolver webhook.ServiceResolver) (*resource, error) {
 	names := crd.Status.AcceptedNames
 	if names.Kind == "" || names.Plural == "" || names.ListKind == "" {
 		return nil, fmt.Errorf("customresource: %s has no accepted names", crd.Name)
@@ -153,7 +162,7 @@ func newResource(crd *apiextensionsv1.CustomResourceDefinition) (*resource, erro
 	if err := r.prepareSelectable(); err != nil {
 		return nil, fmt.Errorf("customresource: %s: %w", crd.Name, err)
 	}
-	conv, err := r.newConverter(crd)
+	conv, err := r.newConverter(crd, resolver)
 	if err != nil {
 		return nil, fmt.Errorf("customresource: %s: %w", crd.Name, err)
 	}
@@ -177,7 +186,7 @@ func (r *resource) declaration() generic.Resource {
 		Normalize:            r.normalize,
 		Structure: &rest.Structure{
 			TypeConverter: r.structure(),
-			Convertor:     r.converter.ObjectConvertor(runtime.UnsafeObjectConvertor(api.Scheme)),
+			Convertor:     copyingConvertor{r.converter.ObjectConvertor(runtime.UnsafeObjectConvertor(api.Scheme))},
 		},
 	}
 	if v.hasStatus() {
@@ -197,7 +206,7 @@ func (r *resource) installVersion(store *generic.Store, v *version) (map[string]
 		Kind:                 v.gvk,
 		New:                  newObject(v.gvk),
 		NewList:              newList(v.gvk.GroupVersion().WithKind(r.listKind)),
-		Converter:            r.converter,
+		Converter:            r,
 		Defaults:             func(obj runtime.Object) { r.applyDefaults(obj.(*unstructured.Unstructured).Object) },
 		Strategy:             newStrategy(r, v),
 		FieldLabelConversion: r.fieldLabels(v),
@@ -256,7 +265,7 @@ func (r *resource) at(v *version, obj runtime.Object) (*unstructured.Unstructure
 	if u.GetAPIVersion() == v.gvk.GroupVersion().String() {
 		return u, nil
 	}
-	out, err := r.converter.Convert(u.DeepCopy(), v.gvk)
+	out, err := r.Convert(u.DeepCopy(), v.gvk)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +313,7 @@ func (r *resource) normalize(data []byte) ([]byte, error) {
 	}
 	r.applyDefaults(u.Object)
 	if u.GetAPIVersion() != r.storage.gvk.GroupVersion().String() {
-		converted, err := r.converter.Convert(u, r.storage.gvk)
+		converted, err := r.Convert(u, r.storage.gvk)
 		if err != nil {
 			return nil, err
 		}

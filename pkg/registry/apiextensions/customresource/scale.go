@@ -47,7 +47,7 @@ func (r *resource) scaleAccessor(v *version) *generic.ScaleAccessor {
 			if u == stored {
 				return
 			}
-			if back, err := r.converter.Convert(u, r.storage.gvk); err == nil {
+			if back, err := r.Convert(u, r.storage.gvk); err == nil {
 				stored.Object = back.(*unstructured.Unstructured).Object
 			}
 		},
