@@ -20,9 +20,11 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
+	admissionwebhook "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/webhook"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
@@ -128,6 +130,8 @@ func Start(o *Options) (*Server, error) {
 	}
 	s.AdminToken = token
 	flowControl := flowControlController(st.flowControl)
+	services := webhook.EndpointsResolver{Services: st.core.Services, Endpoints: servedStorage(groups, "", "endpoints").(rest.Getter)}
+	webhooks := admissionwebhook.NewSource(services)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups),
 		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
 	api, err := apiserver.New(apiserver.Config{
@@ -139,6 +143,11 @@ func Start(o *Options) (*Server, error) {
 			&admission.Priority{PriorityClasses: st.scheduling.PriorityClasses},
 			&admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses},
 			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}},
+			// kube's order: the webhooks last, mutating (the registry
+			// runs them after the built-in mutation of its hooks) then
+			// validating.
+			admissionwebhook.NewMutating(webhooks, st.core.Namespaces),
+			admissionwebhook.NewValidating(webhooks, st.core.Namespaces),
 		},
 		// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the
 		// wait for the server to start.
@@ -214,8 +223,14 @@ func Start(o *Options) (*Server, error) {
 	crdController := crd.New(crd.Config{
 		Definitions: st.apiextensions.CustomResourceDefinitions, Status: st.apiextensions.Status,
 		Server: api, Storage: customResourceOptions{getter},
-		Services: webhook.EndpointsResolver{Services: st.core.Services, Endpoints: servedStorage(groups, "", "endpoints").(rest.Getter)},
+		Services: services,
 	})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		webhooks.Run(ctx, servedStorage(groups, admissionregistrationv1.GroupName, "mutatingwebhookconfigurations").(admissionwebhook.Configurations),
+			servedStorage(groups, admissionregistrationv1.GroupName, "validatingwebhookconfigurations").(admissionwebhook.Configurations))
+	}()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

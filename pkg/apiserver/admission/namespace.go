@@ -23,7 +23,8 @@ import (
 // ImmortalNamespaces cannot be deleted.
 var ImmortalNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
 
-// Chain runs checks in order; the first error wins.
+// Chain runs checks in order; the first error wins. Those that are
+// handlers.MutatingAdmission too mutate, in order, through Admit.
 type Chain []handlers.Admission
 
 // Validate implements handlers.Admission.
@@ -31,6 +32,19 @@ func (c Chain) Validate(ctx context.Context, a handlers.Attributes, obj runtime.
 	for _, check := range c {
 		if err := check.Validate(ctx, a, obj); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// Admit implements handlers.MutatingAdmission: the checks that mutate,
+// in order.
+func (c Chain) Admit(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
+	for _, check := range c {
+		if m, ok := check.(handlers.MutatingAdmission); ok {
+			if err := m.Admit(ctx, a, obj); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

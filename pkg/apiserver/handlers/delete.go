@@ -32,7 +32,11 @@ func (s *Scope) Delete(deleter rest.GracefulDeleter) http.HandlerFunc {
 			WriteError(w, r, err)
 			return
 		}
-		result, deleted, err := deleter.Delete(ctx, name, s.validation(Delete, ns, name), opts)
+		if err := s.admitDelete(ctx, ns, name, opts); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		result, deleted, err := deleter.Delete(ctx, name, s.validation(Delete, ns, name, opts), opts)
 		if err != nil {
 			WriteError(w, r, err)
 			return
@@ -72,7 +76,11 @@ func (s *Scope) DeleteCollection(deleter rest.CollectionDeleter) http.HandlerFun
 			WriteError(w, r, err)
 			return
 		}
-		result, err := deleter.DeleteCollection(ctx, s.validation(Delete, ns, ""), opts, listOpts)
+		if err := s.admitDelete(ctx, ns, "", opts); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		result, err := deleter.DeleteCollection(ctx, s.validation(Delete, ns, "", opts), opts, listOpts)
 		if err != nil {
 			WriteError(w, r, err)
 			return

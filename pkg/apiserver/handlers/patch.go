@@ -77,7 +77,8 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 		}
 		apply := patchType == types.ApplyYAMLPatchType
 		updateOpts := &metav1.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
-		result, created, err := updater.Update(ctx, name, p, s.validation(Create, ns, name), s.updateValidation(ns, name), apply, updateOpts)
+		result, created, err := updater.Update(s.withMutation(ctx, ns, name, updateOpts), name, p,
+			s.validation(Create, ns, name, updateOpts), s.updateValidation(ns, name, updateOpts), apply, updateOpts)
 		if err != nil {
 			WriteError(w, r, err)
 			return

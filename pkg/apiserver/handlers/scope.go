@@ -6,6 +6,7 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -44,9 +45,16 @@ type Scope struct {
 
 // Admission is the validating admission chain as the handlers see it: it
 // runs on the fully formed object, inside the registry verb, as kube's
-// validating admission does.
+// validating admission does. When it is a MutatingAdmission too, its
+// Admit runs where the registry takes it (rest.WithMutation).
 type Admission interface {
 	Validate(ctx context.Context, a Attributes, obj runtime.Object) error
+}
+
+// MutatingAdmission may change the object of a write (kube's mutating
+// admission webhooks); obj is changed in place. On a delete obj is nil.
+type MutatingAdmission interface {
+	Admit(ctx context.Context, a Attributes, obj runtime.Object) error
 }
 
 // Operation is what a request does, for admission.
@@ -64,10 +72,19 @@ type Attributes struct {
 	Operation   Operation
 	Resource    schema.GroupVersionResource
 	Subresource string
-	Namespace   string
-	Name        string
+	// Kind is the kind of the endpoint's objects.
+	Kind      schema.GroupVersionKind
+	Namespace string
+	Name      string
 	// Old is the object an update changes (nil on other operations).
 	Old runtime.Object
+	// Options are the request's CreateOptions, UpdateOptions,
+	// PatchOptions or DeleteOptions; DryRun whether they ask for a dry run.
+	Options runtime.Object
+	DryRun  bool
+	// Default applies the defaults of Kind (to an object a mutating
+	// webhook patched, as kube's decoder would); nil when none.
+	Default func(runtime.Object)
 }
 
 // requestContext returns r's context carrying the namespace of the URL and
@@ -85,35 +102,98 @@ func (s *Scope) requestContext(r *http.Request, verb string) (context.Context, s
 	return ctx, ns, name
 }
 
-// validation returns the admission check of op as the registry takes it.
-func (s *Scope) validation(op Operation, ns, name string) rest.ValidateObjectFunc {
-	return s.validationOf(op, ns, name, nil)
+// attributes describe op on the endpoint for admission; opts are the
+// request's options.
+func (s *Scope) attributes(op Operation, ns, name string, opts runtime.Object) Attributes {
+	a := Attributes{Operation: op, Resource: s.Resource, Subresource: s.Subresource, Kind: s.Kind,
+		Namespace: ns, Name: name, Options: opts}
+	switch o := opts.(type) {
+	case *metav1.CreateOptions:
+		a.DryRun = len(o.DryRun) > 0
+	case *metav1.UpdateOptions:
+		a.DryRun = len(o.DryRun) > 0
+	case *metav1.PatchOptions:
+		a.DryRun = len(o.DryRun) > 0
+	case *metav1.DeleteOptions:
+		a.DryRun = len(o.DryRun) > 0
+	}
+	if d, ok := s.Storage.(rest.Defaulter); ok {
+		a.Default = d.Default
+	}
+	return a
 }
 
-// validationOf is validation with the old object of an update.
-func (s *Scope) validationOf(op Operation, ns, name string, old runtime.Object) rest.ValidateObjectFunc {
+// validation returns the admission check of op as the registry takes it.
+func (s *Scope) validation(op Operation, ns, name string, opts runtime.Object) rest.ValidateObjectFunc {
 	if s.Admission == nil {
 		return nil
 	}
 	return func(ctx context.Context, obj runtime.Object) error {
-		attrs := Attributes{Operation: op, Resource: s.Resource, Subresource: s.Subresource, Namespace: ns, Name: name, Old: old}
-		if name == "" {
-			if m, err := meta.Accessor(obj); err == nil {
-				attrs.Name = m.GetName() // a generated name
-			}
-		}
-		return s.Admission.Validate(ctx, attrs, obj)
+		return s.Admission.Validate(ctx, s.objectAttributes(op, ns, name, opts, obj, nil), obj)
 	}
 }
 
 // updateValidation is the admission check of an update.
-func (s *Scope) updateValidation(ns, name string) rest.ValidateObjectUpdateFunc {
+func (s *Scope) updateValidation(ns, name string, opts runtime.Object) rest.ValidateObjectUpdateFunc {
 	if s.Admission == nil {
 		return nil
 	}
 	return func(ctx context.Context, obj, old runtime.Object) error {
-		return s.validationOf(Update, ns, name, old)(ctx, obj)
+		return s.Admission.Validate(ctx, s.objectAttributes(Update, ns, name, opts, obj, old), obj)
 	}
+}
+
+// objectAttributes are the attributes of op on obj (replacing old): a
+// generated name is obj's.
+func (s *Scope) objectAttributes(op Operation, ns, name string, opts, obj, old runtime.Object) Attributes {
+	if u, ok := opts.(*metav1.UpdateOptions); ok && op == Create {
+		// An update that creates is admitted as a create, with kube's
+		// create options.
+		opts = &metav1.CreateOptions{DryRun: u.DryRun, FieldManager: u.FieldManager, FieldValidation: u.FieldValidation}
+	}
+	a := s.attributes(op, ns, name, opts)
+	a.Old = old
+	if name == "" {
+		if m, err := meta.Accessor(obj); err == nil {
+			a.Name = m.GetName()
+		}
+	}
+	return a
+}
+
+// admitDelete runs the mutating admission of a delete (of name, or of a
+// collection when name is ""), before the registry's, as kube's handler
+// does: there is no object to change, only a request to refuse.
+func (s *Scope) admitDelete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) error {
+	admit, ok := s.Admission.(MutatingAdmission)
+	if !ok {
+		return nil
+	}
+	return admit.Admit(ctx, s.attributes(Delete, ns, name, opts), nil)
+}
+
+// withMutation returns ctx carrying the endpoint's mutating admission of
+// a create (op Create) or an update (op Update, or Create when the update
+// creates), for the registry to run (rest.WithMutation). It admits the
+// endpoint's own objects only: where a subresource writes another kind
+// (a Scale, a Binding into its Pod) the Store's object is not the one
+// admission is about, and is left alone.
+func (s *Scope) withMutation(ctx context.Context, ns, name string, opts runtime.Object) context.Context {
+	admit, ok := s.Admission.(MutatingAdmission)
+	if !ok {
+		return ctx
+	}
+	endpointType := reflect.TypeOf(s.Storage.New())
+	return rest.WithMutation(ctx, func(ctx context.Context, obj, old runtime.Object) error {
+		if reflect.TypeOf(obj) != endpointType {
+			return nil
+		}
+		op := Update
+		if old == nil {
+			op = Create
+		}
+		return admit.Admit(ctx, s.objectAttributes(op, ns, name, opts, obj, old), obj)
+	})
 }
 
 // mediaTypes is what the endpoint reads and writes.

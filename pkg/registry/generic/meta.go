@@ -100,8 +100,13 @@ func (e *Store) beforeCreate(ctx context.Context, begin BeginCreateFunc, obj run
 	if d, ok := e.createStrategy.(rest.Defaulter); ok {
 		d.Default(obj)
 	}
+	mutate, ctx := rest.TakeMutation(ctx)
 	finish, err := runBeginCreate(ctx, begin, obj, options)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.admit(ctx, mutate, obj, nil); err != nil {
+		finish(ctx, false)
 		return nil, err
 	}
 	if err := e.prepareAndValidateCreate(ctx, obj, m); err != nil {
@@ -130,6 +135,20 @@ func (e *Store) prepareAndValidateCreate(ctx context.Context, obj runtime.Object
 	return nil
 }
 
+// admit runs the request's mutating admission (rest.WithMutation) on obj,
+// with a copy of old (nil on a create): after the Begin hooks, before the
+// strategy, where kube's mutating webhooks run. What it changes is
+// prepared and validated as the client's own object.
+func (e *Store) admit(ctx context.Context, mutate rest.MutateObjectFunc, obj, old runtime.Object) error {
+	if mutate == nil {
+		return nil
+	}
+	if old != nil {
+		old = old.DeepCopyObject()
+	}
+	return mutate(ctx, obj, old)
+}
+
 // beforeUpdate prepares and validates obj replacing old, as the endpoint
 // of path does. The FinishFunc it returns (never nil on success) must be
 // called with whether obj was stored.
@@ -151,8 +170,13 @@ func (e *Store) beforeUpdate(ctx context.Context, path *updatePath, obj, old run
 	}
 	// Clients cannot set generation: strategies bump it on spec changes.
 	m.SetGeneration(oldMeta.GetGeneration())
+	mutate, ctx := rest.TakeMutation(ctx)
 	finish, err := path.runBeginUpdate(ctx, obj, old, options)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.admit(ctx, mutate, obj, old); err != nil {
+		finish(ctx, false)
 		return nil, err
 	}
 	if err := e.prepareAndValidateUpdate(ctx, path.strategy, obj, old, m, oldMeta); err != nil {

@@ -226,7 +226,7 @@ func (s *VersionedStore) Create(ctx context.Context, obj runtime.Object, createV
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.store.Create(ctx, stored, s.validation(createValidation), options)
+	out, err := s.store.Create(s.mutation(ctx), stored, s.validation(createValidation), options)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +236,7 @@ func (s *VersionedStore) Create(ctx context.Context, obj runtime.Object, createV
 // Update implements rest.Updater.
 func (s *VersionedStore) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	out, created, err := s.store.Update(ctx, name, s.objectInfo(objInfo), s.validation(createValidation),
+	out, created, err := s.store.Update(s.mutation(ctx), name, s.objectInfo(objInfo), s.validation(createValidation),
 		s.updateValidation(updateValidation), forceAllowCreate, options)
 	if err != nil {
 		return nil, false, err

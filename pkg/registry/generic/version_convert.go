@@ -91,6 +91,38 @@ func (s versioner) updateValidation(validate rest.ValidateObjectUpdateFunc) rest
 	}
 }
 
+// mutation gives the request's mutating admission (rest.WithMutation)
+// the served version of what the Store admits, and the Store what it made
+// of it.
+func (s versioner) mutation(ctx context.Context) context.Context {
+	mutate, ctx := rest.TakeMutation(ctx)
+	if mutate == nil {
+		return ctx
+	}
+	return rest.WithMutation(ctx, func(ctx context.Context, obj, old runtime.Object) error {
+		served, err := s.toServed(obj)
+		if err != nil {
+			return err
+		}
+		if old != nil {
+			if old, err = s.toServed(old); err != nil {
+				return err
+			}
+		}
+		if err := mutate(ctx, served, old); err != nil {
+			return err
+		}
+		stored, err := s.toStorage(served)
+		if err != nil {
+			return err
+		}
+		if err := rest.ReplaceObject(obj, stored); err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		return nil
+	})
+}
+
 // objectInfo runs an update's UpdatedObjectInfo at the served version.
 func (s versioner) objectInfo(inner rest.UpdatedObjectInfo) rest.UpdatedObjectInfo {
 	return &versionedObjectInfo{inner: inner, s: s}

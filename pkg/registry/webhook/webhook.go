@@ -97,6 +97,17 @@ func New(cfg ClientConfig, resolver ServiceResolver) (*Client, error) {
 // without a deadline gets DefaultTimeout. A status other than 200 is an
 // error naming it, as kube's client words it.
 func (c *Client) Post(ctx context.Context, review, out interface{}) error {
+	return c.post(ctx, false, review, out)
+}
+
+// PostWithTimeout is Post telling the webhook how long it has: the time
+// left before ctx's deadline, in whole seconds rounded up, as the query
+// parameter timeout (what kube's admission webhooks are told).
+func (c *Client) PostWithTimeout(ctx context.Context, review, out interface{}) error {
+	return c.post(ctx, true, review, out)
+}
+
+func (c *Client) post(ctx context.Context, tellTimeout bool, review, out interface{}) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
@@ -105,6 +116,14 @@ func (c *Client) Post(ctx context.Context, review, out interface{}) error {
 	target, err := c.url(ctx)
 	if err != nil {
 		return err
+	}
+	if deadline, _ := ctx.Deadline(); tellTimeout {
+		if left := time.Until(deadline); left > 0 {
+			if whole := left.Truncate(time.Second); whole != left {
+				left = whole + time.Second
+			}
+			target = withQuery(target, "timeout", left.String())
+		}
 	}
 	body, err := json.Marshal(review)
 	if err != nil {
@@ -153,6 +172,18 @@ func (c *Client) url(ctx context.Context) (string, error) {
 	}
 	u.Path = svc.Path
 	return u.String(), nil
+}
+
+// withQuery is target with the query parameter key=value added.
+func withQuery(target, key, value string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return target
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // hostPort is host:port for a URL.
