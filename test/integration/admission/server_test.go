@@ -31,6 +31,7 @@ import (
 //	/mutate   adds the label mutated=<n>, n the calls so far on the path
 //	/warn     allows, with two warnings
 //	/slow     answers after 3 seconds
+//	/invalid  sets the label mutated to a value no label may have
 //	/garbage  answers what is not a review
 type webhookServer struct {
 	server *httptest.Server
@@ -88,6 +89,9 @@ func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 		resp.Result = &metav1.Status{Code: http.StatusForbidden, Message: "widgets are not welcome here"}
 	case "/mutate":
 		patch, _ := json.Marshal([]map[string]interface{}{{"op": "add", "path": "/metadata/labels/mutated", "value": string(rune('0' + calls))}})
+		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
+	case "/invalid":
+		patch, _ := json.Marshal([]map[string]interface{}{{"op": "add", "path": "/metadata/labels/mutated", "value": "-bad-"}})
 		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
 	case "/warn":
 		resp.Warnings = []string{"first warning", "second warning"}
