@@ -36,6 +36,8 @@ type customResources struct {
 	// served is what each definition serves, by definition name.
 	served map[string]*customresource.Served
 	routes atomic.Pointer[customRoutes]
+	// versions are the endpoints served by resource.
+	versions atomic.Pointer[resourceVersions]
 }
 
 // customRoutes is one published state of the routes.
@@ -121,12 +123,16 @@ func (s *Server) publishCustomResourcesLocked(affected []schema.GroupVersion) er
 		next.byGV = maps.Clone(cur.byGV)
 	}
 	endpoints := map[schema.GroupVersion][]Endpoint{}
+	versions := resourceVersions{}
 	for _, gv := range c.servedGroupVersions() {
 		e, err := groupVersionEndpoints(gv, c.storages(gv))
 		if err != nil {
 			return err
 		}
 		endpoints[gv] = e
+		for i := range e {
+			versions.add(&e[i])
+		}
 		next.groups[gv.Group] = true
 	}
 	for _, gv := range affected {
@@ -142,6 +148,7 @@ func (s *Server) publishCustomResourcesLocked(affected []schema.GroupVersion) er
 		return fmt.Errorf("apiserver: discovery of custom resources: %w", err)
 	}
 	c.routes.Store(next)
+	c.versions.Store(&versions)
 	s.discovery.Store(docs)
 	s.openapi.SetCustomResources(c.openAPI())
 	return nil

@@ -21,6 +21,7 @@ func (s *Server) installAPIGroups(r chi.Router, groups []rest.APIGroupInfo) ([]*
 		return nil, err
 	}
 	gvs := make([]*discovery.GroupVersion, 0, len(all))
+	s.builtinVersions = resourceVersions{}
 	for _, g := range all {
 		gv := g.GroupVersion
 		prefix := "/apis/" + gv.String()
@@ -31,6 +32,7 @@ func (s *Server) installAPIGroups(r chi.Router, groups []rest.APIGroupInfo) ([]*
 		for i := range g.Endpoints {
 			e := &g.Endpoints[i]
 			s.installEndpoint(r, prefix, s.scope(e))
+			s.builtinVersions.add(e)
 			dgv.Resources = append(dgv.Resources, apiResource(e))
 		}
 		gvs = append(gvs, dgv)

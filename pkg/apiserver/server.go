@@ -67,6 +67,8 @@ type Server struct {
 	builtinGVs []*discovery.GroupVersion
 	// builtinGroups are the groups of builtinGVs.
 	builtinGroups map[string]bool
+	// builtinVersions are the built-in endpoints by resource.
+	builtinVersions resourceVersions
 	// customResources are the groups and routes of custom resources.
 	customResources customResources
 	// openapi serves the OpenAPI documents.

@@ -228,7 +228,7 @@ func Start(o *Options) (*Server, error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		webhooks.Run(ctx, servedStorage(groups, admissionregistrationv1.GroupName, "mutatingwebhookconfigurations").(admissionwebhook.Configurations),
+		webhooks.Run(ctx, api, servedStorage(groups, admissionregistrationv1.GroupName, "mutatingwebhookconfigurations").(admissionwebhook.Configurations),
 			servedStorage(groups, admissionregistrationv1.GroupName, "validatingwebhookconfigurations").(admissionwebhook.Configurations))
 	}()
 	s.wg.Add(1)

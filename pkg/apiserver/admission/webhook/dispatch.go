@@ -115,19 +115,20 @@ func withKind(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
 }
 
 // shouldCall returns the invocation of h for the request, nil when h is
-// not concerned, as kube's ShouldCallHook: the selectors, the rules (an
-// equivalent resource matches only at the request's own version: every
-// resource here is served at one version per group, or its other versions
-// are views of it that reach admission at their own), then matchConditions.
-func (d *dispatcher) shouldCall(ctx context.Context, h *hook, v *admission.VersionedAttributes) (*generic.WebhookInvocation, error) {
+// not concerned, as kube's ShouldCallHook: the selectors, the rules (at
+// the request's version, then, with matchPolicy Equivalent, at the other
+// versions of its resource), then matchConditions. The attributes
+// returned are at the invocation's kind; eq is the version converted to
+// (nil: the request's own).
+func (d *dispatcher) shouldCall(ctx context.Context, h *hook, v *admission.VersionedAttributes) (*generic.WebhookInvocation, *admission.VersionedAttributes, *Equivalent, error) {
 	attr := v.Attributes
 	nsMatches, nsErr := d.matchNamespace(ctx, h, attr)
 	if !nsMatches && nsErr == nil {
-		return nil, nil
+		return nil, nil, nil, nil
 	}
 	objMatches, objErr := (&object.Matcher{}).MatchObjectSelector(h, attr)
 	if !objMatches && objErr == nil {
-		return nil, nil
+		return nil, nil, nil, nil
 	}
 	var invocation *generic.WebhookInvocation
 	for _, r := range h.GetRules() {
@@ -137,25 +138,35 @@ func (d *dispatcher) shouldCall(ctx context.Context, h *hook, v *admission.Versi
 			break
 		}
 	}
+	var eq *Equivalent
+	if policy := h.GetMatchPolicy(); invocation == nil && policy != nil && *policy == admissionregistrationv1.Equivalent {
+		invocation, eq = d.matchEquivalent(h, attr)
+	}
 	if invocation == nil {
-		return nil, nil
+		return nil, nil, nil, nil
 	}
 	if nsErr != nil {
-		return nil, nsErr
+		return nil, nil, nil, nsErr
 	}
 	if objErr != nil {
-		return nil, objErr
+		return nil, nil, nil, objErr
+	}
+	if eq != nil {
+		var err error
+		if v, err = convertedAttributes(v, eq); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	if len(h.GetMatchConditions()) > 0 {
 		result := h.GetCompiledMatcher(d.conditions).Match(ctx, v, nil, nil)
 		if result.Error != nil {
-			return nil, apierrors.NewForbidden(attr.GetResource().GroupResource(), attr.GetName(), result.Error)
+			return nil, nil, nil, apierrors.NewForbidden(attr.GetResource().GroupResource(), attr.GetName(), result.Error)
 		}
 		if !result.Matches {
-			return nil, nil
+			return nil, nil, nil, nil
 		}
 	}
-	return invocation, nil
+	return invocation, v, eq, nil
 }
 
 // matchNamespace is kube's namespaceSelector rule: a cluster-scoped object

@@ -73,7 +73,7 @@ func (p *Mutating) Admit(ctx context.Context, a handlers.Attributes, obj runtime
 // those to reinvoke).
 func (p *Mutating) round(ctx context.Context, a handlers.Attributes, v *admission.VersionedAttributes, state *reinvocation, again bool) error {
 	for _, h := range p.source.mutatingHooks() {
-		invocation, err := p.shouldCall(ctx, h, v)
+		invocation, hv, eq, err := p.shouldCall(ctx, h, v)
 		if err != nil {
 			return err
 		}
@@ -81,7 +81,16 @@ func (p *Mutating) round(ctx context.Context, a handlers.Attributes, v *admissio
 			continue
 		}
 		w, _ := h.GetMutatingWebhook()
-		changed, err := p.callOne(ctx, h, w.SideEffects, invocation, v, a.Default)
+		defaults := a.Default
+		if eq != nil {
+			defaults = nil // the request's version's defaults, once converted back
+		}
+		changed, err := p.callOne(ctx, h, w.SideEffects, invocation, hv, defaults)
+		if changed && eq != nil {
+			// Patched at another version: the request's object becomes
+			// the patched one, converted back.
+			err = convertBack(v, hv, eq, a.Default)
+		}
 		if changed {
 			// The ones called before may want to see the change.
 			state.reinvoke = state.reinvoke.Union(state.invoked)
@@ -139,6 +148,22 @@ func (p *Mutating) callOne(ctx context.Context, h *hook, sideEffects *admissionr
 		return false, apierrors.NewInternalError(err)
 	}
 	return changed, nil
+}
+
+// convertBack makes the object of v (the request's) what the object of
+// converted (at eq's kind) became, with the request's version's defaults.
+func convertBack(v, converted *admission.VersionedAttributes, eq *Equivalent, defaults func(runtime.Object)) error {
+	back, err := eq.Convert(converted.VersionedObject.Object(), v.VersionedKind)
+	if err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("unable to convert to %v: %w", v.VersionedKind, err))
+	}
+	if defaults != nil {
+		defaults(back)
+	}
+	if err := rest.ReplaceObject(v.VersionedObject.Object(), withKind(back, v.VersionedKind)); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	return nil
 }
 
 // applyPatch returns a new object: obj with patch applied.

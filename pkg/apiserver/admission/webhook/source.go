@@ -41,7 +41,9 @@ type hook struct {
 // (again after a failure), and on every change the webhooks of a kind
 // sorted by configuration name (kube's order), published at once.
 type Source struct {
-	services   webhook.ServiceResolver
+	services webhook.ServiceResolver
+	// versions are the server's resources, set by Run.
+	versions   atomic.Pointer[Resources]
 	mutating   atomic.Pointer[[]*hook]
 	validating atomic.Pointer[[]*hook]
 	synced     chan struct{}
@@ -59,8 +61,10 @@ func NewSource(services webhook.ServiceResolver) *Source {
 	return s
 }
 
-// Run follows both kinds of configuration until ctx ends.
-func (s *Source) Run(ctx context.Context, mutating, validating Configurations) {
+// Run follows both kinds of configuration until ctx ends; resources are
+// the server's (the versions webhooks with matchPolicy Equivalent see).
+func (s *Source) Run(ctx context.Context, resources Resources, mutating, validating Configurations) {
+	s.versions.Store(&resources)
 	ctx = request.WithNamespace(ctx, "")
 	s.waiting.Add(2)
 	go func() {
@@ -93,6 +97,13 @@ func (s *Source) WaitSynced(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+func (s *Source) resources() Resources {
+	if r := s.versions.Load(); r != nil {
+		return *r
+	}
+	return nil
 }
 
 func (s *Source) mutatingHooks() []*hook   { return *s.mutating.Load() }

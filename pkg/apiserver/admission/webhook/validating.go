@@ -35,15 +35,16 @@ func (p *Validating) Validate(ctx context.Context, a handlers.Attributes, obj ru
 	type call struct {
 		hook       *hook
 		invocation *generic.WebhookInvocation
+		attributes *admission.VersionedAttributes
 	}
 	var calls []call
 	for _, h := range p.source.validatingHooks() {
-		invocation, err := p.shouldCall(ctx, h, v)
+		invocation, hv, _, err := p.shouldCall(ctx, h, v)
 		if err != nil {
 			return err
 		}
 		if invocation != nil {
-			calls = append(calls, call{h, invocation})
+			calls = append(calls, call{h, invocation, hv})
 		}
 	}
 	errs := make([]error, len(calls))
@@ -52,7 +53,7 @@ func (p *Validating) Validate(ctx context.Context, a handlers.Attributes, obj ru
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = p.callOne(ctx, c.hook, c.invocation, v)
+			errs[i] = p.callOne(ctx, c.hook, c.invocation, c.attributes)
 		}()
 	}
 	wg.Wait()
