@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -42,7 +43,10 @@ type webhookServer struct {
 	queries map[string]string                         // the last query string by path
 }
 
-func startWebhookServer(t testing.TB) *webhookServer {
+// startWebhookServer starts the server on every interface (an Endpoints
+// object may not name loopback), its certificate naming 127.0.0.1 and
+// dnsNames.
+func startWebhookServer(t testing.TB, dnsNames ...string) *webhookServer {
 	t.Helper()
 	w := &webhookServer{reviews: map[string][]*admissionv1.AdmissionReview{}, queries: map[string]string{}}
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -58,13 +62,19 @@ func startWebhookServer(t testing.TB) *webhookServer {
 	template := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "webhook"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: dnsNames}
 	der, err := x509.CreateCertificate(rand.Reader, template, ca, &key.PublicKey, caKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
 	w.server = httptest.NewUnstartedServer(http.HandlerFunc(w.serve))
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.server.Listener.Close()
+	w.server.Listener = ln
 	w.server.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
 	w.server.StartTLS()
 	t.Cleanup(w.server.Close)
@@ -109,6 +119,8 @@ func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(rw).Encode(&admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp})
 }
 
+func (w *webhookServer) port() int { return w.server.Listener.Addr().(*net.TCPAddr).Port }
+
 // calls returns the reviews path received.
 func (w *webhookServer) calls(path string) []*admissionv1.AdmissionReview {
 	w.mu.Lock()
@@ -124,7 +136,7 @@ func (w *webhookServer) query(path string) string {
 
 // clientConfig calls path on w.
 func (w *webhookServer) clientConfig(path string) admissionregistrationv1.WebhookClientConfig {
-	return admissionregistrationv1.WebhookClientConfig{URL: ptr.To(w.server.URL + path), CABundle: w.caPEM}
+	return admissionregistrationv1.WebhookClientConfig{URL: ptr.To(fmt.Sprintf("https://127.0.0.1:%d%s", w.port(), path)), CABundle: w.caPEM}
 }
 
 // inNamespace selects the namespace ns only.
