@@ -1,19 +1,9 @@
 package admission
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +12,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
 )
 
 // webhookServer answers admission reviews over HTTPS with a certificate
@@ -35,49 +27,19 @@ import (
 //	/invalid  sets the label mutated to a value no label may have
 //	/garbage  answers what is not a review
 type webhookServer struct {
-	server *httptest.Server
-	caPEM  []byte
+	server *testserver.WebhookServer
 
 	mu      sync.Mutex
 	reviews map[string][]*admissionv1.AdmissionReview // by path
 	queries map[string]string                         // the last query string by path
 }
 
-// startWebhookServer starts the server on every interface (an Endpoints
-// object may not name loopback), its certificate naming 127.0.0.1 and
-// dnsNames.
+// startWebhookServer starts the server, its certificate naming 127.0.0.1
+// and dnsNames.
 func startWebhookServer(t testing.TB, dnsNames ...string) *webhookServer {
 	t.Helper()
 	w := &webhookServer{reviews: map[string][]*admissionv1.AdmissionReview{}, queries: map[string]string{}}
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTemplate := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "webhook-ca"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	template := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "webhook"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: dnsNames}
-	der, err := x509.CreateCertificate(rand.Reader, template, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	w.server = httptest.NewUnstartedServer(http.HandlerFunc(w.serve))
-	ln, err := net.Listen("tcp", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.server.Listener.Close()
-	w.server.Listener = ln
-	w.server.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
-	w.server.StartTLS()
-	t.Cleanup(w.server.Close)
+	w.server = testserver.StartWebhookServer(t, http.HandlerFunc(w.serve), dnsNames...)
 	return w
 }
 
@@ -119,8 +81,6 @@ func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(rw).Encode(&admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp})
 }
 
-func (w *webhookServer) port() int { return w.server.Listener.Addr().(*net.TCPAddr).Port }
-
 // calls returns the reviews path received.
 func (w *webhookServer) calls(path string) []*admissionv1.AdmissionReview {
 	w.mu.Lock()
@@ -136,7 +96,7 @@ func (w *webhookServer) query(path string) string {
 
 // clientConfig calls path on w.
 func (w *webhookServer) clientConfig(path string) admissionregistrationv1.WebhookClientConfig {
-	return admissionregistrationv1.WebhookClientConfig{URL: ptr.To(fmt.Sprintf("https://127.0.0.1:%d%s", w.port(), path)), CABundle: w.caPEM}
+	return admissionregistrationv1.WebhookClientConfig{URL: ptr.To(fmt.Sprintf("https://127.0.0.1:%d%s", w.server.Port(), path)), CABundle: w.server.CAPEM}
 }
 
 // inNamespace selects the namespace ns only.

@@ -2,7 +2,6 @@ package admission
 
 import (
 	"fmt"
-	"net"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -10,18 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-)
 
-// hostAddress is an address of this host other than loopback, or "".
-func hostAddress() string {
-	addrs, _ := net.InterfaceAddrs()
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
-			return n.IP.String()
-		}
-	}
-	return ""
-}
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
+)
 
 // TestServiceReference: a webhook named by a service is called at an
 // address of the service's endpoints, its certificate checked for the
@@ -31,7 +21,7 @@ func TestServiceReference(t *testing.T) {
 	if *reference {
 		t.Skip("kube calls a service at its cluster IP, which nothing routes without kube-proxy")
 	}
-	addr := hostAddress()
+	addr := testserver.HostAddress()
 	if addr == "" {
 		t.Skip("this host has no address but loopback, which Endpoints may not name")
 	}
@@ -39,17 +29,17 @@ func TestServiceReference(t *testing.T) {
 	w := startWebhookServer(t, "guard."+ns+".svc")
 	core := clientset(t).CoreV1()
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "guard"}, Spec: corev1.ServiceSpec{
-		Ports: []corev1.ServicePort{{Name: "https", Port: 8443, TargetPort: intstr.FromInt32(int32(w.port()))}}}}
+		Ports: []corev1.ServicePort{{Name: "https", Port: 8443, TargetPort: intstr.FromInt32(int32(w.server.Port()))}}}}
 	if _, err := core.Services(ns).Create(ctx(t), svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eps := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "guard"}, Subsets: []corev1.EndpointSubset{{ //nolint:staticcheck // kube's resolver reads Endpoints
-		Addresses: []corev1.EndpointAddress{{IP: addr}}, Ports: []corev1.EndpointPort{{Name: "https", Port: int32(w.port())}}}}}
+		Addresses: []corev1.EndpointAddress{{IP: addr}}, Ports: []corev1.EndpointPort{{Name: "https", Port: int32(w.server.Port())}}}}}
 	if _, err := core.Endpoints(ns).Create(ctx(t), eps, metav1.CreateOptions{}); err != nil { //nolint:staticcheck // as above
 		t.Fatal(err)
 	}
 	hook := validating("service.admission.test", w, "/deny", ns, rule("", "v1", configMaps, admissionregistrationv1.Create))
-	hook.ClientConfig = admissionregistrationv1.WebhookClientConfig{CABundle: w.caPEM,
+	hook.ClientConfig = admissionregistrationv1.WebhookClientConfig{CABundle: w.server.CAPEM,
 		Service: &admissionregistrationv1.ServiceReference{Namespace: ns, Name: "guard", Port: ptr.To[int32](8443), Path: ptr.To("/deny")}}
 	registerValidating(t, hook)
 	eventually(t, func(i int) error {

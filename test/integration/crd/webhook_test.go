@@ -1,18 +1,8 @@
 package crd
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -28,71 +18,27 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
 )
 
 // conversionWebhook is a conversion webhook over HTTPS: v1 Widgets keep
 // their color in spec.color, v2 ones in spec.colour. fail makes it answer
 // every review with a failure.
 type conversionWebhook struct {
-	server   *httptest.Server
-	caPEM    []byte
+	server   *testserver.WebhookServer
 	reviews  atomic.Int64
 	failWith atomic.Value // string
 }
 
-// startConversionWebhook serves the webhook on loopback with a
-// certificate for 127.0.0.1 and the names of the service svc.ns, signed
-// by a CA of its own.
+// startConversionWebhook serves the webhook with a certificate for
+// 127.0.0.1 and the names of the service svc.ns.
 func startConversionWebhook(t testing.TB, svc, ns string) *conversionWebhook {
 	t.Helper()
 	w := &conversionWebhook{}
 	w.failWith.Store("")
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTemplate := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "webhook-ca"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	template := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "webhook"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{svc + "." + ns + ".svc"}}
-	der, err := x509.CreateCertificate(rand.Reader, template, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	w.server = httptest.NewUnstartedServer(http.HandlerFunc(w.serve))
-	// Every interface: an Endpoints object may not name a loopback
-	// address.
-	ln, err := net.Listen("tcp", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.server.Listener.Close()
-	w.server.Listener = ln
-	w.server.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
-	w.server.StartTLS()
-	t.Cleanup(w.server.Close)
+	w.server = testserver.StartWebhookServer(t, http.HandlerFunc(w.serve), svc+"."+ns+".svc")
 	return w
-}
-
-// port is the port the webhook listens on.
-func (w *conversionWebhook) port() int { return w.server.Listener.Addr().(*net.TCPAddr).Port }
-
-// hostAddress is an address of this host other than loopback, or "".
-func hostAddress() string {
-	addrs, _ := net.InterfaceAddrs()
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
-			return n.IP.String()
-		}
-	}
-	return ""
 }
 
 func (w *conversionWebhook) serve(rw http.ResponseWriter, r *http.Request) {
@@ -161,19 +107,19 @@ func TestConversionWebhook(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
 	hook := startConversionWebhook(t, "converter", ns)
-	url := "https://127.0.0.1:" + strconv.Itoa(hook.port()) + "/convert"
+	url := "https://127.0.0.1:" + strconv.Itoa(hook.server.Port()) + "/convert"
 	t.Run("url", func(t *testing.T) {
-		checkConversionWebhook(t, hook, ns, &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: hook.caPEM})
+		checkConversionWebhook(t, hook, ns, &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: hook.server.CAPEM})
 	})
 	t.Run("service", func(t *testing.T) {
 		if *reference {
 			t.Skip("the reference reaches services at their cluster IP, which nothing serves here")
 		}
-		ip := hostAddress()
+		ip := testserver.HostAddress()
 		if ip == "" {
 			t.Skip("this host has no address but loopback, which Endpoints may not name")
 		}
-		p := hook.port()
+		p := hook.server.Port()
 		core := clientset(t).CoreV1()
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "converter"}, Spec: corev1.ServiceSpec{
 			Ports: []corev1.ServicePort{{Name: "https", Port: 8443, TargetPort: intstr.FromInt32(int32(p))}}}}
@@ -185,7 +131,7 @@ func TestConversionWebhook(t *testing.T) {
 		if _, err := core.Endpoints(ns).Create(ctx(t), eps, metav1.CreateOptions{}); err != nil { //nolint:staticcheck // as above
 			t.Fatal(err)
 		}
-		checkConversionWebhook(t, hook, ns, &apiextensionsv1.WebhookClientConfig{CABundle: hook.caPEM,
+		checkConversionWebhook(t, hook, ns, &apiextensionsv1.WebhookClientConfig{CABundle: hook.server.CAPEM,
 			Service: &apiextensionsv1.ServiceReference{Namespace: ns, Name: "converter", Port: ptr.To[int32](8443), Path: ptr.To("/convert")}})
 	})
 }
