@@ -18,6 +18,8 @@ targets=(
   ./test/fuzz:FuzzPatch
   ./test/fuzz:FuzzSelectors
   ./test/fuzz:FuzzListParameters
+  ./pkg/apiserver/filters:FuzzAuthentication
+  ./pkg/apiserver/filters:FuzzRequestInfo
 )
 if [ $# -gt 0 ]; then
   targets=("$@")

@@ -28,11 +28,13 @@ type Client struct {
 
 // ClientOptions configure a Client.
 type ClientOptions struct {
-	Server      string
-	Token       string
-	Insecure    bool
-	CAFile      string
-	AllowRemote bool
+	Server   string
+	Token    string
+	Insecure bool
+	CAFile   string
+	// CertFile and KeyFile are a client certificate to authenticate with.
+	CertFile, KeyFile string
+	AllowRemote       bool
 	// IdleConns is how many idle connections to keep per host: at least the
 	// number of requests in flight, or HTTP/1.1 would reconnect.
 	IdleConns int
@@ -67,6 +69,13 @@ func NewClient(o ClientOptions) (*Client, error) {
 			return nil, fmt.Errorf("--ca-file: no PEM certificate in %s", o.CAFile)
 		}
 		tlsCfg.RootCAs = pool
+	}
+	if o.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--cert-file: %w", err)
+		}
+		tlsCfg.Certificates = []tls.Certificate{cert}
 	}
 	idle := max(o.IdleConns, 2)
 	tr := &http.Transport{

@@ -33,6 +33,8 @@ type Config struct {
 	TokenFile      string
 	Insecure       bool
 	CAFile         string
+	CertFile       string
+	KeyFile        string
 	AllowRemote    bool
 	HTTP1          bool
 	Gzip           bool
@@ -98,6 +100,8 @@ func (c *Config) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TokenFile, "token-file", c.TokenFile, "File holding the bearer token (instead of --token, which other users can see in ps).")
 	fs.BoolVar(&c.Insecure, "insecure-skip-tls-verify", c.Insecure, "Do not verify the server's certificate.")
 	fs.StringVar(&c.CAFile, "ca-file", c.CAFile, "PEM file of the CA that signed the server's certificate.")
+	fs.StringVar(&c.CertFile, "cert-file", c.CertFile, "Client certificate (PEM) to authenticate with, instead of or beside a token.")
+	fs.StringVar(&c.KeyFile, "key-file", c.KeyFile, "Private key (PEM) of --cert-file.")
 	fs.BoolVar(&c.AllowRemote, "allow-remote", c.AllowRemote, "Allow --server and --etcd-url hosts that are not loopback.")
 	fs.BoolVar(&c.HTTP1, "http1", c.HTTP1, "Use HTTP/1.1 even over TLS (default: HTTP/2 when the server offers it).")
 	fs.BoolVar(&c.Gzip, "gzip", c.Gzip, "Accept gzip-compressed responses, as client-go does (default: uncompressed).")
@@ -221,7 +225,7 @@ func (b *Bench) Client() (*Client, error) {
 		return b.client, nil
 	}
 	c, err := NewClient(ClientOptions{
-		Server: b.Server, Token: b.Token, Insecure: b.Insecure, CAFile: b.CAFile, AllowRemote: b.AllowRemote,
+		Server: b.Server, Token: b.Token, Insecure: b.Insecure, CAFile: b.CAFile, CertFile: b.CertFile, KeyFile: b.KeyFile, AllowRemote: b.AllowRemote,
 		IdleConns: b.Concurrency + b.Watchers + 4, HTTP1: b.HTTP1, Gzip: b.Gzip, RequestTimeout: b.RequestTimeout,
 	})
 	if err != nil {

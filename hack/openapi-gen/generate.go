@@ -20,6 +20,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi/route"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -99,7 +100,7 @@ func generate() (map[string][]byte, error) {
 // buildGroups builds the served groups as the server does, on a storage
 // that is never used.
 func buildGroups() ([]rest.APIGroupInfo, error) {
-	providers, err := app.RESTStorageProviders(app.NewOptions(), nil)
+	providers, err := app.RESTStorageProviders(app.NewOptions(), app.ProviderDeps{Tokens: &core.TokenIssuer{}})
 	if err != nil {
 		return nil, err
 	}

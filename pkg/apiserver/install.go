@@ -95,7 +95,7 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope
 	// As kube: a deprecated kind warns on every request to its endpoint.
 	warning := handlers.DeprecationWarning(sc.Storage.New(), sc.Kind, s.apiMajor, s.apiMinor)
 	handle := func(method, path, verb string, h http.Handler) {
-		h = s.instrument(sc, verb, handlers.WithWarning(h, warning))
+		h = s.instrument(sc, handlers.WithWarning(h, warning))
 		if sc.MediaTypes == nil || sc.MediaTypes.Routed() {
 			produces := negotiation.ResourceMediaTypes
 			if verb == "list" || verb == "watch" {

@@ -1,13 +1,13 @@
 package apiserver
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/filters"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/metrics"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
@@ -28,49 +28,36 @@ var (
 
 func init() { metrics.MustRegister(requestTotal, requestDuration) }
 
-// instrument wraps the handler of one verb of one endpoint: it puts the
-// request's Info in the context and records the request metrics.
-func (s *Server) instrument(sc *handlers.Scope, verb string, h http.Handler) http.Handler {
+// instrument records the request metrics of one endpoint's handler,
+// labelled as the request's Info and the endpoint's scope say.
+func (s *Server) instrument(sc *handlers.Scope, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		info := &request.Info{Verb: verb, Resource: sc.Resource, Subresource: sc.Subresource}
-		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
-		reported := reportedVerb(verb, r)
-		ctx := request.WithInfo(r.Context(), info)
-		if reported != "WATCH" && s.requestTimeout > 0 {
-			// A request that etcd cannot answer fails in time instead of
-			// hanging (kube's --request-timeout); watches are long-running.
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, s.requestTimeout)
-			defer cancel()
-		}
-		h.ServeHTTP(rec, r.WithContext(ctx))
-
-		scope := "cluster"
-		switch {
-		case info.Name != "":
-			scope = "resource"
-		case info.Namespace != "":
-			scope = "namespace"
+		rec := filters.NewResponseRecorder(w)
+		h.ServeHTTP(rec, r)
+		info, ok := request.InfoFrom(r.Context())
+		if !ok {
+			return
 		}
 		dryRun := ""
 		if len(r.URL.Query()["dryRun"]) > 0 {
 			dryRun = "All"
 		}
-		labels := []string{reported, dryRun, sc.Resource.Group, sc.Resource.Version, sc.Resource.Resource, sc.Subresource, scope, "apiserver"}
+		code := rec.Code()
+		if code == 0 {
+			code = http.StatusOK
+		}
+		labels := []string{reportedVerb(info, r), dryRun, sc.Resource.Group, sc.Resource.Version, sc.Resource.Resource, sc.Subresource, scope(info), "apiserver"}
 		requestDuration.WithLabelValues(labels...).Observe(time.Since(start).Seconds())
-		requestTotal.WithLabelValues(append(labels, strconv.Itoa(rec.code))...).Inc()
+		requestTotal.WithLabelValues(append(labels, strconv.Itoa(code))...).Inc()
 	})
 }
 
 // reportedVerb is kube's verb label: the HTTP method, or LIST / WATCH /
 // APPLY where the method does not tell.
-func reportedVerb(verb string, r *http.Request) string {
-	switch verb {
+func reportedVerb(info *request.Info, r *http.Request) string {
+	switch info.Verb {
 	case "list":
-		if q := r.URL.Query().Get("watch"); q == "true" || q == "1" {
-			return "WATCH"
-		}
 		return "LIST"
 	case "watch":
 		return "WATCH"
@@ -82,30 +69,15 @@ func reportedVerb(verb string, r *http.Request) string {
 	return r.Method
 }
 
-// statusRecorder remembers the status code written.
-type statusRecorder struct {
-	http.ResponseWriter
-	code        int
-	wroteHeader bool
-}
-
-func (w *statusRecorder) WriteHeader(code int) {
-	if !w.wroteHeader {
-		w.code, w.wroteHeader = code, true
+// scope is kube's scope label of a request.
+func scope(info *request.Info) string {
+	switch {
+	case info.Name != "" || info.Verb == "create":
+		return "resource"
+	case info.Namespace != "":
+		return "namespace"
+	case info.IsResourceRequest:
+		return "cluster"
 	}
-	w.ResponseWriter.WriteHeader(code)
+	return ""
 }
-
-func (w *statusRecorder) Write(b []byte) (int, error) {
-	w.wroteHeader = true
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusRecorder) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		w.wroteHeader = true
-		f.Flush()
-	}
-}
-
-func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }

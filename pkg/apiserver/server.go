@@ -1,7 +1,7 @@
 // Package apiserver is the HTTP side of miniapiserver: it mounts the chi
 // routes of every API group from the registry's APIGroupInfos, serves
-// discovery, the OpenAPI documents, health, version and metrics, and wraps it all in the filters
-// (authentication, panic recovery, warnings).
+// discovery, the OpenAPI documents, health, version and metrics, and wraps
+// it all in the filters, in kube's order (see chain.go).
 //
 // Layers: cmd -> apiserver -> registry -> storage. It uses storage's types
 // only, never etcd3 or the cacher.
@@ -19,8 +19,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	apiopenapi "github.com/miniapiserver/miniapiserver/api/openapi"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/audit"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authz"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/discovery"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/filters"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
@@ -28,7 +32,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/metrics"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -36,8 +39,20 @@ import (
 type Config struct {
 	// APIGroups are the groups served, built by the RESTStorageProviders.
 	APIGroups []rest.APIGroupInfo
-	// Authenticator checks the bearer tokens of the secure handler.
-	Authenticator filters.TokenAuthenticator
+	// Authenticator identifies the users of the secure port (certificates,
+	// tokens, anonymous); APIAudiences are the audiences of this API.
+	Authenticator authenticator.Request
+	APIAudiences  authenticator.Audiences
+	// Authorizer decides what each user may do (nil: everything).
+	Authorizer authorizer.Authorizer
+	// InFlight limits the requests running at once.
+	InFlight filters.InFlightConfig
+	// AuditPolicy and AuditSink record requests (nil: no audit).
+	AuditPolicy *audit.Policy
+	AuditSink   audit.Sink
+	// NonResource are extra paths served to whom the authorizer allows
+	// (the service account issuer's OpenID documents).
+	NonResource map[string]http.Handler
 	// Admission validates writes (nil: admit all).
 	Admission handlers.Admission
 	// LivezChecks and ReadyzChecks are added to ping.
@@ -45,7 +60,8 @@ type Config struct {
 	ReadyzChecks []healthz.Check
 	// MinRequestTimeout is the base of a watch's default timeout.
 	MinRequestTimeout time.Duration
-	// RequestTimeout bounds every request but watches (0: none).
+	// RequestTimeout bounds every request but the long-running ones (0:
+	// none).
 	RequestTimeout time.Duration
 	// Version is served at /version.
 	Version version.Info
@@ -59,7 +75,12 @@ type Server struct {
 	minRequestTimeout time.Duration
 	requestTimeout    time.Duration
 	routes            http.Handler
-	authenticator     filters.TokenAuthenticator
+	authenticator     authenticator.Request
+	apiAudiences      authenticator.Audiences
+	authorizer        authorizer.Authorizer
+	inFlight          filters.InFlightConfig
+	auditPolicy       *audit.Policy
+	auditSink         audit.Sink
 	// discovery holds the documents of the built-in groups and of the
 	// custom resources served; builtinGVs are the former, which every
 	// rebuild of the documents starts from.
@@ -81,7 +102,11 @@ type Server struct {
 // New installs the routes of cfg's groups.
 func New(cfg Config) (*Server, error) {
 	s := &Server{admission: cfg.Admission, minRequestTimeout: cfg.MinRequestTimeout, requestTimeout: cfg.RequestTimeout,
-		authenticator: cfg.Authenticator}
+		authenticator: cfg.Authenticator, apiAudiences: cfg.APIAudiences, authorizer: cfg.Authorizer,
+		inFlight: cfg.InFlight, auditPolicy: cfg.AuditPolicy, auditSink: cfg.AuditSink}
+	if s.authorizer == nil {
+		s.authorizer = authz.New(authz.Named{Name: authz.ModeAlwaysAllow.Name(), Authorizer: authz.AlwaysAllow{}})
+	}
 	s.apiMajor, _ = strconv.Atoi(cfg.Version.Major)
 	s.apiMinor, _ = strconv.Atoi(strings.TrimRight(cfg.Version.Minor, "+"))
 	r := chi.NewRouter()
@@ -120,6 +145,9 @@ func New(cfg Config) (*Server, error) {
 		handlers.WriteRawJSON(w, http.StatusOK, &info)
 	})
 	r.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+	for path, h := range cfg.NonResource {
+		r.Handle(path, h)
+	}
 	if cfg.EnableProfiling {
 		r.HandleFunc("/debug/pprof/*", pprof.Index)
 		r.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -127,25 +155,8 @@ func New(cfg Config) (*Server, error) {
 		r.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		r.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	s.routes = filters.WithWarnings(r)
+	s.routes = r
 	return s, nil
-}
-
-// SecureHandler serves requests that carry a valid bearer token (and the
-// public health and version paths).
-func (s *Server) SecureHandler() http.Handler {
-	h := s.routes
-	if s.authenticator != nil {
-		h = filters.WithAuthentication(h, s.authenticator)
-	}
-	return filters.WithPanicRecovery(filters.WithAuditID(filters.WithCacheControl(h)))
-}
-
-// InsecureHandler serves every request as an administrator: for the
-// loopback-only --insecure-port.
-func (s *Server) InsecureHandler() http.Handler {
-	admin := &request.User{Name: "system:unsecured", Groups: []string{"system:masters", "system:authenticated"}}
-	return filters.WithPanicRecovery(filters.WithAuditID(filters.WithCacheControl(filters.WithUser(s.routes, admin))))
 }
 
 func (s *Server) installDiscovery(r chi.Router) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -85,4 +86,36 @@ func Version() version.Info {
 		GitVersion: gitVersion, GitCommit: gitCommit, GitTreeState: "clean", BuildDate: buildDate,
 		GoVersion: goVersion(), Compiler: compiler(), Platform: platform(),
 	}
+}
+
+// extensionAuthConfigMap is where kube-apiserver publishes how it
+// authenticates clients, for servers that delegate authentication to it
+// (kube-controller-manager, kube-scheduler, aggregated servers).
+const extensionAuthConfigMap = "extension-apiserver-authentication"
+
+// ensureExtensionAuthConfigMap writes kube-system's
+// extension-apiserver-authentication with the client CA bundle, as
+// kube-apiserver does at start (again when the bundle changed).
+func ensureExtensionAuthConfigMap(ctx context.Context, configMaps *generic.Store, clientCA []byte) error {
+	ctx = request.WithNamespace(ctx, metav1.NamespaceSystem)
+	data := map[string]string{"client-ca-file": string(clientCA)}
+	old, err := configMaps.Get(ctx, extensionAuthConfigMap, &metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		creater := fieldmanager.TrackingCreater(configMaps, corev1.SchemeGroupVersion.WithKind("ConfigMap"), "kube-apiserver")
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: extensionAuthConfigMap, Namespace: metav1.NamespaceSystem}, Data: data}
+		_, err = creater.Create(ctx, cm, nil, &metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil // another replica wrote it
+		}
+		return err
+	case err != nil:
+		return err
+	case maps.Equal(old.(*corev1.ConfigMap).Data, data):
+		return nil
+	}
+	cm := old.(*corev1.ConfigMap).DeepCopy()
+	cm.Data = data
+	_, _, err = configMaps.Update(ctx, extensionAuthConfigMap, &rest.DefaultUpdatedObjectInfo{Obj: cm}, nil, nil, false, &metav1.UpdateOptions{})
+	return err
 }

@@ -9,41 +9,34 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/apiserver/pkg/authentication/user"
 	"sigs.k8s.io/yaml"
-
-	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authn"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 )
 
-// AdminUser is the user of the generated admin token.
-var AdminUser = request.User{Name: "admin", UID: "admin", Groups: []string{"system:masters", "system:authenticated"}}
+// AdminTokenUser is the user of the generated admin token.
+var AdminTokenUser = user.DefaultInfo{Name: "admin", UID: "admin", Groups: []string{user.SystemPrivilegedGroup}}
 
-// authenticator returns the token authenticator and, without
-// --token-auth-file, the admin token generated in dataDir (kept there and
-// reused on restart).
-func authenticator(o *Options) (*authn.TokenAuthenticator, string, error) {
+// adminToken returns, without --token-auth-file, the admin token kept in
+// dataDir (generated the first time).
+func adminToken(o *Options) (string, error) {
 	if o.TokenAuthFile != "" {
-		a, err := authn.LoadTokenFile(o.TokenAuthFile)
-		if err != nil {
-			return nil, "", fmt.Errorf("--token-auth-file: %w", err)
-		}
-		return a, "", nil
+		return "", nil
 	}
 	file := filepath.Join(o.DataDir, "admin-token")
 	data, err := os.ReadFile(file)
 	token := strings.TrimSpace(string(data))
-	if err != nil || token == "" {
-		buf := make([]byte, 32)
-		if _, err := rand.Read(buf); err != nil {
-			return nil, "", err
-		}
-		token = hex.EncodeToString(buf)
-		if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
-			return nil, "", fmt.Errorf("--data-dir: writing the admin token: %w", err)
-		}
+	if err == nil && token != "" {
+		return token, nil
 	}
-	admin := AdminUser
-	return authn.NewTokenAuthenticator(map[string]*request.User{token: &admin}), token, nil
+	buf := make([]byte, 32)
+	if _, err := rand.Read(buf); err != nil {
+		return "", err
+	}
+	token = hex.EncodeToString(buf)
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("--data-dir: writing the admin token: %w", err)
+	}
+	return token, nil
 }
 
 // kubeconfig is the subset of kubectl's config file written for the admin.
@@ -68,7 +61,9 @@ type namedCluster struct {
 type namedUser struct {
 	Name string `json:"name"`
 	User struct {
-		Token string `json:"token"`
+		ClientCertificateData string `json:"client-certificate-data,omitempty"`
+		ClientKeyData         string `json:"client-key-data,omitempty"`
+		Token                 string `json:"token,omitempty"`
 	} `json:"user"`
 }
 
@@ -80,9 +75,18 @@ type namedContext struct {
 	} `json:"context"`
 }
 
-// writeKubeconfig writes a kubeconfig that reaches server with token,
-// trusting caPEM (or skipping verification when the CA is unknown).
-func writeKubeconfig(path, server, token string, caPEM []byte) error {
+// adminCredentials are the ways into the admin kubeconfig: a client
+// certificate, a token, or both.
+type adminCredentials struct {
+	CertPEM, KeyPEM []byte
+	Token           string
+}
+
+// writeKubeconfig writes a kubeconfig that reaches server as the admin,
+// trusting caPEM (or skipping verification when the CA is unknown): its
+// current context uses the client certificate when there is one; the
+// token has a context of its own ("miniapiserver-token").
+func writeKubeconfig(path, server string, caPEM []byte, creds adminCredentials) error {
 	var c namedCluster
 	c.Name = "miniapiserver"
 	c.Cluster.Server = server
@@ -91,17 +95,30 @@ func writeKubeconfig(path, server, token string, caPEM []byte) error {
 	} else {
 		c.Cluster.InsecureSkipTLSVerify = true
 	}
-	var u namedUser
-	u.Name = "admin"
-	u.User.Token = token
-	var ctx namedContext
-	ctx.Name = "miniapiserver"
-	ctx.Context.Cluster, ctx.Context.User = c.Name, u.Name
-	data, err := yaml.Marshal(kubeconfig{
-		APIVersion: "v1", Kind: "Config",
-		Clusters: []namedCluster{c}, Users: []namedUser{u}, Contexts: []namedContext{ctx},
-		CurrentContext: ctx.Name,
-	})
+	cfg := kubeconfig{APIVersion: "v1", Kind: "Config", Clusters: []namedCluster{c}}
+	add := func(name string, u namedUser) {
+		u.Name = name
+		var ctx namedContext
+		ctx.Name = "miniapiserver"
+		if len(cfg.Contexts) > 0 {
+			ctx.Name = "miniapiserver-token"
+		}
+		ctx.Context.Cluster, ctx.Context.User = c.Name, name
+		cfg.Users, cfg.Contexts = append(cfg.Users, u), append(cfg.Contexts, ctx)
+	}
+	if creds.CertPEM != nil {
+		var u namedUser
+		u.User.ClientCertificateData = base64.StdEncoding.EncodeToString(creds.CertPEM)
+		u.User.ClientKeyData = base64.StdEncoding.EncodeToString(creds.KeyPEM)
+		add(AdminUserName, u)
+	}
+	if creds.Token != "" {
+		var u namedUser
+		u.User.Token = creds.Token
+		add("admin-token", u)
+	}
+	cfg.CurrentContext = cfg.Contexts[0].Name
+	data, err := yaml.Marshal(cfg)
 	if err != nil {
 		return err
 	}

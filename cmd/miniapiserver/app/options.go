@@ -65,6 +65,11 @@ type Options struct {
 	Profiling             bool
 	NamespaceController   bool
 	LogLevel              string
+
+	// Auth are the flags of authentication, authorization and the
+	// in-flight limits; Audit those of the audit log.
+	Auth  AuthOptions
+	Audit AuditOptions
 }
 
 // NewOptions returns the defaults.
@@ -89,6 +94,8 @@ func NewOptions() *Options {
 		ServiceClusterIPRange:      core.DefaultServiceClusterIPRange.String(),
 		LogLevel:                   "info",
 		NamespaceController:        true,
+		Auth:                       defaultAuthOptions(),
+		Audit:                      defaultAuditOptions(),
 	}
 }
 
@@ -119,9 +126,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Serving certificate (PEM). Without it, a self-signed certificate for the bind address and localhost is generated in --data-dir and reused.")
 	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "Private key (PEM) of --tls-cert-file.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile,
-		`Static bearer tokens, kube's CSV format: token,user,uid,"group1,group2". Without it, an admin token is generated once in --data-dir along with a kubeconfig that uses it.`)
+		`Static bearer tokens, kube's CSV format: token,user,uid,"group1,group2". Without it, an admin token is generated once in --data-dir, a second way in of the generated kubeconfig.`)
 	fs.IntVar(&o.InsecurePort, "insecure-port", o.InsecurePort,
-		"Plain HTTP port without authentication, for curl (0: off). Every request on it acts as an administrator.")
+		"Plain HTTP port without authentication, for curl (0: off). Every request on it acts as an administrator (system:unsecured in system:masters).")
 	fs.StringVar(&o.InsecureBindAddr, "insecure-bind-address", o.InsecureBindAddr,
 		"IP address of --insecure-port. Must be a loopback address unless --insecure-allow-remote is set.")
 	fs.BoolVar(&o.InsecureAllowRemote, "insecure-allow-remote", o.InsecureAllowRemote,
@@ -144,6 +151,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.NamespaceController, "namespace-controller", o.NamespaceController,
 		"Finish namespace deletions (delete their contents, then the namespace), as kube-controller-manager's namespace controller does. Turn off when a kube-controller-manager runs against this server.")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log level: debug, info, warn or error.")
+	o.Auth.addFlags(fs)
+	o.Audit.addFlags(fs)
 }
 
 // Validate checks the flag values; each error names its flag.
@@ -231,7 +240,10 @@ func (o *Options) Validate() error {
 	default:
 		return fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", o.LogLevel)
 	}
-	return nil
+	if err := o.Auth.validate(); err != nil {
+		return err
+	}
+	return o.Audit.validate()
 }
 
 // advertiseAddress is --advertise-address, or its default.

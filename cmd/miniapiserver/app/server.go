@@ -21,10 +21,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
 	admissionwebhook "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/webhook"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/filters"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
@@ -32,6 +34,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/authentication"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/certificates"
@@ -59,9 +62,13 @@ type Server struct {
 	InsecureURL string
 	// AdminToken is the generated admin token ("" with --token-auth-file).
 	AdminToken string
+	// ClientCA verifies client certificates; it signs new ones unless it
+	// came from --client-ca-file.
+	ClientCA *ClientCA
 	// CAPEM is the certificate clients trust (nil with --tls-cert-file).
 	CAPEM []byte
-	// KubeconfigPath is the generated kubeconfig ("" with --token-auth-file).
+	// KubeconfigPath is the generated admin kubeconfig ("" when the server
+	// holds no admin credential: --client-ca-file and --token-auth-file).
 	KubeconfigPath string
 	// EtcdURL is the etcd the server uses (the embedded one's, or the first
 	// of --etcd-servers).
@@ -111,7 +118,15 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	s.CAPEM = caPEM
-	groups, st, getter, err := buildGroups(o, etcd3.NewFactory(client), caPEM)
+	creds, err := loadCredentials(o)
+	if err != nil {
+		return nil, err
+	}
+	s.ClientCA, s.AdminToken = creds.clientCA, creds.adminToken
+	reviews := &lateAuthenticator{}
+	groups, st, getter, err := buildGroups(o, etcd3.NewFactory(client), ProviderDeps{
+		RootCA: caPEM, Tokens: creds.tokenIssuer(o), Authenticator: reviews, APIAudiences: o.Auth.apiAudiences(),
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -123,40 +138,27 @@ func Start(o *Options) (*Server, error) {
 	if err := getter.checkResources("--watch-cache-sizes", watchCacheSizeNames(o)); err != nil {
 		return nil, err
 	}
-
-	auth, token, err := authenticator(o)
+	sec, err := s.buildSecurity(o, creds, st.core, reviews)
 	if err != nil {
 		return nil, err
 	}
-	s.AdminToken = token
+
+	secureLn, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
+	if err != nil {
+		return nil, fmt.Errorf("--secure-port: %w", err)
+	}
+	s.cleanup = append(s.cleanup, func() { secureLn.Close() })
+	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
 	flowControl := flowControlController(st.flowControl)
 	services := webhook.EndpointsResolver{Services: st.core.Services, Endpoints: servedStorage(groups, "", "endpoints").(rest.Getter)}
 	webhooks := admissionwebhook.NewSource(services)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups),
 		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
-	api, err := apiserver.New(apiserver.Config{
-		APIGroups:     groups,
-		Authenticator: auth,
-		Admission: admission.Chain{
-			&admission.NamespaceLifecycle{Namespaces: st.core.Namespaces},
-			&admission.LimitRanger{LimitRanges: st.core.LimitRanges},
-			&admission.Priority{PriorityClasses: st.scheduling.PriorityClasses},
-			&admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses},
-			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}},
-			// kube's order: the webhooks last, mutating (the registry
-			// runs them after the built-in mutation of its hooks) then
-			// validating.
-			admissionwebhook.NewMutating(webhooks, st.core.Namespaces),
-			admissionwebhook.NewValidating(webhooks, st.core.Namespaces),
-		},
-		// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the
-		// wait for the server to start.
-		ReadyzChecks:      append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client), s.shutdownCheck()),
-		MinRequestTimeout: o.MinRequestTimeout,
-		RequestTimeout:    o.RequestTimeout,
-		Version:           Version(),
-		EnableProfiling:   o.Profiling,
-	})
+	cfg := s.apiConfig(o, groups, st, sec, creds, webhooks)
+	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
+	// for the server to start.
+	cfg.ReadyzChecks = append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client), s.shutdownCheck())
+	api, err := apiserver.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -166,21 +168,22 @@ func Start(o *Options) (*Server, error) {
 	if err := ensureSystemPriorityClasses(ctx, st.scheduling.PriorityClasses); err != nil {
 		return nil, err
 	}
-
-	secureLn, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
-	if err != nil {
-		return nil, fmt.Errorf("--secure-port: %w", err)
+	if err := ensureExtensionAuthConfigMap(ctx, st.core.ConfigMaps, creds.clientCA.PEM); err != nil {
+		return nil, fmt.Errorf("writing kube-system/%s: %w", extensionAuthConfigMap, err)
 	}
-	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
 	ensureKubernetesService(ctx, o, st.core.Services, secureLn.Addr().(*net.TCPAddr).Port)
 	var reconciler *endpoints.Reconciler
 	if o.EndpointReconcilerType == "lease" {
 		if reconciler, err = endpointReconciler(o, groups, secureLn.Addr().(*net.TCPAddr).Port); err != nil {
-			secureLn.Close()
 			return nil, err
 		}
 	}
-	tlsConfig := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12}
+	tlsConfig := &tls.Config{
+		Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12,
+		// Client certificates are asked for, not required: the
+		// authenticator verifies them, other requests use tokens.
+		ClientAuth: tls.RequestClientCert, ClientCAs: creds.clientCA.Pool,
+	}
 	s.serve(ctx, secureLn, api.SecureHandler(), tlsConfig, o.ShutdownTimeout)
 	if o.InsecurePort != 0 {
 		insecureLn, err := net.Listen("tcp", net.JoinHostPort(o.InsecureBindAddr, strconv.Itoa(o.InsecurePort)))
@@ -190,9 +193,10 @@ func Start(o *Options) (*Server, error) {
 		s.InsecureURL = "http://" + clientAddress(insecureLn.Addr().(*net.TCPAddr))
 		s.serve(ctx, insecureLn, api.InsecureHandler(), nil, o.ShutdownTimeout)
 	}
-	if token != "" {
+	admin := adminCredentials{CertPEM: creds.adminCert, KeyPEM: creds.adminKey, Token: creds.adminToken}
+	if admin.CertPEM != nil || admin.Token != "" {
 		s.KubeconfigPath = filepath.Join(o.DataDir, "kubeconfig")
-		if err := writeKubeconfig(s.KubeconfigPath, s.SecureURL, token, caPEM); err != nil {
+		if err := writeKubeconfig(s.KubeconfigPath, s.SecureURL, caPEM, admin); err != nil {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
@@ -248,6 +252,44 @@ func Start(o *Options) (*Server, error) {
 	return s, nil
 }
 
+// apiConfig is the configuration of the HTTP side: the groups, the
+// filters' parts, admission and timeouts (Start adds the readiness
+// checks).
+// apiConfig configures the API server; webhooks are the admission
+// webhooks the configurations declare.
+func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStorages, sec *security, creds *credentials,
+	webhooks *admissionwebhook.Source) apiserver.Config {
+	return apiserver.Config{
+		APIGroups:     groups,
+		Authenticator: sec.authenticator,
+		APIAudiences:  o.Auth.apiAudiences(),
+		Authorizer:    sec.authorizer,
+		InFlight: filters.InFlightConfig{
+			ReadOnly: o.Auth.MaxRequestsInflight, Mutating: o.Auth.MaxMutatingRequestsInflight,
+			QueueLength: inFlightQueueLength, MaxWait: o.RequestTimeout / 4,
+		},
+		AuditPolicy: sec.auditPolicy,
+		AuditSink:   auditSink(sec.auditLog),
+		NonResource: discoveryHandlers(creds.discovery(o, s.SecureURL)),
+		Admission: admission.Chain{
+			&admission.NamespaceLifecycle{Namespaces: st.core.Namespaces},
+			&admission.LimitRanger{LimitRanges: st.core.LimitRanges},
+			&admission.Priority{PriorityClasses: st.scheduling.PriorityClasses},
+			&admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses},
+			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}},
+			// kube's order: the webhooks last, mutating (the registry
+			// runs them after the built-in mutation of its hooks) then
+			// validating.
+			admissionwebhook.NewMutating(webhooks, st.core.Namespaces),
+			admissionwebhook.NewValidating(webhooks, st.core.Namespaces),
+		},
+		MinRequestTimeout: o.MinRequestTimeout,
+		RequestTimeout:    o.RequestTimeout,
+		Version:           Version(),
+		EnableProfiling:   o.Profiling,
+	}
+}
+
 // connectEtcd starts the embedded etcd (no --etcd-servers) and connects.
 func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 	endpoints := o.EtcdServers
@@ -281,17 +323,29 @@ func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 // embeddedEtcdDir is where the embedded etcd of a data dir keeps its data.
 func embeddedEtcdDir(dataDir string) string { return filepath.Join(dataDir, "etcd") }
 
+// ProviderDeps are what some API groups need of the server beyond its
+// options.
+type ProviderDeps struct {
+	// RootCA is the PEM published in every namespace (nil: none).
+	RootCA []byte
+	// Tokens serves the TokenRequest API (nil: not served).
+	Tokens *core.TokenIssuer
+	// Authenticator reviews TokenReviews; APIAudiences are its default
+	// audiences.
+	Authenticator authenticator.Request
+	APIAudiences  []string
+}
+
 // RESTStorageProviders are the providers of every served API group, in
-// the order discovery lists them, configured from o. rootCA is the PEM
-// published in every namespace (nil: none). The OpenAPI generator
-// (hack/openapi-gen) builds its groups from the same list.
-func RESTStorageProviders(o *Options, rootCA []byte) ([]generic.RESTStorageProvider, error) {
+// the order discovery lists them, configured from o and deps. The OpenAPI
+// generator (hack/openapi-gen) builds its groups from the same list.
+func RESTStorageProviders(o *Options, deps ProviderDeps) ([]generic.RESTStorageProvider, error) {
 	links := newGroupLinks()
-	coreProvider, err := coreStorageProvider(o, rootCA, links)
+	coreProvider, err := coreStorageProvider(o, deps, links)
 	if err != nil {
 		return nil, err
 	}
-	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(links)...), nil
+	return append([]generic.RESTStorageProvider{coreProvider}, groupStorageProviders(deps, links)...), nil
 }
 
 // groupLinks are what one group's provider hands another, filled as the
@@ -306,24 +360,25 @@ func newGroupLinks() groupLinks {
 	return groupLinks{events: &generic.StoreRef{}, budgets: &policy.Budgets{}}
 }
 
-// coreStorageProvider is the provider of the core group, configured from o.
-// It hands its events store to events.k8s.io; its evictions honour
-// policy's budgets.
-func coreStorageProvider(o *Options, rootCA []byte, links groupLinks) (core.RESTStorageProvider, error) {
+// coreStorageProvider is the provider of the core group, configured from o
+// and deps. It hands its events store to events.k8s.io; its evictions
+// honour policy's budgets.
+func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.RESTStorageProvider, error) {
 	serviceRange, err := o.serviceClusterIPRange()
 	if err != nil {
 		return core.RESTStorageProvider{}, err
 	}
-	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: rootCA,
-		Events: links.events, DisruptionBudgets: links.budgets}, nil
+	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: deps.RootCA,
+		Tokens: deps.Tokens, Events: links.events, DisruptionBudgets: links.budgets}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the
 // order discovery lists them (after the core group), linked as links say.
-func groupStorageProviders(links groupLinks) []generic.RESTStorageProvider {
+func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
 		apps.RESTStorageProvider{},
 		eventsgroup.RESTStorageProvider{Events: links.events},
+		authentication.RESTStorageProvider{Authenticator: deps.Authenticator, APIAudiences: deps.APIAudiences},
 		autoscaling.RESTStorageProvider{},
 		batch.RESTStorageProvider{},
 		certificates.RESTStorageProvider{},
@@ -346,9 +401,9 @@ func groupStorageProviders(links groupLinks) []generic.RESTStorageProvider {
 // DefaultStorageClass admission of new pods and claims) come before it,
 // the others after it (events.k8s.io serves its events store; policy fills
 // the budgets core's evictions read, through links).
-func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
+func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
 	links := newGroupLinks()
-	coreProvider, err := coreStorageProvider(o, rootCA, links)
+	coreProvider, err := coreStorageProvider(o, deps, links)
 	if err != nil {
 		return nil, groupStorages{}, nil, err
 	}
@@ -358,7 +413,7 @@ func buildGroups(o *Options, factory storage.Factory, rootCA []byte) ([]rest.API
 		seen:      map[string]bool{},
 		decorator: decoratorFor(o),
 	}
-	providers := groupStorageProviders(links)
+	providers := groupStorageProviders(deps, links)
 	// groups[0] is the core group's, groups[1+i] that of providers[i].
 	groups := make([]rest.APIGroupInfo, 1+len(providers))
 	fail := func(err error) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {

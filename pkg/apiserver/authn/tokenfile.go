@@ -1,8 +1,7 @@
-// Package authn authenticates requests: static bearer tokens from a file in
-// kube's --token-auth-file format.
 package authn
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/csv"
 	"errors"
@@ -11,23 +10,27 @@ import (
 	"os"
 	"strings"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/user"
 )
 
-// TokenAuthenticator knows a set of bearer tokens and their users.
-type TokenAuthenticator struct {
-	tokens map[string]*request.User
+// TokenFile knows a set of static bearer tokens and their users (kube's
+// --token-auth-file).
+type TokenFile struct {
+	tokens map[string]*user.DefaultInfo
 }
 
-// NewTokenAuthenticator returns an authenticator of the given tokens.
-func NewTokenAuthenticator(tokens map[string]*request.User) *TokenAuthenticator {
-	return &TokenAuthenticator{tokens: tokens}
+var _ authenticator.Token = (*TokenFile)(nil)
+
+// NewTokenFile returns an authenticator of the given tokens.
+func NewTokenFile(tokens map[string]*user.DefaultInfo) *TokenFile {
+	return &TokenFile{tokens: tokens}
 }
 
 // LoadTokenFile reads a token file: CSV lines "token,user,uid" with an
 // optional fourth column of comma separated groups (quoted), as kube's
 // --token-auth-file. Lines starting with # are comments.
-func LoadTokenFile(path string) (*TokenAuthenticator, error) {
+func LoadTokenFile(path string) (*TokenFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("token file: %w", err)
@@ -37,7 +40,7 @@ func LoadTokenFile(path string) (*TokenAuthenticator, error) {
 	r.FieldsPerRecord = -1
 	r.TrimLeadingSpace = true
 	r.Comment = '#'
-	tokens := map[string]*request.User{}
+	tokens := map[string]*user.DefaultInfo{}
 	for line := 1; ; line++ {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -56,7 +59,7 @@ func LoadTokenFile(path string) (*TokenAuthenticator, error) {
 		if _, dup := tokens[token]; dup {
 			return nil, fmt.Errorf("token file %s, line %d: duplicate token", path, line)
 		}
-		u := &request.User{Name: rec[1], UID: rec[2]}
+		u := &user.DefaultInfo{Name: rec[1], UID: rec[2]}
 		if len(rec) > 3 && rec[3] != "" {
 			for _, g := range strings.Split(rec[3], ",") {
 				u.Groups = append(u.Groups, strings.TrimSpace(g))
@@ -67,21 +70,22 @@ func LoadTokenFile(path string) (*TokenAuthenticator, error) {
 	if len(tokens) == 0 {
 		return nil, fmt.Errorf("token file %s has no tokens", path)
 	}
-	return &TokenAuthenticator{tokens: tokens}, nil
+	return &TokenFile{tokens: tokens}, nil
 }
 
-// AuthenticateToken returns the user of a token.
-func (a *TokenAuthenticator) AuthenticateToken(token string) (*request.User, bool) {
+// AuthenticateToken implements authenticator.Token: the user of a known
+// token; an unknown token is not recognized (no error).
+func (a *TokenFile) AuthenticateToken(_ context.Context, token string) (*authenticator.Response, bool, error) {
 	// Compare in constant time against every token, so that timing does
 	// not tell how much of a guess was right.
-	var found *request.User
+	var found *user.DefaultInfo
 	for t, u := range a.tokens {
 		if subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
 			found = u
 		}
 	}
 	if found == nil {
-		return nil, false
+		return nil, false, nil
 	}
-	return found, true
+	return &authenticator.Response{User: found}, true, nil
 }

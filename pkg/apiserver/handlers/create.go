@@ -19,7 +19,7 @@ import (
 // such as pods/binding).
 func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ctx, ns, name := s.requestContext(r, "create")
+		ctx, ns, name := s.requestContext(r)
 		opts := &metav1.CreateOptions{}
 		out, obj, ok := s.readWrite(w, r.WithContext(ctx), opts, "CreateOptions",
 			func() field.ErrorList { return metav1validation.ValidateCreateOptions(opts) },

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/miniapiserver/miniapiserver/api"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/audit"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -118,6 +119,7 @@ func (s *Scope) decodeBody(r *http.Request, data []byte, fieldValidation string)
 	for _, e := range strictErrs {
 		request.AddWarning(r.Context(), e.Error())
 	}
+	audit.LogRequestObject(r.Context(), obj, s.Kind)
 	return obj, nil
 }
 

@@ -21,7 +21,7 @@ import (
 // asked for cascading deletion with orphanDependents=false.
 func (s *Scope) Delete(deleter rest.GracefulDeleter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ctx, ns, name := s.requestContext(r, "delete")
+		ctx, ns, name := s.requestContext(r)
 		out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
 		if err != nil {
 			WriteError(w, r, err)
@@ -60,7 +60,7 @@ func (s *Scope) Delete(deleter rest.GracefulDeleter) http.HandlerFunc {
 // options select, each deleted as Delete would.
 func (s *Scope) DeleteCollection(deleter rest.CollectionDeleter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ctx, ns, _ := s.requestContext(r, "deletecollection")
+		ctx, ns, _ := s.requestContext(r)
 		out, err := s.mediaTypes().Output(r)
 		if err != nil {
 			WriteError(w, r, err)

@@ -10,17 +10,13 @@ import (
 )
 
 // Get serves GET on an object: the latest state, or with resourceVersion
-// a state not older than it (from the cache when there is one).
+// a state not older than it (from the cache when there is one). As in
+// kube, ?watch=true does not make it a watch (the request's Info says
+// get): one object is watched under /watch/ or with a field selector on
+// its name.
 func (s *Scope) Get(getter rest.Getter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ctx, _, name := s.requestContext(r, "get")
-		if r.URL.Query().Get("watch") != "" && isTrue(r.URL.Query().Get("watch")) {
-			// GET .../name?watch=true: kube's legacy watch of one object.
-			if watcher, ok := s.Storage.(rest.Watcher); ok {
-				s.serveWatch(w, r, watcher, name)
-				return
-			}
-		}
+		ctx, _, name := s.requestContext(r)
 		out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
 		if err != nil {
 			WriteError(w, r, err)
@@ -45,8 +41,6 @@ func (s *Scope) Get(getter rest.Getter) http.HandlerFunc {
 		s.writeResult(w, r, out, http.StatusOK, obj)
 	}
 }
-
-func isTrue(v string) bool { return v == "true" || v == "1" || v == "True" }
 
 // isPlainJSON reports an answer that is the object itself in compact JSON,
 // which a stored object's bytes are.

@@ -17,19 +17,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
-// List serves GET on a collection: a list, or a watch with ?watch=true.
+// List serves GET on a collection: a list, or a watch when the request's
+// Info says so (?watch=true).
 func (s *Scope) List(lister rest.Lister) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		opts, err := parseListOptions(r)
-		if err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		if opts.Watch {
+		if info, ok := request.InfoFrom(r.Context()); ok && info.Verb == "watch" {
 			watcher, ok := s.Storage.(rest.Watcher)
 			if !ok {
 				WriteError(w, r, errMethodNotAllowed())
@@ -38,7 +35,12 @@ func (s *Scope) List(lister rest.Lister) http.HandlerFunc {
 			s.serveWatch(w, r, watcher, "")
 			return
 		}
-		ctx, _, _ := s.requestContext(r, "list")
+		opts, err := parseListOptions(r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		ctx, _, _ := s.requestContext(r)
 		out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadataList)
 		if err != nil {
 			WriteError(w, r, err)

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/audit"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -48,7 +49,7 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 			return
 		}
 		patchType := types.PatchType(mediaType)
-		ctx, ns, name := s.requestContext(r, "patch")
+		ctx, ns, name := s.requestContext(r)
 		out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
 		if err != nil {
 			WriteError(w, r, err)
@@ -70,6 +71,7 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 			WriteError(w, r, err)
 			return
 		}
+		audit.LogRequestPatch(ctx, data)
 		p := &patcher{scope: s, patchType: patchType, patch: data, fieldValidation: opts.FieldValidation, name: name, namespace: ns,
 			manager: managerOrUserAgent(opts.FieldManager, r.UserAgent()), force: opts.Force != nil && *opts.Force}
 		if p.fieldValidation == "" {

@@ -87,19 +87,14 @@ type Attributes struct {
 	Default func(runtime.Object)
 }
 
-// requestContext returns r's context carrying the namespace of the URL and
-// what the request addresses.
-func (s *Scope) requestContext(r *http.Request, verb string) (context.Context, string, string) {
+// requestContext returns r's context carrying the namespace of the URL,
+// and the namespace and name the route matched.
+func (s *Scope) requestContext(r *http.Request) (context.Context, string, string) {
 	ns, name := "", chi.URLParam(r, "name")
 	if s.Namespaced {
 		ns = chi.URLParam(r, "namespace")
 	}
-	ctx := request.WithNamespace(r.Context(), ns)
-	info, ok := request.InfoFrom(ctx)
-	if ok {
-		info.Verb, info.Namespace, info.Name = verb, ns, name
-	}
-	return ctx, ns, name
+	return request.WithNamespace(r.Context(), ns), ns, name
 }
 
 // attributes describe op on the endpoint for admission; opts are the

@@ -15,7 +15,7 @@ import (
 // object, 201 when the PUT created it.
 func (s *Scope) Update(updater rest.Updater) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ctx, ns, name := s.requestContext(r, "update")
+		ctx, ns, name := s.requestContext(r)
 		opts := &metav1.UpdateOptions{}
 		out, obj, ok := s.readWrite(w, r.WithContext(ctx), opts, "UpdateOptions",
 			func() field.ErrorList { return metav1validation.ValidateUpdateOptions(opts) },

@@ -43,7 +43,7 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 	if name != "" {
 		opts.FieldSelector = fields.AndSelectors(opts.FieldSelector, fields.OneTermEqualSelector("metadata.name", name))
 	}
-	ctx, _, _ := s.requestContext(r, "watch")
+	ctx, _, _ := s.requestContext(r)
 	out, err := s.mediaTypes().WatchOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
 	if err != nil {
 		WriteError(w, r, err)
@@ -139,7 +139,7 @@ func (s *Scope) Watch(watcher rest.Watcher, named bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := ""
 		if named {
-			_, _, name = s.requestContext(r, "watch")
+			_, _, name = s.requestContext(r)
 		}
 		s.serveWatch(w, r, watcher, name)
 	}

@@ -129,16 +129,21 @@ func (csrStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 }
 
 // setRequestor fills the requestor fields of spec from the request's
-// authenticated user; calls from inside the process have none, and
-// leave them empty, as kube's loopback-less callers do.
-//
-// Seam: the request context carries request.User (name, uid, groups)
-// until the authentication work ("authn") gives it k8s.io/apiserver's
-// user.Info; spec.extra is filled from the user's extra then.
+// authenticated user, as kube does (its extra too); calls from inside the
+// process have none, and leave them empty, as kube's loopback-less
+// callers do.
 func setRequestor(ctx context.Context, spec *certificatesv1.CertificateSigningRequestSpec) {
 	spec.Username, spec.UID, spec.Groups, spec.Extra = "", "", nil, nil
-	if u, ok := request.UserFrom(ctx); ok && u != nil {
-		spec.Username, spec.UID, spec.Groups = u.Name, u.UID, u.Groups
+	u, ok := request.UserFrom(ctx)
+	if !ok || u == nil {
+		return
+	}
+	spec.Username, spec.UID, spec.Groups = u.GetName(), u.GetUID(), u.GetGroups()
+	if extra := u.GetExtra(); len(extra) > 0 {
+		spec.Extra = make(map[string]certificatesv1.ExtraValue, len(extra))
+		for k, v := range extra {
+			spec.Extra[k] = v
+		}
 	}
 }
 

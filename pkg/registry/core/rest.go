@@ -35,6 +35,9 @@ type RESTStorageProvider struct {
 	// RootCA, when set, is the PEM published in every namespace as the
 	// ConfigMap kube-root-ca.crt.
 	RootCA []byte
+	// Tokens, when set, serves the TokenRequest API
+	// (serviceaccounts/token).
+	Tokens *TokenIssuer
 	// Events, when set, receives the events store, which events.k8s.io
 	// serves too.
 	Events *generic.StoreRef
@@ -72,6 +75,13 @@ type LegacyRESTStorage struct {
 	Services *generic.Store
 	// LimitRanges is the LimitRanges' store, which admission reads.
 	LimitRanges *generic.Store
+	// ConfigMaps is the ConfigMaps' store: the server publishes how it
+	// authenticates clients in one (extension-apiserver-authentication).
+	ConfigMaps *generic.Store
+	// ServiceAccounts, Pods, Secrets and Nodes are read by the
+	// authenticator of service account tokens: the account and the object
+	// a token is bound to must still exist.
+	ServiceAccounts, Pods, Secrets, Nodes *generic.Store
 }
 
 // NewRESTStorage implements generic.RESTStorageProvider.
@@ -94,9 +104,7 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 		return r.Install(SchemeGroupVersion, getter, resources)
 	}
 	for _, r := range []generic.Resource{
-		secrets,
 		endpoints,
-		nodes,
 		persistentVolumes,
 		newPersistentVolumeClaims(p.ClaimStorageClass),
 		resourceQuotas,
@@ -115,13 +123,18 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 		p.Events.Store = events
 	}
 	var legacy LegacyRESTStorage
-	// New namespaces and new pods use these.
-	configMapStore, err := install(configMaps)
-	if err != nil {
+	// Service account tokens may be bound to these.
+	if legacy.Secrets, err = install(secrets); err != nil {
 		return fail(err)
 	}
-	serviceAccountStore, err := install(serviceAccounts)
-	if err != nil {
+	if legacy.Nodes, err = install(nodes); err != nil {
+		return fail(err)
+	}
+	// New namespaces and new pods use these.
+	if legacy.ConfigMaps, err = install(configMaps); err != nil {
+		return fail(err)
+	}
+	if legacy.ServiceAccounts, err = install(serviceAccounts); err != nil {
 		return fail(err)
 	}
 	if legacy.LimitRanges, err = install(limitRanges); err != nil {
@@ -136,18 +149,23 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	}
 	// Created as kube's controller manager creates them.
 	defaults := namespaceDefaults{
-		serviceAccounts: fieldmanager.TrackingCreater(serviceAccountStore, SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager),
-		configMaps:      fieldmanager.TrackingCreater(configMapStore, SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
+		serviceAccounts: fieldmanager.TrackingCreater(legacy.ServiceAccounts, SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager),
+		configMaps:      fieldmanager.TrackingCreater(legacy.ConfigMaps, SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
 		rootCA:          p.RootCA,
 	}
 	if legacy.Namespaces, legacy.NamespaceFinalize, err = installNamespaces(getter, defaults, resources); err != nil {
 		return fail(err)
 	}
-	if _, err := install(newPods(podLookups{
-		serviceAccounts: serviceAccountStore, limitRanges: legacy.LimitRanges,
+	if legacy.Pods, err = install(newPods(podLookups{
+		serviceAccounts: legacy.ServiceAccounts, limitRanges: legacy.LimitRanges,
 		priority: p.PodPriority, runtimeClass: p.PodRuntimeClass, budgets: p.DisruptionBudgets,
 	})); err != nil {
 		return fail(err)
+	}
+	if p.Tokens != nil {
+		resources["serviceaccounts/token"] = &TokenREST{issuer: *p.Tokens, objects: tokenObjects{
+			serviceAccounts: legacy.ServiceAccounts, pods: legacy.Pods, secrets: legacy.Secrets, nodes: legacy.Nodes,
+		}}
 	}
 	return legacy, info, nil
 }

@@ -1,11 +1,12 @@
 // Package request carries what the HTTP layer knows about a request (the
-// namespace of its URL, the user) to the registry, through the context.
+// namespace of its URL, the user, what it addresses) to the registry,
+// through the context.
 package request
 
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
 )
 
 type key int
@@ -15,6 +16,7 @@ const (
 	userKey
 	infoKey
 	warningsKey
+	auditKey
 )
 
 // WithNamespace returns a context carrying the request's namespace ("" for
@@ -29,31 +31,19 @@ func NamespaceValue(ctx context.Context) string {
 	return ns
 }
 
-// User is the authenticated user of a request.
-type User struct {
-	Name   string
-	UID    string
-	Groups []string
-}
-
-// WithUser returns a context carrying the request's user.
-func WithUser(ctx context.Context, u *User) context.Context {
+// WithUser returns a context carrying the request's user: the
+// authenticated one, or the impersonated one once impersonation is
+// allowed.
+func WithUser(ctx context.Context, u user.Info) context.Context {
 	return context.WithValue(ctx, userKey, u)
 }
 
-// UserFrom returns the request's user, if authenticated.
-func UserFrom(ctx context.Context) (*User, bool) {
-	u, ok := ctx.Value(userKey).(*User)
-	return u, ok
-}
-
-// Info describes the resource a request addresses, as the router found it.
-type Info struct {
-	Verb        string // get, list, watch, create, update, patch, delete, deletecollection
-	Resource    schema.GroupVersionResource
-	Subresource string
-	Namespace   string
-	Name        string
+// UserFrom returns the request's user. Every request of the secure port
+// has one (system:anonymous when it showed no credentials); calls from
+// inside the process (controllers) have none.
+func UserFrom(ctx context.Context) (user.Info, bool) {
+	u, ok := ctx.Value(userKey).(user.Info)
+	return u, ok && u != nil
 }
 
 // WithInfo returns a context carrying the request's Info.
@@ -61,8 +51,9 @@ func WithInfo(ctx context.Context, info *Info) context.Context {
 	return context.WithValue(ctx, infoKey, info)
 }
 
-// InfoFrom returns the request's Info, when the request addresses a resource.
+// InfoFrom returns the request's Info. Every HTTP request has one; calls
+// from inside the process have none.
 func InfoFrom(ctx context.Context) (*Info, bool) {
 	i, ok := ctx.Value(infoKey).(*Info)
-	return i, ok
+	return i, ok && i != nil
 }

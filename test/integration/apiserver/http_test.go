@@ -55,24 +55,25 @@ func TestHTTPErrors(t *testing.T) {
 }
 
 // TestAuthentication checks bearer token authentication: 401 with kube's
-// Status without a valid token, the public paths open to anyone, and the
+// Status for a token nobody knows (even on the public paths), requests
+// without credentials served as system:anonymous (the default
+// authorization allows them everything, as kube's AlwaysAllow), and the
 // insecure port open to all.
 func TestAuthentication(t *testing.T) {
 	unauthorized := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`
-	do(t, req{path: "/api/v1/namespaces", noAuth: true}).wantStatus(t, 401, unauthorized)
 	do(t, req{path: "/api/v1/namespaces", noAuth: true, headers: []string{"Authorization: Bearer wrong"}}).wantStatus(t, 401, unauthorized)
 	do(t, req{path: "/healthz", noAuth: true, headers: []string{"Authorization: Bearer wrong"}}).wantStatus(t, 401, unauthorized)
-	for _, path := range []string{"/api", "/apis", "/metrics"} {
-		if r := do(t, req{path: path, noAuth: true}); r.code != 401 {
-			t.Errorf("%s without a token: %d", path, r.code)
-		}
-	}
-	for _, path := range []string{"/healthz", "/livez", "/readyz", "/version"} {
+	for _, path := range []string{"/api", "/apis", "/healthz", "/livez", "/readyz", "/version"} {
 		if r := do(t, req{path: path, noAuth: true}); r.code != 200 {
 			t.Errorf("%s without a token: %d %s", path, r.code, r.body)
 		}
 	}
-	r := do(t, req{path: "/api", noAuth: true})
+	whoami := do(t, req{method: "POST", path: "/apis/authentication.k8s.io/v1/selfsubjectreviews", noAuth: true,
+		body: `{"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1"}`})
+	if !strings.Contains(string(whoami.body), `"username":"system:anonymous","groups":["system:unauthenticated"]`) {
+		t.Errorf("without credentials the server sees: %d %s", whoami.code, whoami.body)
+	}
+	r := do(t, req{path: "/api", noAuth: true, headers: []string{"Authorization: Bearer wrong"}})
 	if r.header.Get("Audit-Id") == "" {
 		t.Errorf("no Audit-Id header on a 401")
 	}
@@ -107,7 +108,7 @@ func TestHealthAndMetrics(t *testing.T) {
 	metrics := string(do(t, req{path: "/metrics"}).body)
 	for _, want := range []string{
 		`apiserver_request_total{code="404",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="GET",version="v1"}`,
-		`apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="namespaces",scope="cluster",subresource="",verb="POST",version="v1"}`,
+		`apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="namespaces",scope="resource",subresource="",verb="POST",version="v1"}`,
 		`apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="GET",version="v1",le="0.005"}`,
 	} {
 		if !strings.Contains(metrics, want) {

@@ -35,7 +35,7 @@ func TestProfiling(t *testing.T) {
 		}
 	})
 
-	ts := testserver.Start(t, func(o *app.Options) { o.Profiling = true })
+	ts := testserver.Start(t, func(o *app.Options) { o.Profiling = true; o.Auth.AnonymousAuth = false })
 	client := ts.HTTPClient(t)
 	base := ts.ClientConfig.Host + "/debug/pprof/"
 	if code, body := get(t, client, base); code != http.StatusOK || !strings.Contains(body, "goroutine") {
@@ -48,7 +48,8 @@ func TestProfiling(t *testing.T) {
 		t.Errorf("cmdline: got %d %q", code, body)
 	}
 
-	// Profiles say a lot about the server: no token, no profile.
+	// Profiles say a lot about the server: no credentials, no profile
+	// (here anonymous requests are refused).
 	tlsConfig, err := rest.TLSConfigFor(ts.ClientConfig)
 	if err != nil {
 		t.Fatal(err)

@@ -101,7 +101,11 @@ func TestCSRApproveAndSign(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if csr.Spec.Username != app.AdminUser.Name || csr.Spec.UID != app.AdminUser.UID || strings.Join(csr.Spec.Groups, ",") != strings.Join(app.AdminUser.Groups, ",") {
+	// The client is the administrator of the admin token; authentication
+	// adds system:authenticated, as kube's.
+	admin := app.AdminTokenUser
+	wantGroups := strings.Join(append(admin.Groups, "system:authenticated"), ",")
+	if csr.Spec.Username != admin.Name || csr.Spec.UID != admin.UID || strings.Join(csr.Spec.Groups, ",") != wantGroups {
 		t.Errorf("requestor %q %q %v, want the administrator's", csr.Spec.Username, csr.Spec.UID, csr.Spec.Groups)
 	}
 

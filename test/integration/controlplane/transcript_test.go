@@ -144,7 +144,7 @@ func replay(t *testing.T, name string, filters ...objectFilter) {
 func normalize(t *testing.T, data []byte, recorded bool, filters []objectFilter) any {
 	t.Helper()
 	if recorded {
-		data = bytes.ReplaceAll(data, []byte(`"`+*recordUser+`"`), []byte(`"`+app.AdminUser.Name+`"`))
+		data = bytes.ReplaceAll(data, []byte(`"`+*recordUser+`"`), []byte(`"`+app.AdminTokenUser.Name+`"`))
 	}
 	var v any
 	if err := json.Unmarshal(data, &v); err != nil {

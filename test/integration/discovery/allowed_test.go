@@ -18,13 +18,10 @@ var owned = []struct {
 	what  string
 }{
 	{11, "apiextensions.k8s.io"}, // CustomResourceDefinitions
-	{10, "authentication.k8s.io/v1 selfsubjectreviews"},
-	{10, "authentication.k8s.io/v1 tokenreviews"},
 	{10, "authorization.k8s.io/v1 localsubjectaccessreviews"},
 	{10, "authorization.k8s.io/v1 selfsubjectaccessreviews"},
 	{10, "authorization.k8s.io/v1 selfsubjectrulesreviews"},
 	{10, "authorization.k8s.io/v1 subjectaccessreviews"},
-	{10, "v1 serviceaccounts/token"}, // TokenRequest
 }
 
 // notYetServed are the resources issue 9 adds and the server does not

@@ -12,8 +12,13 @@ package kubectl
 
 import (
 	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -40,7 +45,33 @@ func TestMain(m *testing.M) {
 	testserver.Main(m, func(ts *testserver.TestServer, scratch string) {
 		srv = ts
 		cacheDir = scratch + "/kubectl-cache"
+		warmOpenAPIV2(ts)
 	})
+}
+
+// warmOpenAPIV2 asks for /openapi/v2 as kubectl does (protobuf) before
+// any test runs. The server encodes it on the first request, as kube's
+// does: seconds under -race, and on a loaded machine more than the 32 s
+// kubectl waits, which failed the first scenario that validates.
+func warmOpenAPIV2(ts *testserver.TestServer) {
+	transport, err := rest.TransportFor(ts.ClientConfig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "warming /openapi/v2:", err)
+		return
+	}
+	req, err := http.NewRequest(http.MethodGet, ts.URL+"/openapi/v2", nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "warming /openapi/v2:", err)
+		return
+	}
+	req.Header.Set("Accept", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+	resp, err := (&http.Client{Transport: transport, Timeout: 5 * time.Minute}).Do(req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "warming /openapi/v2:", err)
+		return
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 }
 
 // needKubectl skips a test when kubectl is not installed.

@@ -34,7 +34,7 @@ func TestCacheControl(t *testing.T) {
 	}
 	t.Run("401", func(t *testing.T) {
 		cfg := *srv.ClientConfig
-		cfg.BearerToken = ""
+		cfg.BearerToken = "wrong"
 		resp, err := (&testserver.TestServer{ClientConfig: &cfg}).HTTPClient(t).Get(srv.URL + "/api")
 		if err != nil {
 			t.Fatal(err)

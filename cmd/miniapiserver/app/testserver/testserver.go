@@ -17,9 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authz"
 )
 
 // TestServer is a running server.
@@ -152,4 +154,33 @@ func (ts *TestServer) HTTPClient(t testing.TB) *http.Client {
 		t.Fatalf("testserver: %v", err)
 	}
 	return &http.Client{Transport: transport}
+}
+
+// ClientConfigFor returns a client configuration that authenticates as
+// user name in groups, with a client certificate signed by the server's
+// client CA (the server adds system:authenticated). The server must have
+// generated its client CA (no --client-ca-file).
+func (ts *TestServer) ClientConfigFor(t testing.TB, name string, groups ...string) *rest.Config {
+	t.Helper()
+	certPEM, keyPEM, err := ts.Server.ClientCA.Sign(name, groups, time.Hour)
+	if err != nil {
+		t.Fatalf("testserver: signing a certificate for %s: %v", name, err)
+	}
+	cfg := rest.AnonymousClientConfig(ts.ClientConfig)
+	cfg.CertData, cfg.KeyData = certPEM, keyPEM
+	return cfg
+}
+
+// AnonymousClientConfig returns a client configuration without
+// credentials (the server sees system:anonymous).
+func (ts *TestServer) AnonymousClientConfig() *rest.Config {
+	return rest.AnonymousClientConfig(ts.ClientConfig)
+}
+
+// WithAuthorizer adds a to the server's authorizers, after those of
+// --authorization-mode (tests of what a user may do).
+func WithAuthorizer(name string, a authorizer.Authorizer) Option {
+	return func(o *app.Options) {
+		o.Auth.ExtraAuthorizers = append(o.Auth.ExtraAuthorizers, authz.Named{Name: name, Authorizer: a})
+	}
 }

@@ -36,7 +36,6 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/object"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules"
 	webhookrequest "k8s.io/apiserver/pkg/admission/plugin/webhook/request"
-	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/cel/environment"
 	webhookutil "k8s.io/apiserver/pkg/util/webhook"
 
@@ -68,10 +67,7 @@ func attributes(ctx context.Context, a handlers.Attributes, obj runtime.Object) 
 	if a.Operation == handlers.Delete {
 		object, old = nil, obj
 	}
-	var info user.Info
-	if u, ok := request.UserFrom(ctx); ok {
-		info = &user.DefaultInfo{Name: u.Name, UID: u.UID, Groups: u.Groups}
-	}
+	info, _ := request.UserFrom(ctx)
 	options := a.Options
 	if options != nil {
 		// A review's options name their kind (CreateOptions, ...).

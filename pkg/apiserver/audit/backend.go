@@ -1,0 +1,112 @@
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+
+	"github.com/miniapiserver/miniapiserver/pkg/metrics"
+)
+
+// Sink receives the events of audited requests. ProcessEvent must not
+// block: the request waits for it.
+type Sink interface {
+	ProcessEvent(ev *auditv1.Event)
+}
+
+// kube's audit metrics.
+var (
+	eventTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "apiserver_audit_event_total",
+		Help: "Counter of audit events generated and sent to the audit backend.",
+	})
+	errorTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "apiserver_audit_error_total",
+		Help: "Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.",
+	}, []string{"plugin"})
+	levelTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "apiserver_audit_level_total",
+		Help: "Counter of policy levels for audit events (1 per request).",
+	}, []string{"level"})
+)
+
+func init() { metrics.MustRegister(eventTotal, errorTotal, levelTotal) }
+
+// pluginLog is the plugin label of the log backend's errors.
+const pluginLog = "log"
+
+// LogBackend writes events as JSON lines (kube's --audit-log-format=json)
+// from one goroutine, through a buffer of bufferSize events: a request
+// never waits for the disk. When the buffer is full the event is dropped
+// and counted (apiserver_audit_error_total{plugin="log"}), as kube's
+// batch mode does.
+type LogBackend struct {
+	out    io.WriteCloser
+	events chan *auditv1.Event
+	done   chan struct{}
+
+	mu     sync.RWMutex // guards closed against ProcessEvent's send
+	closed bool
+}
+
+// NewLogBackend starts writing to out; Shutdown stops it and closes out.
+func NewLogBackend(out io.WriteCloser, bufferSize int) *LogBackend {
+	b := &LogBackend{out: out, events: make(chan *auditv1.Event, bufferSize), done: make(chan struct{})}
+	go b.run()
+	return b
+}
+
+// ProcessEvent implements Sink.
+func (b *LogBackend) ProcessEvent(ev *auditv1.Event) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closed {
+		b.drop(errors.New("the audit log is shut down"), ev)
+		return
+	}
+	select {
+	case b.events <- ev:
+	default:
+		b.drop(errors.New("the audit buffer is full"), ev)
+	}
+}
+
+func (b *LogBackend) drop(err error, ev *auditv1.Event) {
+	errorTotal.WithLabelValues(pluginLog).Inc()
+	slog.Debug("audit: event dropped", "error", err, "auditID", ev.AuditID, "stage", ev.Stage)
+}
+
+func (b *LogBackend) run() {
+	defer close(b.done)
+	for ev := range b.events {
+		data, err := json.Marshal(ev)
+		if err == nil {
+			_, err = b.out.Write(append(data, '\n'))
+		}
+		if err != nil {
+			errorTotal.WithLabelValues(pluginLog).Inc()
+			slog.Error("audit: writing an event", "error", err, "auditID", ev.AuditID)
+		}
+	}
+}
+
+// Shutdown writes the events buffered, then closes the output.
+func (b *LogBackend) Shutdown() {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	b.closed = true
+	close(b.events)
+	b.mu.Unlock()
+	<-b.done
+	if err := b.out.Close(); err != nil {
+		slog.Error("audit: closing the log", "error", err)
+	}
+}
