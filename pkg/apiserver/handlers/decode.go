@@ -110,14 +110,13 @@ func (s *Scope) decodeBody(r *http.Request, data []byte, fieldValidation string)
 		return nil, s.decodeError(err, gvk, data)
 	}
 	strictErrs = append(strictErrs, unknown...)
-	if len(strictErrs) == 0 || fieldValidation == fieldValidationIgnore {
-		return obj, nil
-	}
-	if fieldValidation == fieldValidationStrict {
-		return nil, s.decodeError(runtime.NewStrictDecodingError(strictErrs), gvk, data)
-	}
-	for _, e := range strictErrs {
-		request.AddWarning(r.Context(), e.Error())
+	if len(strictErrs) > 0 && fieldValidation != fieldValidationIgnore {
+		if fieldValidation == fieldValidationStrict {
+			return nil, s.decodeError(runtime.NewStrictDecodingError(strictErrs), gvk, data)
+		}
+		for _, e := range strictErrs {
+			request.AddWarning(r.Context(), e.Error())
+		}
 	}
 	audit.LogRequestObject(r.Context(), obj, s.Kind)
 	return obj, nil
