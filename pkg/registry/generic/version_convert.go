@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,7 +94,7 @@ func (s versioner) updateValidation(validate rest.ValidateObjectUpdateFunc) rest
 
 // mutation gives the request's mutating admission (rest.WithMutation)
 // the served version of what the Store admits, and the Store what it made
-// of it.
+// of it, if anything.
 func (s versioner) mutation(ctx context.Context) context.Context {
 	mutate, ctx := rest.TakeMutation(ctx)
 	if mutate == nil {
@@ -109,8 +110,14 @@ func (s versioner) mutation(ctx context.Context) context.Context {
 				return err
 			}
 		}
+		before := served.DeepCopyObject()
 		if err := mutate(ctx, served, old); err != nil {
 			return err
+		}
+		if equality.Semantic.DeepEqual(before, served) {
+			// Unchanged: the Store's object stays as it is (a round trip
+			// through the served version need not give it back exactly).
+			return nil
 		}
 		stored, err := s.toStorage(served)
 		if err != nil {

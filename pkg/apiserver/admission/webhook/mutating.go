@@ -51,10 +51,10 @@ type reinvocation struct {
 // Admit implements handlers.MutatingAdmission: obj (nil on a delete) is
 // changed in place.
 func (p *Mutating) Admit(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
-	attr := attributes(ctx, a, obj)
-	if a.Operation == handlers.Delete {
-		attr = attributes(ctx, a, nil) // kube gives mutating webhooks no object on a delete
+	if p.source.idle(p.source.mutatingHooks()) {
+		return nil
 	}
+	attr := attributes(ctx, a, obj)
 	if ok, err := p.ready(ctx, attr); !ok {
 		return err
 	}

@@ -106,6 +106,17 @@ func (s *Source) resources() Resources {
 	return nil
 }
 
+// idle reports that the configurations were listed and hooks (of one
+// kind) are none: a request needs nothing more.
+func (s *Source) idle(hooks []*hook) bool {
+	select {
+	case <-s.synced:
+		return len(hooks) == 0
+	default:
+		return false
+	}
+}
+
 func (s *Source) mutatingHooks() []*hook   { return *s.mutating.Load() }
 func (s *Source) validatingHooks() []*hook { return *s.validating.Load() }
 
