@@ -13,11 +13,14 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
@@ -53,6 +56,9 @@ func init() {
 		batchv1.AddToScheme,
 		policyv1.AddToScheme,
 		apiextensionsv1.AddToScheme,
+		networkingv1.AddToScheme,
+		discoveryv1.AddToScheme,
+		resourcev1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
 		utilruntime.Must(add(Scheme))
@@ -67,6 +73,7 @@ func init() {
 		flowcontrolv1.SchemeGroupVersion, storagemigrationv1.SchemeGroupVersion,
 		batchv1.SchemeGroupVersion, policyv1.SchemeGroupVersion,
 		apiextensionsv1.SchemeGroupVersion,
+		networkingv1.SchemeGroupVersion, discoveryv1.SchemeGroupVersion, resourcev1.SchemeGroupVersion,
 	} {
 		metav1.AddToGroupVersion(Scheme, gv)
 	}

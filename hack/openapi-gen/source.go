@@ -158,11 +158,15 @@ func (sp *sourcePackage) addFile(fset *token.FileSet, f *ast.File) {
 				}
 				for i, n := range s.Names {
 					c := &constant{name: n.Name, comments: commentsAbove(n.Pos()), pkg: sp, imports: imports}
-					if s.Type != nil {
-						c.typ = qualifiedName(s.Type, sp.path, imports)
-					}
 					if i < len(s.Values) {
 						c.expr = s.Values[i]
+					}
+					switch call, ok := c.expr.(*ast.CallExpr); {
+					case s.Type != nil:
+						c.typ = qualifiedName(s.Type, sp.path, imports)
+					case ok && len(call.Args) == 1:
+						// Typed by a conversion: PathTypeExact = PathType("Exact").
+						c.typ = qualifiedName(call.Fun, sp.path, imports)
 					}
 					sp.consts[n.Name] = c
 				}

@@ -12,9 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/defaultservicecidr"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/networking"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
@@ -67,6 +69,18 @@ func ensureKubernetesService(ctx context.Context, o *Options, services rest.Crea
 	if err := core.EnsureKubernetesService(ctx, services, serviceRange, securePort); err != nil {
 		slog.Warn("creating the kubernetes service", "err", err)
 	}
+}
+
+// defaultServiceCIDR creates the default ServiceCIDR, "kubernetes", from
+// --service-cluster-ip-range, as kube-apiserver does at start, and returns
+// the controller that keeps it (Run it).
+func defaultServiceCIDR(ctx context.Context, o *Options, storage networking.GroupStorage) (*defaultservicecidr.Controller, error) {
+	serviceRange, _ := o.serviceClusterIPRange() // validated already
+	c := defaultservicecidr.New(storage.ServiceCIDRs, storage.ServiceCIDRStatus, serviceRange)
+	if err := c.Sync(ctx); err != nil {
+		return nil, fmt.Errorf("creating the default ServiceCIDR: %w", err)
+	}
+	return c, nil
 }
 
 // Set by the linker: -X github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app.gitVersion=...

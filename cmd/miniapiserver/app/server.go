@@ -40,11 +40,14 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/discovery"
 	eventsgroup "github.com/miniapiserver/miniapiserver/pkg/registry/events"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/networking"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/policy"
+	resourcegroup "github.com/miniapiserver/miniapiserver/pkg/registry/resource"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
 	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storage"
@@ -154,7 +157,11 @@ func Start(o *Options) (*Server, error) {
 	webhooks := admissionwebhook.NewSource(services)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups),
 		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
-	cfg := s.apiConfig(o, groups, st, sec, creds, webhooks)
+	policies, err := newAdmissionPolicies(groups, st, sec.authorizer)
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.apiConfig(o, groups, st, sec, creds, policies, webhooks)
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
 	cfg.ReadyzChecks = append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client), s.shutdownCheck())
@@ -170,6 +177,10 @@ func Start(o *Options) (*Server, error) {
 	}
 	if err := ensureExtensionAuthConfigMap(ctx, st.core.ConfigMaps, creds.clientCA.PEM); err != nil {
 		return nil, fmt.Errorf("writing kube-system/%s: %w", extensionAuthConfigMap, err)
+	}
+	serviceCIDRs, err := defaultServiceCIDR(ctx, o, st.networking)
+	if err != nil {
+		return nil, err
 	}
 	ensureKubernetesService(ctx, o, st.core.Services, secureLn.Addr().(*net.TCPAddr).Port)
 	var reconciler *endpoints.Reconciler
@@ -200,7 +211,11 @@ func Start(o *Options) (*Server, error) {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
+	go func() {
+		defer s.wg.Done()
+		policies.run(ctx)
+	}()
 	go func() {
 		defer s.wg.Done()
 		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
@@ -212,6 +227,11 @@ func Start(o *Options) (*Server, error) {
 	go func() {
 		defer s.wg.Done()
 		flowControl.Run(ctx)
+	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		serviceCIDRs.Run(ctx)
 	}()
 	if reconciler != nil { // nil: --endpoint-reconciler-type=none, or no address to list
 		// Stopped first when the server stops (kube's pre-shutdown hook):
@@ -255,10 +275,8 @@ func Start(o *Options) (*Server, error) {
 // apiConfig is the configuration of the HTTP side: the groups, the
 // filters' parts, admission and timeouts (Start adds the readiness
 // checks).
-// apiConfig configures the API server; webhooks are the admission
-// webhooks the configurations declare.
 func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStorages, sec *security, creds *credentials,
-	webhooks *admissionwebhook.Source) apiserver.Config {
+	policies *admissionPolicies, webhooks *admissionwebhook.Source) apiserver.Config {
 	return apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: sec.authenticator,
@@ -277,10 +295,13 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 			&admission.Priority{PriorityClasses: st.scheduling.PriorityClasses},
 			&admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses},
 			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}},
-			// kube's order: the webhooks last, mutating (the registry
-			// runs them after the built-in mutation of its hooks) then
-			// validating.
+			// kube's order: admission policies then webhooks, the
+			// mutating ones at the mutating step (the registry runs them
+			// after the built-in mutation of its hooks), the validating
+			// ones at the validating step.
+			policies.mutating,
 			admissionwebhook.NewMutating(webhooks, st.core.Namespaces),
+			policies.validating,
 			admissionwebhook.NewValidating(webhooks, st.core.Namespaces),
 		},
 		MinRequestTimeout: o.MinRequestTimeout,
@@ -349,15 +370,17 @@ func RESTStorageProviders(o *Options, deps ProviderDeps) ([]generic.RESTStorageP
 }
 
 // groupLinks are what one group's provider hands another, filled as the
-// groups are built: core's events store (events.k8s.io serves it too) and
-// policy's disruption budgets (core's pods/eviction honours them).
+// groups are built: core's events store (events.k8s.io serves it too),
+// policy's disruption budgets (core's pods/eviction honours them) and
+// core's namespaces (resource.k8s.io's admin-access check reads them).
 type groupLinks struct {
-	events  *generic.StoreRef
-	budgets *policy.Budgets
+	events     *generic.StoreRef
+	budgets    *policy.Budgets
+	namespaces *resourcegroup.NamespaceRef
 }
 
 func newGroupLinks() groupLinks {
-	return groupLinks{events: &generic.StoreRef{}, budgets: &policy.Budgets{}}
+	return groupLinks{events: &generic.StoreRef{}, budgets: &policy.Budgets{}, namespaces: &resourcegroup.NamespaceRef{}}
 }
 
 // coreStorageProvider is the provider of the core group, configured from o
@@ -382,6 +405,7 @@ func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTSt
 		autoscaling.RESTStorageProvider{},
 		batch.RESTStorageProvider{},
 		certificates.RESTStorageProvider{},
+		networking.RESTStorageProvider{},
 		policy.RESTStorageProvider{Budgets: links.budgets},
 		storagegroup.RESTStorageProvider{},
 		admissionregistration.RESTStorageProvider{},
@@ -389,6 +413,8 @@ func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTSt
 		scheduling.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
 		node.RESTStorageProvider{},
+		discovery.RESTStorageProvider{},
+		resourcegroup.RESTStorageProvider{Namespaces: links.namespaces},
 		flowcontrol.RESTStorageProvider{},
 		storagemigration.RESTStorageProvider{},
 	}
@@ -445,6 +471,7 @@ func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest
 	if st.core, groups[0], err = coreProvider.NewLegacyRESTStorage(getter); err != nil {
 		return fail(fmt.Errorf("building the core API group: %w", err))
 	}
+	links.namespaces.Getter = st.core.Namespaces
 	if err := buildNamed(false); err != nil {
 		return fail(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/networking"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
@@ -23,6 +24,8 @@ type groupStorages struct {
 	flowControl flowcontrol.Storage
 	// apiextensions' definitions are served by the CRD controller.
 	apiextensions apiextensions.Storage
+	// networking's default ServiceCIDR too.
+	networking networking.GroupStorage
 }
 
 // build builds the group of p, a named group's provider, keeping its
@@ -39,6 +42,8 @@ func (st *groupStorages) build(p generic.RESTStorageProvider, getter generic.RES
 		st.flowControl, info, err = p.NewFlowControlStorage(getter)
 	case apiextensions.RESTStorageProvider:
 		st.apiextensions, info, err = p.NewGroupStorage(getter)
+	case networking.RESTStorageProvider:
+		st.networking, info, err = p.NewGroupStorage(getter)
 	default:
 		info, err = p.NewRESTStorage(getter)
 	}

@@ -38,7 +38,7 @@ func (c Chain) Validate(ctx context.Context, a handlers.Attributes, obj runtime.
 }
 
 // Admit implements handlers.MutatingAdmission: the checks that mutate,
-// in order.
+// in order, before any validates.
 func (c Chain) Admit(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
 	for _, check := range c {
 		if m, ok := check.(handlers.MutatingAdmission); ok {

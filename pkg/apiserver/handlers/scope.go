@@ -45,16 +45,9 @@ type Scope struct {
 
 // Admission is the validating admission chain as the handlers see it: it
 // runs on the fully formed object, inside the registry verb, as kube's
-// validating admission does. When it is a MutatingAdmission too, its
-// Admit runs where the registry takes it (rest.WithMutation).
+// validating admission does.
 type Admission interface {
 	Validate(ctx context.Context, a Attributes, obj runtime.Object) error
-}
-
-// MutatingAdmission may change the object of a write (kube's mutating
-// admission webhooks); obj is changed in place. On a delete obj is nil.
-type MutatingAdmission interface {
-	Admit(ctx context.Context, a Attributes, obj runtime.Object) error
 }
 
 // Operation is what a request does, for admission.
@@ -72,14 +65,15 @@ type Attributes struct {
 	Operation   Operation
 	Resource    schema.GroupVersionResource
 	Subresource string
+	Namespace   string
+	Name        string
 	// Kind is the kind of the endpoint's objects.
-	Kind      schema.GroupVersionKind
-	Namespace string
-	Name      string
+	Kind schema.GroupVersionKind
 	// Old is the object an update changes (nil on other operations).
 	Old runtime.Object
-	// Options are the request's CreateOptions, UpdateOptions,
-	// PatchOptions or DeleteOptions; DryRun whether they ask for a dry run.
+	// Options are the request's options (*metav1.CreateOptions,
+	// UpdateOptions or DeleteOptions, with their kind), and DryRun
+	// whether they ask for a dry run.
 	Options runtime.Object
 	DryRun  bool
 	// Default applies the defaults of Kind (to an object a mutating
@@ -97,84 +91,65 @@ func (s *Scope) requestContext(r *http.Request) (context.Context, string, string
 	return request.WithNamespace(r.Context(), ns), ns, name
 }
 
-// attributes describe op on the endpoint for admission; opts are the
-// request's options.
-func (s *Scope) attributes(op Operation, ns, name string, opts runtime.Object) Attributes {
-	a := Attributes{Operation: op, Resource: s.Resource, Subresource: s.Subresource, Kind: s.Kind,
-		Namespace: ns, Name: name, Options: opts}
-	switch o := opts.(type) {
-	case *metav1.CreateOptions:
-		a.DryRun = len(o.DryRun) > 0
-	case *metav1.UpdateOptions:
-		a.DryRun = len(o.DryRun) > 0
-	case *metav1.PatchOptions:
-		a.DryRun = len(o.DryRun) > 0
-	case *metav1.DeleteOptions:
-		a.DryRun = len(o.DryRun) > 0
-	}
-	if d, ok := s.Storage.(rest.Defaulter); ok {
-		a.Default = d.Default
-	}
-	return a
+// validation returns the admission check of op as the registry takes it;
+// opts are the request's options (see Attributes.Options).
+func (s *Scope) validation(op Operation, ns, name string, opts runtime.Object) rest.ValidateObjectFunc {
+	return s.validationOf(op, ns, name, nil, opts)
 }
 
-// validation returns the admission check of op as the registry takes it.
-func (s *Scope) validation(op Operation, ns, name string, opts runtime.Object) rest.ValidateObjectFunc {
+// validationOf is validation with the old object of an update.
+func (s *Scope) validationOf(op Operation, ns, name string, old, opts runtime.Object) rest.ValidateObjectFunc {
 	if s.Admission == nil {
 		return nil
 	}
 	return func(ctx context.Context, obj runtime.Object) error {
-		return s.Admission.Validate(ctx, s.objectAttributes(op, ns, name, opts, obj, nil), obj)
+		return s.Admission.Validate(ctx, s.attributes(op, ns, name, obj, old, opts), obj)
 	}
 }
 
-// updateValidation is the admission check of an update.
-func (s *Scope) updateValidation(ns, name string, opts runtime.Object) rest.ValidateObjectUpdateFunc {
-	if s.Admission == nil {
-		return nil
+// attributes describe a request on obj to admission.
+func (s *Scope) attributes(op Operation, ns, name string, obj, old, opts runtime.Object) Attributes {
+	opts, dryRun := admissionOptions(op, opts)
+	attrs := Attributes{Operation: op, Resource: s.Resource, Subresource: s.Subresource, Namespace: ns, Name: name,
+		Kind: s.Kind, Old: old, Options: opts, DryRun: dryRun}
+	if d, ok := s.Storage.(rest.Defaulter); ok {
+		attrs.Default = d.Default
 	}
-	return func(ctx context.Context, obj, old runtime.Object) error {
-		return s.Admission.Validate(ctx, s.objectAttributes(Update, ns, name, opts, obj, old), obj)
-	}
-}
-
-// objectAttributes are the attributes of op on obj (replacing old): a
-// generated name is obj's.
-func (s *Scope) objectAttributes(op Operation, ns, name string, opts, obj, old runtime.Object) Attributes {
-	if u, ok := opts.(*metav1.UpdateOptions); ok && op == Create {
-		// An update that creates is admitted as a create, with kube's
-		// create options.
-		opts = &metav1.CreateOptions{DryRun: u.DryRun, FieldManager: u.FieldManager, FieldValidation: u.FieldValidation}
-	}
-	a := s.attributes(op, ns, name, opts)
-	a.Old = old
-	if name == "" {
+	if name == "" && obj != nil {
 		if m, err := meta.Accessor(obj); err == nil {
-			a.Name = m.GetName()
+			attrs.Name = m.GetName() // a generated name
 		}
 	}
-	return a
+	return attrs
+}
+
+// MutatingAdmission is implemented by admission chains that also change
+// objects, as kube's mutating admission does: Admit changes obj in
+// place, before the registry validates it.
+type MutatingAdmission interface {
+	Admit(ctx context.Context, a Attributes, obj runtime.Object) error
 }
 
 // admitDelete runs the mutating admission of a delete (of name, or of a
 // collection when name is ""), before the registry's, as kube's handler
 // does: there is no object to change, only a request to refuse.
 func (s *Scope) admitDelete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) error {
-	admit, ok := s.Admission.(MutatingAdmission)
+	m, ok := s.Admission.(MutatingAdmission)
 	if !ok {
 		return nil
 	}
-	return admit.Admit(ctx, s.attributes(Delete, ns, name, opts), nil)
+	return m.Admit(ctx, s.attributes(Delete, ns, name, nil, nil, opts), nil)
 }
 
 // withMutation returns ctx carrying the endpoint's mutating admission of
-// a create (op Create) or an update (op Update, or Create when the update
-// creates), for the registry to run (rest.WithMutation). It admits the
-// endpoint's own objects only: where a subresource writes another kind
-// (a Scale, a Binding into its Pod) the Store's object is not the one
-// admission is about, and is left alone.
+// a create or an update (a create when the update creates: old is nil),
+// for the registry to run where kube runs it: after the resource's
+// built-in mutation (its Begin hooks), before its strategy
+// (rest.WithMutation). It admits the endpoint's own objects only: where a
+// subresource writes another kind (a Scale, a Binding into its Pod) the
+// Store's object is not the one admission is about, and is left alone.
 func (s *Scope) withMutation(ctx context.Context, ns, name string, opts runtime.Object) context.Context {
-	admit, ok := s.Admission.(MutatingAdmission)
+	m, ok := s.Admission.(MutatingAdmission)
 	if !ok {
 		return ctx
 	}
@@ -187,8 +162,46 @@ func (s *Scope) withMutation(ctx context.Context, ns, name string, opts runtime.
 		if old == nil {
 			op = Create
 		}
-		return admit.Admit(ctx, s.objectAttributes(op, ns, name, opts, obj, old), obj)
+		if err := m.Admit(ctx, s.attributes(op, ns, name, obj, old, opts), obj); err != nil {
+			return err
+		}
+		dedupOwnerReferences(ctx, obj, true)
+		return nil
 	})
+}
+
+// updateValidation is the admission check of an update.
+func (s *Scope) updateValidation(ns, name string, opts *metav1.UpdateOptions) rest.ValidateObjectUpdateFunc {
+	if s.Admission == nil {
+		return nil
+	}
+	return func(ctx context.Context, obj, old runtime.Object) error {
+		return s.validationOf(Update, ns, name, old, opts)(ctx, obj)
+	}
+}
+
+// admissionOptions returns the options admission sees, as kube's
+// handlers pass them: a create through an update or a patch has
+// CreateOptions; each carries its kind.
+func admissionOptions(op Operation, opts runtime.Object) (runtime.Object, bool) {
+	switch o := opts.(type) {
+	case *metav1.CreateOptions:
+		o = o.DeepCopy()
+		o.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("CreateOptions"))
+		return o, len(o.DryRun) > 0
+	case *metav1.UpdateOptions:
+		if op == Create {
+			return admissionOptions(op, &metav1.CreateOptions{DryRun: o.DryRun, FieldManager: o.FieldManager, FieldValidation: o.FieldValidation})
+		}
+		o = o.DeepCopy()
+		o.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("UpdateOptions"))
+		return o, len(o.DryRun) > 0
+	case *metav1.DeleteOptions:
+		o = o.DeepCopy()
+		o.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("DeleteOptions"))
+		return o, len(o.DryRun) > 0
+	}
+	return opts, false
 }
 
 // mediaTypes is what the endpoint reads and writes.

@@ -135,30 +135,7 @@ func validateEndpointAddress(address *corev1.EndpointAddress, fldPath *field.Pat
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("nodeName"), *address.NodeName, msg))
 		}
 	}
-	return append(allErrs, validateEndpointIP(address.IP, fldPath.Child("ip"))...)
-}
-
-// validateEndpointIP rejects the addresses no endpoint (or external IP)
-// may have.
-func validateEndpointIP(ipAddress string, fldPath *field.Path) field.ErrorList {
-	ip := net.ParseIP(ipAddress)
-	if ip == nil {
-		return field.ErrorList{field.Invalid(fldPath, ipAddress, "must be a valid IP address")}
-	}
-	var allErrs field.ErrorList
-	if ip.IsUnspecified() {
-		allErrs = append(allErrs, field.Invalid(fldPath, ipAddress, fmt.Sprintf("may not be unspecified (%v)", ipAddress)))
-	}
-	if ip.IsLoopback() {
-		allErrs = append(allErrs, field.Invalid(fldPath, ipAddress, "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
-	}
-	if ip.IsLinkLocalUnicast() {
-		allErrs = append(allErrs, field.Invalid(fldPath, ipAddress, "may not be in the link-local range (169.254.0.0/16, fe80::/10)"))
-	}
-	if ip.IsLinkLocalMulticast() {
-		allErrs = append(allErrs, field.Invalid(fldPath, ipAddress, "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"))
-	}
-	return allErrs
+	return append(allErrs, corevalidation.ValidateEndpointIP(address.IP, fldPath.Child("ip"))...)
 }
 
 func validateEndpointPort(port *corev1.EndpointPort, requireName bool, fldPath *field.Path) field.ErrorList {

@@ -304,11 +304,13 @@ func (al *serviceAllocators) allocClusterIPs(ctx context.Context, svc *corev1.Se
 func (al *serviceAllocators) allocIP(ctx context.Context, svc *corev1.Service, requested string, dryRun bool) (string, error) {
 	clusterIPsPath := field.NewPath("spec", "clusterIPs")
 	if requested == "" {
+		var ip netip.Addr
+		var err error
 		if dryRun {
-			// kube does not look for a free address on a dry run.
-			return al.ips.CIDR().Addr().String(), nil
+			ip, err = al.ips.DryRunNext(ctx)
+		} else {
+			ip, err = al.ips.AllocateNext(ctx, svc)
 		}
-		ip, err := al.ips.AllocateNext(ctx, svc)
 		if err != nil {
 			return "", apierrors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP for Service %q: %w", svc.Name, err))
 		}
@@ -319,12 +321,14 @@ func (al *serviceAllocators) allocIP(ctx context.Context, svc *corev1.Service, r
 		return "", apierrors.NewInternalError(fmt.Errorf("failed to parse service IP %q", requested))
 	}
 	if dryRun {
-		err = al.ips.CheckRange(ip)
+		err = al.ips.CheckRange(ctx, ip)
 	} else {
 		err = al.ips.Allocate(ctx, svc, ip)
 	}
 	if err != nil {
-		if errors.Is(err, ipallocator.ErrAllocated) || errors.Is(err, ipallocator.ErrMismatchedNetwork) || !al.ips.InRange(ip) {
+		var outOfRange *ipallocator.OutOfRangeError
+		if errors.Is(err, ipallocator.ErrAllocated) || errors.Is(err, ipallocator.ErrMismatchedNetwork) ||
+			errors.Is(err, ipallocator.ErrNotReady) || errors.As(err, &outOfRange) {
 			return "", invalidService(svc, field.ErrorList{field.Invalid(clusterIPsPath, svc.Spec.ClusterIPs,
 				fmt.Sprintf("failed to allocate IP %v: %v", requested, err))})
 		}

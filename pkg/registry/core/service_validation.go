@@ -90,7 +90,7 @@ func validateService(svc, old *corev1.Service) field.ErrorList {
 		if errs := validation.IsValidIPForLegacyField(p, ip, true, oldExternalIPs); len(errs) != 0 {
 			allErrs = append(allErrs, errs...)
 		} else {
-			allErrs = append(allErrs, validateEndpointIP(ip, p)...)
+			allErrs = append(allErrs, corevalidation.ValidateEndpointIP(ip, p)...)
 		}
 	}
 	switch {

@@ -300,3 +300,8 @@ func (i *trackedInfo) UpdatedObject(ctx context.Context, live runtime.Object) (r
 	}
 	return i.track(live, obj), nil
 }
+
+// TypeConverter returns the type converter of the served kinds (built
+// on first use), for server-side apply's merges elsewhere (mutating
+// admission policies' apply configurations).
+func TypeConverter() (managedfields.TypeConverter, error) { return typeConverter() }

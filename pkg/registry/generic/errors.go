@@ -23,17 +23,17 @@ func interpretGetError(err error, gr schema.GroupResource, name string) error {
 	case storage.ErrCodeKeyNotFound:
 		return apierrors.NewNotFound(gr, name)
 	}
-	return interpretCommon(err, gr, "get")
+	return interpretCommon(err)
 }
 
-func interpretListError(err error, gr schema.GroupResource, verb string) error {
+func interpretListError(err error, gr schema.GroupResource) error {
 	switch storage.CodeOf(err) {
 	case storage.ErrCodeKeyNotFound:
 		return apierrors.NewNotFound(gr, "")
 	case storage.ErrCodeInvalidObj:
 		return apierrors.NewBadRequest(storageMessage(err))
 	}
-	return interpretCommon(err, gr, verb)
+	return interpretCommon(err)
 }
 
 func interpretCreateError(err error, gr schema.GroupResource, name string) error {
@@ -46,7 +46,7 @@ func interpretCreateError(err error, gr schema.GroupResource, name string) error
 			Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: storageMessage(err),
 		}}
 	}
-	return interpretCommon(err, gr, "create")
+	return interpretCommon(err)
 }
 
 func interpretUpdateError(err error, gr schema.GroupResource, name string) error {
@@ -56,7 +56,7 @@ func interpretUpdateError(err error, gr schema.GroupResource, name string) error
 	case storage.ErrCodeKeyNotFound:
 		return apierrors.NewNotFound(gr, name)
 	}
-	return interpretCommon(err, gr, "update")
+	return interpretCommon(err)
 }
 
 func interpretDeleteError(err error, gr schema.GroupResource, name string) error {
@@ -66,17 +66,17 @@ func interpretDeleteError(err error, gr schema.GroupResource, name string) error
 	case storage.ErrCodeResourceVersionConflicts, storage.ErrCodeKeyExists, storage.ErrCodeInvalidObj:
 		return apierrors.NewConflict(gr, name, errors.New(storageMessage(err)))
 	}
-	return interpretCommon(err, gr, "delete")
+	return interpretCommon(err)
 }
 
 // InterpretWatchError converts the error of a watch's ERROR event (Status
 // errors pass through).
 func InterpretWatchError(err error, gr schema.GroupResource) error {
-	return interpretListError(err, gr, "watch")
+	return interpretListError(err, gr)
 }
 
 // interpretCommon converts the codes every verb shares.
-func interpretCommon(err error, gr schema.GroupResource, verb string) error {
+func interpretCommon(err error) error {
 	var se *storage.Error
 	if !errors.As(err, &se) {
 		return err // already a Status, or a bug the HTTP layer reports as 500
@@ -100,13 +100,14 @@ func interpretCommon(err error, gr schema.GroupResource, verb string) error {
 		}}
 	case storage.ErrCodeNotReady:
 		return apierrors.NewTooManyRequests(storageMessage(err), 1)
-	case storage.ErrCodeUnreachable:
-		return apierrors.NewServerTimeout(gr, verb, 2)
 	case storage.ErrCodeInvalidObj:
 		return apierrors.NewBadRequest(storageMessage(err))
-	case storage.ErrCodeNoSpace:
-		// kube passes etcd's error up as it is: a 500 with etcd's words
-		// and no reason.
+	case storage.ErrCodeUnreachable, storage.ErrCodeNoSpace:
+		// kube passes etcd's error up as it is: a 500 with etcd's words,
+		// no reason and no Retry-After. A Retry-After here would make
+		// client-go send a create again that etcd may have applied (the
+		// answer timed out, not the write): the retry then fails with
+		// AlreadyExists.
 		return &apierrors.StatusError{ErrStatus: metav1.Status{
 			Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: storageMessage(err),
 		}}

@@ -33,7 +33,7 @@ func (e *Store) List(ctx context.Context, options *metainternalversion.ListOptio
 	}
 	res, err := e.storage.GetList(ctx, key, opts)
 	if err != nil {
-		return nil, interpretListError(err, e.qualifiedResource, "list")
+		return nil, interpretListError(err, e.qualifiedResource)
 	}
 	return res, nil
 }
@@ -62,7 +62,7 @@ func (e *Store) Watch(ctx context.Context, options *metainternalversion.ListOpti
 	}
 	w, err := e.storage.Watch(ctx, key, opts)
 	if err != nil {
-		return nil, interpretListError(err, e.qualifiedResource, "watch")
+		return nil, interpretListError(err, e.qualifiedResource)
 	}
 	// ERROR events carry storage errors: the HTTP layer converts them with
 	// InterpretWatchError as it writes them, so that events reach it

@@ -48,15 +48,21 @@ func wipeSystemFields(m metav1.Object) {
 // characters names of label-validated kinds may have.
 const maxGenerateNameBase = 63 - generateNameSuffixLen
 
-// generateName fills metadata.name from metadata.generateName.
-func generateName(m metav1.Object) {
+// generateName fills metadata.name from metadata.generateName, with the
+// resource's generator (nil: SimpleNameGenerator).
+func generateName(m metav1.Object, generator func(base string) string) {
 	if m.GetGenerateName() != "" && m.GetName() == "" {
-		base := m.GetGenerateName()
-		if len(base) > maxGenerateNameBase {
-			base = base[:maxGenerateNameBase]
+		if generator == nil {
+			generator = SimpleNameGenerator
 		}
-		m.SetName(base + utilrand.String(generateNameSuffixLen))
+		m.SetName(generator(m.GetGenerateName()))
 	}
+}
+
+// SimpleNameGenerator is kube's: base, cut to maxGenerateNameBase, and a
+// random suffix of five characters.
+func SimpleNameGenerator(base string) string {
+	return base[:min(len(base), maxGenerateNameBase)] + utilrand.String(generateNameSuffixLen)
 }
 
 // ensureNamespace makes the object's namespace that of the request: a

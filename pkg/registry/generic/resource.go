@@ -31,6 +31,9 @@ type Resource struct {
 	New     func() runtime.Object
 	NewList func() runtime.Object
 
+	// NameGenerator makes a new object's name from its generateName (nil:
+	// SimpleNameGenerator, a random suffix).
+	NameGenerator func(base string) string
 	// Strategy specialises create, update and delete (nil: BaseStrategy).
 	Strategy Strategy
 	// StatusStrategy, when set, serves "<name>/status" with it.

@@ -48,6 +48,9 @@ type Store struct {
 	ttlFunc func(obj runtime.Object, existing uint64, update bool) (uint64, error)
 
 	createStrategy rest.RESTCreateStrategy
+	// nameGenerator makes a name from metadata.generateName (nil:
+	// SimpleNameGenerator).
+	nameGenerator func(base string) string
 	// mainUpdate is how the resource's own endpoint updates: its strategy
 	// and Begin hooks. Subresources update through paths of their own.
 	mainUpdate updatePath
@@ -105,6 +108,7 @@ func newStore(r Resource, gv schema.GroupVersion, strategy Strategy, getter REST
 		singularResource:         schema.GroupResource{Group: gv.Group, Resource: r.Singular},
 		ttlFunc:                  r.TTLFunc,
 		createStrategy:           strategy,
+		nameGenerator:            r.NameGenerator,
 		mainUpdate:               updatePath{strategy: strategy, beginCreate: r.Hooks.BeginCreate, beginUpdate: r.Hooks.BeginUpdate},
 		deleteStrategy:           strategy,
 		afterDeleteFunc:          r.Hooks.AfterDelete,

@@ -415,5 +415,5 @@ func wrapClientError(key string, err error) error {
 	case errors.Is(err, rpctypes.ErrNoSpace):
 		return storage.NewNoSpaceError(key, rpctypes.ErrNoSpace.Error())
 	}
-	return storage.NewUnreachableError(key, fmt.Errorf("etcd3: %w", err))
+	return storage.NewUnreachableError(key, err) // etcd's words, as kube shows them
 }

@@ -4,18 +4,25 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/openapi3"
+	"k8s.io/client-go/rest"
 	"k8s.io/kube-openapi/pkg/util/proto"
 	"k8s.io/kube-openapi/pkg/util/proto/validation"
 )
 
 func discoveryClient(t *testing.T) *discovery.DiscoveryClient {
 	t.Helper()
-	dc, err := discovery.NewDiscoveryClientForConfig(srv.ClientConfig)
+	// client-go's discovery gives up after 32 s by default; the first
+	// protobuf encoding of /openapi/v2 can take half of that under -race
+	// on a busy machine.
+	cfg := rest.CopyConfig(srv.ClientConfig)
+	cfg.Timeout = 2 * time.Minute
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +60,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		{schema.GroupVersion{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, "io.k8s.api.flowcontrol.v1.FlowSchema"},
 		{schema.GroupVersion{Group: "storagemigration.k8s.io", Version: "v1"}, "io.k8s.api.storagemigration.v1.StorageVersionMigration"},
 		{schema.GroupVersion{Group: "apiextensions.k8s.io", Version: "v1"}, "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"},
+		{schema.GroupVersion{Group: "resource.k8s.io", Version: "v1"}, "io.k8s.api.resource.v1.ResourceClaim"},
 	} {
 		doc, err := root.GVSpec(tc.gv)
 		if err != nil {

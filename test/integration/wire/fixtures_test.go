@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -90,7 +91,8 @@ func fixtureResources(t testing.TB) []string {
 // createFixture creates the object of testdata/objects/<resource>.json
 // (in ns when the resource is namespaced; NAMESPACE in the file names it).
 // A cluster-scoped object's name gets the namespace as suffix, so that
-// tests do not collide.
+// tests do not collide; but an IPAddress is named by its address, and is
+// made once per server.
 func createFixture(t testing.TB, ns, resource string) *unstructured.Unstructured {
 	t.Helper()
 	res, ok := servedResources(t)[resource]
@@ -110,7 +112,9 @@ func createFixture(t testing.TB, ns, resource string) *unstructured.Unstructured
 	if res.namespaced {
 		created, err = client.Namespace(ns).Create(context.Background(), obj, metav1.CreateOptions{})
 	} else {
-		obj.SetName(obj.GetName() + "-" + ns)
+		if _, err := netip.ParseAddr(obj.GetName()); err != nil {
+			obj.SetName(obj.GetName() + "-" + ns)
+		}
 		created, err = client.Create(context.Background(), obj, metav1.CreateOptions{})
 	}
 	if err != nil {

@@ -111,7 +111,13 @@ func TestTableGolden(t *testing.T) {
 			if err := json.Unmarshal(r.body, &table); err != nil {
 				t.Fatal(err)
 			}
-			if table.Kind != "Table" || table.APIVersion != "meta.k8s.io/v1" || len(table.Rows) != 1 || len(table.ColumnDefinitions) != len(table.Rows[0].Cells) {
+			// kube prints an IPAddress's age in a cell without a column.
+			extraCells := 0
+			if res == "ipaddresses" {
+				extraCells = 1
+			}
+			if table.Kind != "Table" || table.APIVersion != "meta.k8s.io/v1" || len(table.Rows) != 1 ||
+				len(table.ColumnDefinitions)+extraCells != len(table.Rows[0].Cells) {
 				t.Fatalf("table: %s", r.body)
 			}
 			golden(t, "tables/"+res+".json", normalizeTable(t, &table, ns))

@@ -116,12 +116,17 @@ func TestWatchOptionsEveryResource(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	results := make(chan result, 4*len(fixtureResources(t)))
+	// Bounded: each watch has a budget of a second or three, which a
+	// loaded machine misses when every resource's four watch at once.
+	running := make(chan struct{}, 32)
 	for _, res := range fixtureResources(t) {
 		for _, accept := range []string{"application/json", mediaTypeProtobuf} {
 			for _, allowBookmarks := range []bool{true, false} {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
+					running <- struct{}{}
+					defer func() { <-running }()
 					name := fmt.Sprintf("%s %s allowWatchBookmarks=%v", res, accept, allowBookmarks)
 					results <- result{name, checkWatchOptions(t, collectionPath(t, res, ns), accept, allowBookmarks)}
 				}()

@@ -80,7 +80,10 @@ func New(dir string, opts ...Option) (*TestServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting miniapiserver: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Ready takes well under a second; the bound only keeps a broken
+	// server from hanging a test, and is generous for a machine busy with
+	// many test binaries under -race.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := s.WaitForReady(ctx); err != nil {
 		s.Stop()

@@ -1,0 +1,103 @@
+package policy
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// Resource is one served endpoint as policies see it: what a paramKind
+// names, and what matchPolicy Equivalent compares.
+type Resource struct {
+	Resource    schema.GroupVersionResource
+	Subresource string
+	Kind        schema.GroupVersionKind
+	Namespaced  bool
+	Storage     rest.Storage
+}
+
+// Resources answers the questions kube's RESTMapper and equivalent
+// resource registry answer for admission policies, from the server's
+// endpoints.
+type Resources struct {
+	byKind map[schema.GroupVersionKind]*Resource // main resources only
+	byGVR  map[endpointKey]*Resource
+	// equivalents lists the endpoints sharing one storage (the versions
+	// of a resource, and a resource served by two groups), as kube's
+	// registry groups them by their storage prefix.
+	equivalents map[equivalenceKey][]schema.GroupVersionResource
+}
+
+type endpointKey struct {
+	gvr         schema.GroupVersionResource
+	subresource string
+}
+
+type equivalenceKey struct {
+	storage     schema.GroupKind
+	resource    string
+	subresource string
+}
+
+// NewResources indexes the endpoints.
+func NewResources(endpoints []Resource) *Resources {
+	r := &Resources{
+		byKind:      map[schema.GroupVersionKind]*Resource{},
+		byGVR:       map[endpointKey]*Resource{},
+		equivalents: map[equivalenceKey][]schema.GroupVersionResource{},
+	}
+	for i := range endpoints {
+		e := &endpoints[i]
+		r.byGVR[endpointKey{e.Resource, e.Subresource}] = e
+		if e.Subresource == "" {
+			if _, seen := r.byKind[e.Kind]; !seen {
+				r.byKind[e.Kind] = e
+			}
+		}
+		k := r.equivalenceKey(e)
+		r.equivalents[k] = append(r.equivalents[k], e.Resource)
+	}
+	return r
+}
+
+func (r *Resources) equivalenceKey(e *Resource) equivalenceKey {
+	stored := e.Kind.GroupKind()
+	if p, ok := e.Storage.(rest.StorageVersionProvider); ok && e.Subresource == "" {
+		stored = p.StorageVersion().GroupKind()
+	}
+	if e.Subresource != "" {
+		// A subresource shares the storage of its resource.
+		if main, ok := r.byGVR[endpointKey{e.Resource, ""}]; ok {
+			stored = main.Kind.GroupKind()
+			if p, ok := main.Storage.(rest.StorageVersionProvider); ok {
+				stored = p.StorageVersion().GroupKind()
+			}
+		}
+	}
+	return equivalenceKey{storage: stored, resource: e.Resource.Resource, subresource: e.Subresource}
+}
+
+// ForKind returns the main resource serving kind.
+func (r *Resources) ForKind(kind schema.GroupVersionKind) (*Resource, bool) {
+	e, ok := r.byKind[kind]
+	return e, ok
+}
+
+// KindFor returns the kind gvr's subresource reads and writes (empty if
+// unknown).
+func (r *Resources) KindFor(gvr schema.GroupVersionResource, subresource string) schema.GroupVersionKind {
+	if e, ok := r.byGVR[endpointKey{gvr, subresource}]; ok {
+		return e.Kind
+	}
+	return schema.GroupVersionKind{}
+}
+
+// EquivalentResourcesFor returns the resources sharing gvr's storage,
+// gvr among them.
+func (r *Resources) EquivalentResourcesFor(gvr schema.GroupVersionResource, subresource string) []schema.GroupVersionResource {
+	e, ok := r.byGVR[endpointKey{gvr, subresource}]
+	if !ok {
+		return nil
+	}
+	return r.equivalents[r.equivalenceKey(e)]
+}

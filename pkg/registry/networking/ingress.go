@@ -1,0 +1,242 @@
+package networking
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// newIngresses declares the ingresses resource; classes are the
+// IngressClasses, the default of which new ingresses without a class get.
+func newIngresses(classes rest.Lister) generic.Resource {
+	return generic.Resource{
+		Name: "ingresses", Singular: "ingress", Kind: "Ingress", Namespaced: true,
+		ShortNames:     []string{"ing"},
+		New:            func() runtime.Object { return &networkingv1.Ingress{} },
+		NewList:        func() runtime.Object { return &networkingv1.IngressList{} },
+		Strategy:       ingressStrategy{generic.BaseStrategy{Namespaced: true}},
+		StatusStrategy: ingressStatusStrategy{ingressStrategy{generic.BaseStrategy{Namespaced: true}}},
+		Hooks:          generic.Hooks{BeginCreate: defaultIngressClass(classes)},
+		Table:          ingressTable,
+	}
+}
+
+var ingressTable = generic.TablePrinter{
+	Columns: []metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Class", Type: "string", Description: "The name of the IngressClass resource that should be used for additional configuration"},
+		{Name: "Hosts", Type: "string", Description: "Hosts that incoming requests are matched against before the ingress rule"},
+		{Name: "Address", Type: "string", Description: "Address is a list containing ingress points for the load-balancer"},
+		{Name: "Ports", Type: "string", Description: "Ports of TLS configurations that open"},
+		generic.AgeColumn,
+	},
+	Cells: func(obj runtime.Object) ([]interface{}, error) {
+		ing := obj.(*networkingv1.Ingress)
+		class := "<none>"
+		if ing.Spec.IngressClassName != nil {
+			class = *ing.Spec.IngressClassName
+		}
+		ports := "80"
+		if len(ing.Spec.TLS) != 0 {
+			ports = "80, 443"
+		}
+		return []interface{}{ing.Name, class, ingressHosts(ing.Spec.Rules), ingressAddresses(ing.Status.LoadBalancer),
+			ports, generic.TranslateTimestampSince(ing.CreationTimestamp)}, nil
+	},
+}
+
+// ingressHosts is kube's HOSTS cell: the first three hosts the rules name
+// ("*" when none does) and, when rules follow the third, a count that
+// (as kube's) subtracts three from the number of rules.
+func ingressHosts(rules []networkingv1.IngressRule) string {
+	const max = 3
+	var hosts []string
+	more := false
+	for _, r := range rules {
+		if len(hosts) == max {
+			more = true
+			break
+		}
+		if r.Host != "" {
+			hosts = append(hosts, r.Host)
+		}
+	}
+	if len(hosts) == 0 {
+		return "*"
+	}
+	s := strings.Join(hosts, ",")
+	if more {
+		s += fmt.Sprintf(" + %d more...", len(rules)-max)
+	}
+	return s
+}
+
+// ingressAddresses is kube's ADDRESS cell: every distinct IP (or hostname
+// of an entry without one), sorted; never clipped, since the server
+// prints tables wide.
+func ingressAddresses(s networkingv1.IngressLoadBalancerStatus) string {
+	seen := map[string]bool{}
+	for _, ing := range s.Ingress {
+		switch {
+		case ing.IP != "":
+			seen[ing.IP] = true
+		case ing.Hostname != "":
+			seen[ing.Hostname] = true
+		}
+	}
+	addrs := make([]string, 0, len(seen))
+	for a := range seen {
+		addrs = append(addrs, a)
+	}
+	sort.Strings(addrs)
+	return strings.Join(addrs, ",")
+}
+
+// ingressClassAnnotation is the deprecated way of naming an ingress's
+// class.
+const ingressClassAnnotation = "kubernetes.io/ingress.class"
+
+type ingressStrategy struct{ generic.BaseStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
+func (ingressStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("networking.k8s.io/v1", "status")
+}
+
+func (ingressStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	generic.ResetStatus(obj)
+	generic.StartGeneration(obj)
+}
+
+func (ingressStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	generic.KeepStatus(obj, old)
+	generic.BumpGenerationOnSpecChange(obj, old)
+}
+
+// Validate checks a new ingress; only on create must the deprecated class
+// annotation agree with spec.ingressClassName.
+func (ingressStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	ing := obj.(*networkingv1.Ingress)
+	allErrs := validateIngress(ing, ingressValidationOptions{})
+	if class, ok := ing.Annotations[ingressClassAnnotation]; ok && ing.Spec.IngressClassName != nil && class != *ing.Spec.IngressClassName {
+		allErrs = append(allErrs, field.Invalid(field.NewPath("annotations").Child(ingressClassAnnotation), class,
+			"must match `ingressClassName` when both are specified"))
+	}
+	return allErrs
+}
+
+func (ingressStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	ing := obj.(*networkingv1.Ingress)
+	if _, ok := ing.Annotations[ingressClassAnnotation]; ok && ing.Spec.IngressClassName == nil {
+		return []string{fmt.Sprintf("annotation %q is deprecated, please use 'spec.ingressClassName' instead", ingressClassAnnotation)}
+	}
+	return nil
+}
+
+// ValidateUpdate lets an ingress keep what older servers accepted (an
+// invalid TLS secret name, invalid rules under a wildcard host), as kube.
+func (ingressStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	ing, oldIng := obj.(*networkingv1.Ingress), old.(*networkingv1.Ingress)
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&ing.ObjectMeta, &oldIng.ObjectMeta, field.NewPath("metadata"))
+	return append(allErrs, validateIngress(ing, ingressValidationOptions{
+		allowInvalidSecretName:       hasInvalidSecretName(oldIng),
+		allowInvalidWildcardHostRule: hasInvalidWildcardHostRule(oldIng),
+	})...)
+}
+
+// ingressStatusStrategy serves ingresses/status: the spec stays (kube
+// lets metadata change here).
+type ingressStatusStrategy struct{ ingressStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
+func (ingressStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("networking.k8s.io/v1", "spec")
+}
+
+func (ingressStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	obj.(*networkingv1.Ingress).Spec = old.(*networkingv1.Ingress).Spec
+}
+
+func (ingressStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	ing, oldIng := obj.(*networkingv1.Ingress), old.(*networkingv1.Ingress)
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&ing.ObjectMeta, &oldIng.ObjectMeta, field.NewPath("metadata"))
+	return append(allErrs, validateIngressLoadBalancerStatus(&ing.Status.LoadBalancer, &oldIng.Status.LoadBalancer,
+		field.NewPath("status", "loadBalancer"))...)
+}
+
+// WarningsOnUpdate warns of load balancer IPs in a non-standard form
+// (kube names the entry, not its ip field).
+func (ingressStatusStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
+	var warnings []string
+	p := field.NewPath("status", "loadBalancer", "ingress")
+	for i, ing := range obj.(*networkingv1.Ingress).Status.LoadBalancer.Ingress {
+		if ing.IP != "" {
+			warnings = append(warnings, validation.GetWarningsForIP(p.Index(i), ing.IP)...)
+		}
+	}
+	return warnings
+}
+
+// defaultIngressClass is kube's DefaultIngressClass admission: a new
+// ingress that names no class (in spec or the deprecated annotation) gets
+// the default IngressClass, the newest when several claim to be.
+func defaultIngressClass(classes rest.Lister) generic.BeginCreateFunc {
+	return func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (generic.FinishFunc, error) {
+		done := func(context.Context, bool) {}
+		ing := obj.(*networkingv1.Ingress)
+		if _, annotated := ing.Annotations[ingressClassAnnotation]; ing.Spec.IngressClassName != nil || annotated {
+			return done, nil
+		}
+		class, err := defaultClass(request.WithNamespace(ctx, ""), classes)
+		if err != nil {
+			return nil, apierrors.NewForbidden(networkingv1.Resource("ingresses"), ing.Name, err)
+		}
+		if class != "" {
+			ing.Spec.IngressClassName = &class
+		}
+		return done, nil
+	}
+}
+
+// defaultClass names the default IngressClass ("" when there is none):
+// the newest one annotated as default, by name among those created in the
+// same second.
+func defaultClass(ctx context.Context, classes rest.Lister) (string, error) {
+	list, err := classes.List(ctx, &metainternalversion.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	var best *networkingv1.IngressClass
+	for _, item := range list.Items {
+		ic := &networkingv1.IngressClass{}
+		if err := item.Decode(ic); err != nil {
+			return "", err
+		}
+		if ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass] != "true" {
+			continue
+		}
+		if best == nil || ic.CreationTimestamp.After(best.CreationTimestamp.Time) ||
+			(ic.CreationTimestamp.Equal(&best.CreationTimestamp) && ic.Name < best.Name) {
+			best = ic
+		}
+	}
+	if best == nil {
+		return "", nil
+	}
+	return best.Name, nil
+}

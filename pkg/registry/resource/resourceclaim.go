@@ -1,0 +1,161 @@
+package resource
+
+import (
+	"context"
+	"strings"
+
+	resourcev1 "k8s.io/api/resource/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+)
+
+func newResourceClaims(admin adminAccess) generic.Resource {
+	strategy := claimStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, admin: admin}
+	return generic.Resource{
+		Name: "resourceclaims", Singular: "resourceclaim", Kind: "ResourceClaim", Namespaced: true,
+		New:                  func() runtime.Object { return &resourcev1.ResourceClaim{} },
+		NewList:              func() runtime.Object { return &resourcev1.ResourceClaimList{} },
+		Strategy:             strategy,
+		StatusStrategy:       claimStatusStrategy{strategy},
+		FieldLabelConversion: generic.DefaultFieldLabelConversion,
+		ReturnDeletedObject:  true,
+		Table: generic.TablePrinter{
+			Columns: []metav1.TableColumnDefinition{
+				generic.NameColumn,
+				{Name: "State", Type: "string", Description: "A summary of the current state (allocated, pending, reserved, etc.)."},
+				generic.AgeColumn,
+			},
+			Cells: func(obj runtime.Object) ([]interface{}, error) {
+				c := obj.(*resourcev1.ResourceClaim)
+				return []interface{}{c.Name, claimState(c), generic.TranslateTimestampSince(c.CreationTimestamp)}, nil
+			},
+		},
+	}
+}
+
+// claimState is kube's summary: deleted, pending, allocated, reserved.
+func claimState(c *resourcev1.ResourceClaim) string {
+	var states []string
+	if c.DeletionTimestamp != nil {
+		states = append(states, "deleted")
+	}
+	switch {
+	case c.Status.Allocation != nil:
+		states = append(states, "allocated")
+		if len(c.Status.ReservedFor) > 0 {
+			states = append(states, "reserved")
+		}
+	case c.DeletionTimestamp == nil:
+		states = append(states, "pending")
+	}
+	return strings.Join(states, ",")
+}
+
+// claimStrategy: a claim's spec never changes (the scheduler allocates
+// what it asked for); its status belongs to resourceclaims/status. Kube
+// keeps no generation for claims.
+type claimStrategy struct {
+	generic.BaseStrategy
+	admin adminAccess
+}
+
+func (claimStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("resource.k8s.io/v1", "status")
+}
+
+func (claimStrategy) Default(obj runtime.Object) {
+	c := obj.(*resourcev1.ResourceClaim)
+	defaultDeviceClaim(&c.Spec.Devices)
+	defaultAllocation(c.Status.Allocation)
+}
+
+func (claimStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	generic.ResetStatus(obj)
+	dropDisabledClaimFields(&obj.(*resourcev1.ResourceClaim).Spec, nil)
+}
+
+func (claimStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	generic.KeepStatus(obj, old)
+	dropDisabledClaimFields(&obj.(*resourcev1.ResourceClaim).Spec, &old.(*resourcev1.ResourceClaim).Spec)
+}
+
+func (s claimStrategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	c := obj.(*resourcev1.ResourceClaim)
+	allErrs := s.admin.checkRequests(ctx, c.Namespace, c.Spec.Devices.Requests)
+	allErrs = append(allErrs, corevalidation.ValidateObjectMeta(&c.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
+	return declarativeLast(append(allErrs, validateClaimSpec(&c.Spec, field.NewPath("spec"))...))
+}
+
+func (claimStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	c, oldC := obj.(*resourcev1.ResourceClaim), old.(*resourcev1.ResourceClaim)
+	allErrs := corevalidation.ValidateObjectMeta(&c.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&c.ObjectMeta, &oldC.ObjectMeta, field.NewPath("metadata"))...)
+	// Only the immutability is checked: nothing else can be changed.
+	return declarativeLast(append(allErrs, immutableSpec(&c.Spec, &oldC.Spec, field.NewPath("spec"))...))
+}
+
+// immutableSpec is kube's declarative "field is immutable".
+func immutableSpec(spec, old any, fldPath *field.Path) field.ErrorList {
+	if apiequality.Semantic.DeepEqual(spec, old) {
+		return nil
+	}
+	return declarative(field.ErrorList{field.Invalid(fldPath, nil, "field is immutable").WithOrigin("immutable")})
+}
+
+// claimStatusStrategy serves resourceclaims/status: the allocation (set
+// once), the consumers it is reserved for, and the drivers' device status.
+type claimStatusStrategy struct{ claimStrategy }
+
+func (claimStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("resource.k8s.io/v1", "metadata", "spec")
+}
+
+func (claimStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	c, oldC := obj.(*resourcev1.ResourceClaim), old.(*resourcev1.ResourceClaim)
+	generic.KeepAllButStatus(obj, old)
+	metav1.ResetObjectMetaForStatus(c, oldC)
+	dropDisabledAllocationFields(&c.Status, &oldC.Status)
+	dropDeallocatedDevices(&c.Status, &oldC.Status)
+}
+
+// dropDeallocatedDevices drops the device status of devices the claim no
+// longer has allocated, so that drivers need not clean up after a
+// deallocation.
+func dropDeallocatedDevices(status, old *resourcev1.ResourceClaimStatus) {
+	gone := sets.New[deviceID]()
+	if old.Allocation != nil {
+		for _, r := range old.Allocation.Devices.Results {
+			gone.Insert(resultID(r))
+		}
+	}
+	if status.Allocation != nil {
+		for _, r := range status.Allocation.Devices.Results {
+			gone.Delete(resultID(r))
+		}
+	}
+	kept := status.Devices[:0]
+	for _, d := range status.Devices {
+		if !gone.Has(statusID(d)) {
+			kept = append(kept, d)
+		}
+	}
+	status.Devices = kept
+	if len(status.Devices) == 0 {
+		status.Devices = nil
+	}
+}
+
+func (s claimStatusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	c, oldC := obj.(*resourcev1.ResourceClaim), old.(*resourcev1.ResourceClaim)
+	allErrs := s.admin.checkStatus(ctx, c.Namespace, c.Status.Allocation, oldC.Status.Allocation)
+	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&c.ObjectMeta, &oldC.ObjectMeta, field.NewPath("metadata"))...)
+	return declarativeLast(append(allErrs, validateClaimStatusUpdate(c, oldC)...))
+}
