@@ -79,6 +79,7 @@ func init() {
 	}
 	utilruntime.Must(Scheme.SetVersionPriority(corev1.SchemeGroupVersion))
 	addV1beta1Eviction(Scheme)
+	addQueryConversions(Scheme)
 }
 
 // addV1beta1Eviction registers policy/v1beta1 Eviction, which

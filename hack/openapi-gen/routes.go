@@ -84,6 +84,9 @@ type action struct {
 // endpointRoutes documents the routes of one endpoint. kind names the
 // operations: the kind of the main resource, also for subresources.
 func endpointRoutes(root string, e *apiserver.Endpoint, kind string) ([]common.Route, error) {
+	if routes, ok := optionsRoutes(root, e, kind); ok {
+		return routes, nil
+	}
 	st := e.Storage
 	_, isCreater := st.(rest.Creater)
 	lister, isLister := st.(rest.Lister)

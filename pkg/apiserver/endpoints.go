@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -111,6 +112,12 @@ func kindOf(gv schema.GroupVersion, st rest.Storage) (schema.GroupVersionKind, e
 
 // verbsOf lists the verbs a storage implements, in discovery's order.
 func verbsOf(st rest.Storage, subresource bool) []string {
+	if c, ok := st.(rest.Connecter); ok {
+		return connectVerbs(c.ConnectMethods())
+	}
+	if _, ok := st.(rest.GetterWithOptions); ok {
+		return []string{"get"}
+	}
 	var verbs []string
 	add := func(ok bool, verb string) {
 		if ok {
@@ -132,5 +139,22 @@ func verbsOf(st rest.Storage, subresource bool) []string {
 	add(updater && getter, "patch") // kube's rest.Patcher is a Getter and an Updater
 	add(updater, "update")
 	add(watcher && !subresource, "watch")
+	return verbs
+}
+
+// connectVerbs are the discovery verbs of a connect subresource's
+// methods, as kube lists them (sorted; HEAD and OPTIONS have none).
+func connectVerbs(methods []string) []string {
+	byMethod := map[string]string{
+		http.MethodGet: "get", http.MethodPost: "create", http.MethodPut: "update",
+		http.MethodPatch: "patch", http.MethodDelete: "delete",
+	}
+	var verbs []string
+	for _, m := range methods {
+		if v, ok := byMethod[m]; ok {
+			verbs = append(verbs, v)
+		}
+	}
+	sort.Strings(verbs)
 	return verbs
 }

@@ -96,7 +96,9 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope
 	warning := handlers.DeprecationWarning(sc.Storage.New(), sc.Kind, s.apiMajor, s.apiMinor)
 	handle := func(method, path, verb string, h http.Handler) {
 		h = s.instrument(sc, handlers.WithWarning(h, warning))
-		if sc.MediaTypes == nil || sc.MediaTypes.Routed() {
+		// What a connect subresource consumes and produces is its
+		// backend's business; custom resources negotiate their own.
+		if verb != "connect" && (sc.MediaTypes == nil || sc.MediaTypes.Routed()) {
 			produces := negotiation.ResourceMediaTypes
 			if verb == "list" || verb == "watch" {
 				produces = negotiation.StreamingMediaTypes
@@ -111,6 +113,20 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope
 	}
 	if sc.Subresource != "" {
 		path := item + "/" + sc.Subresource
+		if c, ok := sc.Storage.(rest.Connecter); ok {
+			_, subpath, _ := c.NewConnectOptions()
+			for _, method := range c.ConnectMethods() {
+				handle(method, path, "connect", sc.Connect(c))
+				if subpath {
+					handle(method, path+"/*", "connect", sc.Connect(c))
+				}
+			}
+			return
+		}
+		if g, ok := sc.Storage.(rest.GetterWithOptions); ok {
+			handle(http.MethodGet, path, "connect", sc.GetWithOptions(g))
+			return
+		}
 		if g, ok := sc.Storage.(rest.Getter); ok {
 			handle(http.MethodGet, path, "get", sc.Get(g))
 		}

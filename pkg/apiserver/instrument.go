@@ -11,6 +11,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/metrics"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // The request metrics, with kube's names and labels.
@@ -47,7 +48,11 @@ func (s *Server) instrument(sc *handlers.Scope, h http.Handler) http.Handler {
 		if code == 0 {
 			code = http.StatusOK
 		}
-		labels := []string{reportedVerb(info, r), dryRun, sc.Resource.Group, sc.Resource.Version, sc.Resource.Resource, sc.Subresource, scope(info), "apiserver"}
+		verb := reportedVerb(info, r)
+		if isConnect(sc.Storage) {
+			verb = "CONNECT" // as kube reports its connect verbs and pods/log
+		}
+		labels := []string{verb, dryRun, sc.Resource.Group, sc.Resource.Version, sc.Resource.Resource, sc.Subresource, scope(info), "apiserver"}
 		requestDuration.WithLabelValues(labels...).Observe(time.Since(start).Seconds())
 		requestTotal.WithLabelValues(append(labels, strconv.Itoa(code))...).Inc()
 	})
@@ -80,4 +85,12 @@ func scope(info *request.Info) string {
 		return "cluster"
 	}
 	return ""
+}
+
+// isConnect reports a connect subresource or one read with options
+// (pods/log).
+func isConnect(st rest.Storage) bool {
+	_, connect := st.(rest.Connecter)
+	_, withOptions := st.(rest.GetterWithOptions)
+	return connect || withOptions
 }

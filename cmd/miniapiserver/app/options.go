@@ -70,6 +70,8 @@ type Options struct {
 	// in-flight limits; Audit those of the audit log.
 	Auth  AuthOptions
 	Audit AuditOptions
+	// Kubelet are the flags of how the server reaches kubelets.
+	Kubelet KubeletOptions
 }
 
 // NewOptions returns the defaults.
@@ -96,6 +98,7 @@ func NewOptions() *Options {
 		NamespaceController:        true,
 		Auth:                       defaultAuthOptions(),
 		Audit:                      defaultAuditOptions(),
+		Kubelet:                    defaultKubeletOptions(),
 	}
 }
 
@@ -153,6 +156,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log level: debug, info, warn or error.")
 	o.Auth.addFlags(fs)
 	o.Audit.addFlags(fs)
+	o.Kubelet.addFlags(fs)
 }
 
 // Validate checks the flag values; each error names its flag.
@@ -243,7 +247,10 @@ func (o *Options) Validate() error {
 	if err := o.Auth.validate(); err != nil {
 		return err
 	}
-	return o.Audit.validate()
+	if err := o.Audit.validate(); err != nil {
+		return err
+	}
+	return o.Kubelet.validate()
 }
 
 // advertiseAddress is --advertise-address, or its default.

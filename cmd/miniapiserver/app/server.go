@@ -372,15 +372,20 @@ func RESTStorageProviders(o *Options, deps ProviderDeps) ([]generic.RESTStorageP
 // groupLinks are what one group's provider hands another, filled as the
 // groups are built: core's events store (events.k8s.io serves it too),
 // policy's disruption budgets (core's pods/eviction honours them) and
-// core's namespaces (resource.k8s.io's admin-access check reads them).
+// core's namespaces (resource.k8s.io's admin-access check reads them)
+// and discovery.k8s.io's EndpointSlices (core's services/proxy reads them).
 type groupLinks struct {
 	events     *generic.StoreRef
 	budgets    *policy.Budgets
 	namespaces *resourcegroup.NamespaceRef
+	// endpointSlices: discovery.k8s.io's, where core's services/proxy
+	// finds a service's endpoints.
+	endpointSlices *generic.StoreRef
 }
 
 func newGroupLinks() groupLinks {
-	return groupLinks{events: &generic.StoreRef{}, budgets: &policy.Budgets{}, namespaces: &resourcegroup.NamespaceRef{}}
+	return groupLinks{events: &generic.StoreRef{}, budgets: &policy.Budgets{}, namespaces: &resourcegroup.NamespaceRef{},
+		endpointSlices: &generic.StoreRef{}}
 }
 
 // coreStorageProvider is the provider of the core group, configured from o
@@ -392,7 +397,8 @@ func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.
 		return core.RESTStorageProvider{}, err
 	}
 	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: deps.RootCA,
-		Tokens: deps.Tokens, Events: links.events, DisruptionBudgets: links.budgets}, nil
+		Tokens: deps.Tokens, Events: links.events, DisruptionBudgets: links.budgets, Kubelet: o.Kubelet.config(),
+		EndpointSlices: links.endpointSlices}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the
@@ -413,7 +419,7 @@ func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTSt
 		scheduling.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
 		node.RESTStorageProvider{},
-		discovery.RESTStorageProvider{},
+		discovery.RESTStorageProvider{EndpointSlices: links.endpointSlices},
 		resourcegroup.RESTStorageProvider{Namespaces: links.namespaces},
 		flowcontrol.RESTStorageProvider{},
 		storagemigration.RESTStorageProvider{},

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"net/http"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authz"
@@ -36,6 +38,10 @@ func WithAuthorization(h http.Handler, a authorizer.Authorizer) http.Handler {
 		if decision == authorizer.DecisionAllow {
 			request.AddAuditAnnotation(ctx, decisionAnnotation, "allow")
 			request.AddAuditAnnotation(ctx, reasonAnnotation, reason)
+			if err := authorizeUpgradeCreate(ctx, a, attrs); err != nil {
+				handlers.WriteError(w, r, err)
+				return
+			}
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -89,3 +95,30 @@ func AttributesFrom(ctx context.Context) (authorizer.Attributes, error) {
 	}
 	return attrs, nil
 }
+
+// upgradeCreates are the subresources a GET of which (a WebSocket
+// upgrade) starts what a POST does: kube also authorizes it for create
+// (AuthorizePodWebsocketUpgradeCreatePermission, on by default since
+// 1.35), so that get on pods/exec does not let a user run commands.
+var upgradeCreates = map[string]bool{"pods/exec": true, "pods/attach": true, "pods/portforward": true}
+
+// authorizeUpgradeCreate is that second check, with kube's refusal.
+func authorizeUpgradeCreate(ctx context.Context, a authorizer.Authorizer, attrs authorizer.Attributes) error {
+	if !attrs.IsResourceRequest() || attrs.GetAPIGroup() != "" || attrs.GetVerb() == "create" ||
+		!upgradeCreates[attrs.GetResource()+"/"+attrs.GetSubresource()] {
+		return nil
+	}
+	decision, reason, err := a.Authorize(ctx, createAttributes{attrs})
+	switch {
+	case err != nil:
+		return err
+	case decision != authorizer.DecisionAllow:
+		return apierrors.NewForbidden(schema.GroupResource{Resource: attrs.GetResource()}, attrs.GetName(), errors.New(reason))
+	}
+	return nil
+}
+
+// createAttributes are attributes with the verb create.
+type createAttributes struct{ authorizer.Attributes }
+
+func (createAttributes) GetVerb() string { return "create" }

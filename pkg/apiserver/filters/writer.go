@@ -1,6 +1,10 @@
 package filters
 
-import "net/http"
+import (
+	"bufio"
+	"net"
+	"net/http"
+)
 
 // ResponseRecorder remembers the status code a handler wrote and passes
 // Flush through (watches need it). It is the one wrapper of the response
@@ -47,3 +51,14 @@ func (w *ResponseRecorder) Flush() {
 
 // Unwrap lets http.ResponseController reach the connection.
 func (w *ResponseRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack implements http.Hijacker: an upgraded request (exec,
+// port-forward) takes the connection over, and what it writes there
+// (101 Switching Protocols, or the backend's refusal) is not seen here.
+func (w *ResponseRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && w.code == 0 {
+		w.code = http.StatusSwitchingProtocols
+	}
+	return conn, rw, err
+}

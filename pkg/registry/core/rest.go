@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/kubelet"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -52,6 +53,12 @@ type RESTStorageProvider struct {
 	// DisruptionBudgets are the budgets pods/eviction honours (nil:
 	// evictions of running pods fail, as no budget can be read).
 	DisruptionBudgets DisruptionBudgets
+	// Kubelet is how pods/log, exec, attach, portforward and nodes/proxy
+	// reach kubelets.
+	Kubelet kubelet.Config
+	// EndpointSlices, once filled, is the store of discovery.k8s.io's
+	// EndpointSlices, where services/proxy finds a service's endpoints.
+	EndpointSlices *generic.StoreRef
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -160,6 +167,9 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 		serviceAccounts: legacy.ServiceAccounts, limitRanges: legacy.LimitRanges,
 		priority: p.PodPriority, runtimeClass: p.PodRuntimeClass, budgets: p.DisruptionBudgets,
 	})); err != nil {
+		return fail(err)
+	}
+	if err := p.installProxies(resources, legacy); err != nil {
 		return fail(err)
 	}
 	if p.Tokens != nil {

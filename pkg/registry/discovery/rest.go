@@ -10,7 +10,11 @@ import (
 )
 
 // RESTStorageProvider builds the storage of discovery.k8s.io.
-type RESTStorageProvider struct{}
+type RESTStorageProvider struct {
+	// EndpointSlices, when set, is filled with the EndpointSlices store:
+	// core's services/proxy finds a service's endpoints there.
+	EndpointSlices *generic.StoreRef
+}
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
 
@@ -18,6 +22,16 @@ var _ generic.RESTStorageProvider = RESTStorageProvider{}
 func (RESTStorageProvider) GroupName() string { return discoveryv1.GroupName }
 
 // NewRESTStorage implements generic.RESTStorageProvider.
-func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	return generic.BuildGroup(discoveryv1.SchemeGroupVersion, getter, endpointSlices)
+func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
+	gv := discoveryv1.SchemeGroupVersion
+	info := generic.NewGroupInfo(gv)
+	store, err := endpointSlices.Install(gv, getter, info.VersionedResourcesStorageMap[gv.Version])
+	if err != nil {
+		info.Destroy()
+		return rest.APIGroupInfo{}, err
+	}
+	if p.EndpointSlices != nil {
+		p.EndpointSlices.Store = store
+	}
+	return info, nil
 }

@@ -38,15 +38,8 @@ rbac.authorization.k8s.io/v1 roles
 
 
 v1 componentstatuses
-v1 nodes/proxy
-v1 pods/attach
 v1 pods/ephemeralcontainers
-v1 pods/exec
-v1 pods/log
-v1 pods/portforward
-v1 pods/proxy
 v1 pods/resize
-v1 services/proxy
 `
 
 // fieldDifferences are the fields in which a served resource differs
