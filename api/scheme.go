@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 // Scheme knows every Go type served, by group, version and kind: the
@@ -80,6 +81,7 @@ func init() {
 	utilruntime.Must(Scheme.SetVersionPriority(corev1.SchemeGroupVersion))
 	addV1beta1Eviction(Scheme)
 	addQueryConversions(Scheme)
+	addAPIRegistration(Scheme)
 }
 
 // addV1beta1Eviction registers policy/v1beta1 Eviction, which
@@ -92,4 +94,12 @@ func addV1beta1Eviction(s *runtime.Scheme) {
 		out.ObjectMeta, out.DeleteOptions = in.ObjectMeta, in.DeleteOptions
 		return nil
 	}))
+}
+
+// addAPIRegistration registers apiregistration.k8s.io/v1 (kube-aggregator's
+// types) without the package's AddToScheme, which would bring the
+// conversions to kube-aggregator's internal types along.
+func addAPIRegistration(s *runtime.Scheme) {
+	s.AddKnownTypes(apiregistrationv1.SchemeGroupVersion, &apiregistrationv1.APIService{}, &apiregistrationv1.APIServiceList{})
+	metav1.AddToGroupVersion(s, apiregistrationv1.SchemeGroupVersion)
 }

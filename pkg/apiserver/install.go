@@ -71,8 +71,10 @@ func apiResource(e *Endpoint) metav1.APIResource {
 	if p, ok := e.Storage.(rest.CategoriesProvider); ok {
 		res.Categories = p.Categories()
 	}
-	if _, ok := e.Storage.(rest.Lister); ok {
-		// Every version of a resource names the kind it is stored as.
+	if _, ok := e.Storage.(rest.Watcher); ok {
+		// A resource kept in storage (every store watches) has a hash;
+		// one computed on each read (componentstatuses) has none, as in
+		// kube. Every version of a resource names the kind it is stored as.
 		stored := e.Kind
 		if p, ok := e.Storage.(rest.StorageVersionProvider); ok {
 			stored = p.StorageVersion()

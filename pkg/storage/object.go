@@ -86,7 +86,8 @@ func (o *Object) Shareable() *Object {
 
 // AppendJSON appends o's JSON encoding, with its resourceVersion, to
 // dst. Without typeMeta, kind and apiVersion are left out (list items, as
-// kube writes them).
+// kube writes them). Revision 0 (an object no store holds: a component's
+// status) writes no resourceVersion, as Decode sets none.
 func (o *Object) AppendJSON(dst []byte, typeMeta bool) []byte {
 	head := o.data[:o.rvAt]
 	if !typeMeta && o.typeMetaEnd > 0 {
@@ -104,6 +105,9 @@ func (o *Object) JSONSize() int {
 }
 
 func (o *Object) appendRV(dst []byte) []byte {
+	if o.ResourceVersion == 0 {
+		return dst
+	}
 	if o.rvMode == rvAfterUID {
 		dst = append(dst, ',')
 	}

@@ -10,10 +10,15 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/autoregister"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/namespace"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
 	flowcontrolregistry "github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -101,4 +106,26 @@ func servedStorage(groups []rest.APIGroupInfo, group, resource string) rest.Stor
 		}
 	}
 	return nil
+}
+
+// apiServiceRegistration builds the controller that keeps one Local
+// APIService per group version the server serves (those kube's table
+// names; apiregistration.k8s.io's own are served by the aggregator and
+// listed by none, as in kube).
+func apiServiceRegistration(groups []rest.APIGroupInfo, s apiregistration.GroupStorage) *autoregister.Controller {
+	c := autoregister.New(s.APIServices)
+	for _, g := range groups {
+		if g.GroupName == apiregistrationv1.GroupName {
+			continue
+		}
+		for _, version := range g.PrioritizedVersions {
+			gv := schema.GroupVersion{Group: g.GroupName, Version: version}
+			if p, ok := autoregister.BuiltinPriority(gv); ok {
+				c.AddOnStart(gv, p)
+			} else {
+				slog.Info("autoregister: no APIService for a group version kube lists none for", "groupVersion", gv)
+			}
+		}
+	}
+	return c
 }

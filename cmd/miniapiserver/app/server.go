@@ -33,6 +33,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/authentication"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
@@ -129,6 +130,7 @@ func Start(o *Options) (*Server, error) {
 	reviews := &lateAuthenticator{}
 	groups, st, getter, err := buildGroups(o, etcd3.NewFactory(client), ProviderDeps{
 		RootCA: caPEM, Tokens: creds.tokenIssuer(o), Authenticator: reviews, APIAudiences: o.Auth.apiAudiences(),
+		StorageHealth: etcdCheck(client).Fn,
 	})
 	if err != nil {
 		return nil, err
@@ -155,8 +157,10 @@ func Start(o *Options) (*Server, error) {
 	flowControl := flowControlController(st.flowControl)
 	services := webhook.EndpointsResolver{Services: st.core.Services, Endpoints: servedStorage(groups, "", "endpoints").(rest.Getter)}
 	webhooks := admissionwebhook.NewSource(services)
+	apiServices := apiServiceRegistration(groups, st.apiRegistration)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups),
-		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }}}
+		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }},
+		{Name: "autoregister-completion", Fn: func(context.Context) error { return apiServices.Ready() }}}
 	policies, err := newAdmissionPolicies(groups, st, sec.authorizer)
 	if err != nil {
 		return nil, err
@@ -211,10 +215,14 @@ func Start(o *Options) (*Server, error) {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
-	s.wg.Add(4)
+	s.wg.Add(6)
 	go func() {
 		defer s.wg.Done()
 		policies.run(ctx)
+	}()
+	go func() {
+		defer s.wg.Done()
+		apiServices.Run(ctx)
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -228,7 +236,6 @@ func Start(o *Options) (*Server, error) {
 		defer s.wg.Done()
 		flowControl.Run(ctx)
 	}()
-	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		serviceCIDRs.Run(ctx)
@@ -355,6 +362,8 @@ type ProviderDeps struct {
 	// audiences.
 	Authenticator authenticator.Request
 	APIAudiences  []string
+	// StorageHealth checks etcd for componentstatuses (nil: not listed).
+	StorageHealth func(context.Context) error
 }
 
 // RESTStorageProviders are the providers of every served API group, in
@@ -396,15 +405,21 @@ func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.
 	if err != nil {
 		return core.RESTStorageProvider{}, err
 	}
+	components := core.KubeComponentChecks()
+	if deps.StorageHealth != nil {
+		// kube names its storage backends etcd-0, etcd-1...; this server has one.
+		components["etcd-0"] = core.StorageComponentCheck(deps.StorageHealth)
+	}
 	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: deps.RootCA,
 		Tokens: deps.Tokens, Events: links.events, DisruptionBudgets: links.budgets, Kubelet: o.Kubelet.config(),
-		EndpointSlices: links.endpointSlices}, nil
+		EndpointSlices: links.endpointSlices, Components: components}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the
 // order discovery lists them (after the core group), linked as links say.
 func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTStorageProvider {
 	return []generic.RESTStorageProvider{
+		apiregistration.RESTStorageProvider{},
 		apps.RESTStorageProvider{},
 		eventsgroup.RESTStorageProvider{Events: links.events},
 		authentication.RESTStorageProvider{Authenticator: deps.Authenticator, APIAudiences: deps.APIAudiences},

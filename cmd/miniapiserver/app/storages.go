@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -26,6 +27,9 @@ type groupStorages struct {
 	apiextensions apiextensions.Storage
 	// networking's default ServiceCIDR too.
 	networking networking.GroupStorage
+	// apiRegistration's APIServices are kept by the autoregister
+	// controller.
+	apiRegistration apiregistration.GroupStorage
 }
 
 // build builds the group of p, a named group's provider, keeping its
@@ -44,6 +48,8 @@ func (st *groupStorages) build(p generic.RESTStorageProvider, getter generic.RES
 		st.apiextensions, info, err = p.NewGroupStorage(getter)
 	case networking.RESTStorageProvider:
 		st.networking, info, err = p.NewGroupStorage(getter)
+	case apiregistration.RESTStorageProvider:
+		st.apiRegistration, info, err = p.NewGroupStorage(getter)
 	default:
 		info, err = p.NewRESTStorage(getter)
 	}

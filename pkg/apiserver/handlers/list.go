@@ -29,7 +29,7 @@ func (s *Scope) List(lister rest.Lister) http.HandlerFunc {
 		if info, ok := request.InfoFrom(r.Context()); ok && info.Verb == "watch" {
 			watcher, ok := s.Storage.(rest.Watcher)
 			if !ok {
-				WriteError(w, r, errMethodNotAllowed())
+				WriteError(w, r, apierrors.NewMethodNotSupported(s.Resource.GroupResource(), "watch"))
 				return
 			}
 			s.serveWatch(w, r, watcher, "")

@@ -8,33 +8,20 @@ import (
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 	"k8s.io/utils/ptr"
 
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/controllertest"
 	registryflowcontrol "github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
-	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
-	"github.com/miniapiserver/miniapiserver/pkg/storage/etcdtest"
 )
-
-type getter struct{ opts generic.RESTOptions }
-
-func (g getter) GetRESTOptions(gr schema.GroupResource) (generic.RESTOptions, error) {
-	o := g.opts
-	o.ResourcePrefix = "/registry/" + gr.Group + "/" + gr.Resource
-	return o, nil
-}
 
 // newController returns a controller over real flowcontrol storages on
 // an etcd of the test's own.
 func newController(t *testing.T) (*Controller, context.Context) {
 	t.Helper()
-	etcd := etcdtest.Start(t)
-	info, err := registryflowcontrol.RESTStorageProvider{}.NewRESTStorage(getter{generic.RESTOptions{
-		StorageFactory: etcd3.NewFactory(etcd.Client), Decorator: generic.UndecoratedStorage}})
+	info, err := registryflowcontrol.RESTStorageProvider{}.NewRESTStorage(controllertest.NewGetter(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,8 @@ type podLookups struct {
 }
 
 // newPods declares the pods resource, with pods/status, pods/binding,
-// pods/eviction and the legacy bindings resource.
+// pods/eviction, pods/ephemeralcontainers, pods/resize and the legacy
+// bindings resource.
 func newPods(lookups podLookups) generic.Resource {
 	strategy := podStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}
 	return generic.Resource{
@@ -57,6 +58,8 @@ func newPods(lookups podLookups) generic.Resource {
 			"bindings": func(pods *generic.Store) rest.Storage {
 				return &LegacyBindingREST{binding: &BindingREST{store: pods}}
 			},
+			"pods/ephemeralcontainers": generic.UpdateSubresource(podEphemeralContainersStrategy{strategy}),
+			"pods/resize":              generic.UpdateSubresource(podResizeStrategy{strategy}),
 			"pods/eviction": func(pods *generic.Store) rest.Storage {
 				return &EvictionREST{pods: pods, status: generic.NewStatusREST(pods, podStatusStrategy{strategy}), budgets: lookups.budgets}
 			},

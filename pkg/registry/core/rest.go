@@ -59,6 +59,9 @@ type RESTStorageProvider struct {
 	// EndpointSlices, once filled, is the store of discovery.k8s.io's
 	// EndpointSlices, where services/proxy finds a service's endpoints.
 	EndpointSlices *generic.StoreRef
+	// Components are what componentstatuses reports, by name (nil:
+	// KubeComponentChecks, without the storage).
+	Components map[string]ComponentCheck
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -177,6 +180,7 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 			serviceAccounts: legacy.ServiceAccounts, pods: legacy.Pods, secrets: legacy.Secrets, nodes: legacy.Nodes,
 		}}
 	}
+	resources["componentstatuses"] = NewComponentStatusREST(p.Components)
 	return legacy, info, nil
 }
 
@@ -189,6 +193,9 @@ func (p RESTStorageProvider) withDefaults() RESTStorageProvider {
 	}
 	if p.EventTTL <= 0 {
 		p.EventTTL = DefaultEventTTL
+	}
+	if p.Components == nil {
+		p.Components = KubeComponentChecks()
 	}
 	return p
 }

@@ -414,7 +414,9 @@ func TestServiceValidation(t *testing.T) {
 func TestServiceSelectorsAndTable(t *testing.T) {
 	ns := namespace(t)
 	createService(t, ns, "c", corev1.ServiceSpec{Ports: []corev1.ServicePort{port("", 80)}, Selector: map[string]string{"app": "x"}})
-	createService(t, ns, "n", corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Name: "a", Port: 80, NodePort: 30300}}})
+	// The node port is allocated (a fixed one could collide with a
+	// parallel test's allocation); the table shows it.
+	nodePort := createService(t, ns, "n", corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Name: "a", Port: 80}}}).Spec.Ports[0].NodePort
 	createService(t, ns, "h", corev1.ServiceSpec{ClusterIP: "None", Ports: []corev1.ServicePort{port("", 80)}})
 	createService(t, ns, "e", corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "example.com"})
 	cases := []struct{ selector, want string }{
@@ -438,7 +440,7 @@ func TestServiceSelectorsAndTable(t *testing.T) {
 	}
 	want := map[string]string{
 		"c": "ClusterIP <none> 80/TCP app=x",
-		"n": "NodePort <none> 80:30300/TCP <none>",
+		"n": fmt.Sprintf("NodePort <none> 80:%d/TCP <none>", nodePort),
 		"h": "ClusterIP None <none> 80/TCP <none>",
 		"e": "ExternalName <none> example.com <none> <none>",
 	}

@@ -29,7 +29,6 @@ var owned = []struct {
 // apart by blank lines so that branches landing different groups never
 // change neighbouring lines, which git would call a conflict.
 const notYetServed = `
-apiregistration.k8s.io/v1 apiservices
 
 rbac.authorization.k8s.io/v1 clusterrolebindings
 rbac.authorization.k8s.io/v1 clusterroles
@@ -37,9 +36,6 @@ rbac.authorization.k8s.io/v1 rolebindings
 rbac.authorization.k8s.io/v1 roles
 
 
-v1 componentstatuses
-v1 pods/ephemeralcontainers
-v1 pods/resize
 `
 
 // fieldDifferences are the fields in which a served resource differs

@@ -29,8 +29,8 @@ var (
 	served     map[string]servedResource
 )
 
-// servedResources returns every resource with the list verb, by name, at
-// its group's preferred version; a name served by the core group and
+// servedResources returns every resource with the list and create verbs,
+// by name, at its group's preferred version; a name served by the core group and
 // another (events) is the core group's.
 func servedResources(t testing.TB) map[string]servedResource {
 	t.Helper()
@@ -50,7 +50,9 @@ func servedResources(t testing.TB) map[string]servedResource {
 				continue
 			}
 			for _, r := range l.APIResources {
-				if strings.Contains(r.Name, "/") || !contains(r.Verbs, "list") {
+				// Resources with objects a test can create (not
+				// componentstatuses, computed on each read).
+				if strings.Contains(r.Name, "/") || !contains(r.Verbs, "list") || !contains(r.Verbs, "create") {
 					continue
 				}
 				if prev, seen := served[r.Name]; seen && prev.gvr.Group == "" {

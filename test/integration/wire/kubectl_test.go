@@ -14,6 +14,7 @@ import (
 // kube-apiserver v1.37 for the fixtures, plain and -o wide (spaces
 // squeezed).
 var kubectlHeaders = map[string][2]string{
+	"apiservices":                       {"NAME SERVICE AVAILABLE AGE", "NAME SERVICE AVAILABLE AGE"},
 	"certificatesigningrequests":        {"NAME AGE SIGNERNAME REQUESTOR REQUESTEDDURATION CONDITION", "NAME AGE SIGNERNAME REQUESTOR REQUESTEDDURATION CONDITION"},
 	"clustertrustbundles":               {"NAME SIGNERNAME", "NAME SIGNERNAME"},
 	"configmaps":                        {"NAME DATA AGE", "NAME DATA AGE"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"net/http"
 	"strings"
 	"sync"
@@ -192,11 +193,14 @@ func TestProtobufListMatchesJSON(t *testing.T) {
 	}
 }
 
-// codecs decode client-go's types and meta.k8s.io's (Table,
-// PartialObjectMetadata...).
+// codecs decode client-go's types, kube-aggregator's APIServices and
+// meta.k8s.io's (Table, PartialObjectMetadata...).
 var codecs = func() serializer.CodecFactory {
 	s := runtime.NewScheme()
 	if err := scheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := apiregistrationv1.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	metav1.AddMetaToScheme(s)

@@ -130,6 +130,9 @@ func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, fldPath *
 	allErrs = append(allErrs, vErrs...)
 	allErrs = append(allErrs, validateContainers(spec.Containers, vols, gracePeriod, fldPath.Child("containers"))...)
 	allErrs = append(allErrs, validateInitContainers(spec.InitContainers, spec.Containers, vols, gracePeriod, fldPath.Child("initContainers"))...)
+	if isPod {
+		allErrs = append(allErrs, validateEphemeralContainers(spec.EphemeralContainers, spec.Containers, spec.InitContainers, vols, fldPath.Child("ephemeralContainers"))...)
+	}
 	allErrs = append(allErrs, validateHostNetworkPorts(spec, fldPath, isPod)...)
 	allErrs = append(allErrs, validateEnum(spec.RestartPolicy, fldPath.Child("restartPolicy"),
 		corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)...)

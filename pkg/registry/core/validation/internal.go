@@ -66,7 +66,12 @@ func untaggedType(t reflect.Type) reflect.Type {
 			if !f.IsExported() {
 				continue
 			}
-			fields = append(fields, reflect.StructField{Name: f.Name, Type: untaggedType(f.Type)})
+			ft := untaggedType(f.Type)
+			// An embedded struct stays embedded (its fields print
+			// inline, as kube's internal EphemeralContainer's do) where
+			// reflect can build it: a type without methods.
+			embedded := f.Anonymous && ft.Kind() == reflect.Struct && ft.NumMethod() == 0
+			fields = append(fields, reflect.StructField{Name: f.Name, Type: ft, Anonymous: embedded})
 		}
 		u = reflect.StructOf(fields)
 	default:
