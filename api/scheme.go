@@ -26,6 +26,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -57,6 +58,7 @@ func init() {
 		storagemigrationv1.AddToScheme,
 		batchv1.AddToScheme,
 		policyv1.AddToScheme,
+		apiextensionsv1.AddToScheme,
 		networkingv1.AddToScheme,
 		discoveryv1.AddToScheme,
 		resourcev1.AddToScheme,
@@ -75,6 +77,7 @@ func init() {
 		certificatesv1.SchemeGroupVersion, admissionregistrationv1.SchemeGroupVersion,
 		flowcontrolv1.SchemeGroupVersion, storagemigrationv1.SchemeGroupVersion,
 		batchv1.SchemeGroupVersion, policyv1.SchemeGroupVersion,
+		apiextensionsv1.SchemeGroupVersion,
 		networkingv1.SchemeGroupVersion, discoveryv1.SchemeGroupVersion, resourcev1.SchemeGroupVersion,
 		rbacv1.SchemeGroupVersion, authorizationv1.SchemeGroupVersion,
 	} {

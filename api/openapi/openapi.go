@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
+	"sync"
 
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -83,6 +85,38 @@ func loadSchemas() (map[string]*spec.Schema, error) {
 	}
 	return out, nil
 }
+
+// MetaSchemas returns the definitions custom resources refer to, as the
+// /openapi/v3 documents have them: k8s.io/apimachinery's types
+// (io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta, ListMeta, Status,
+// ...) and autoscaling/v1's Scale. They are read once; callers must not
+// modify them.
+var MetaSchemas = sync.OnceValues(func() (map[string]*spec.Schema, error) {
+	out := map[string]*spec.Schema{}
+	for doc, prefix := range map[string]string{
+		"v3/api/v1.json":       "io.k8s.apimachinery.",
+		"v3/apis/apps/v1.json": "io.k8s.api.autoscaling.v1.Scale",
+	} {
+		data, err := documents.ReadFile(doc)
+		if err != nil {
+			return nil, err
+		}
+		var d struct {
+			Components struct {
+				Schemas map[string]*spec.Schema `json:"schemas"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(data, &d); err != nil {
+			return nil, fmt.Errorf("openapi: %s: %w", doc, err)
+		}
+		for name, s := range d.Components.Schemas {
+			if strings.HasPrefix(name, prefix) {
+				out[name] = s
+			}
+		}
+	}
+	return out, nil
+})
 
 const gvkExtension = "x-kubernetes-group-version-kind"
 

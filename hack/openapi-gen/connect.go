@@ -9,6 +9,7 @@ import (
 	"k8s.io/kube-openapi/pkg/common"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi/route"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -22,25 +23,25 @@ var logMediaTypes = append([]string{"text/plain"}, mediaTypes...)
 // parameters, a string answer. ok is false for other storages.
 func optionsRoutes(root string, e *apiserver.Endpoint, kind string) ([]common.Route, bool) {
 	gvk := metav1.GroupVersionKind{Group: e.Kind.Group, Version: e.Kind.Version, Kind: e.Kind.Kind}
-	ns, path, params := "", e.Resource.Resource+"/{name}/"+e.Subresource, []common.Parameter{pathParam("name", "name of the "+e.Kind.Kind)}
+	ns, path, params := "", e.Resource.Resource+"/{name}/"+e.Subresource, []common.Parameter{route.PathParam("name", "name of the "+e.Kind.Kind)}
 	if e.Namespaced {
 		ns, path = "Namespaced", "namespaces/{namespace}/"+path
-		params = append(params, pathParam("namespace", "object name and auth scope, such as for teams and projects"))
+		params = append(params, route.PathParam("namespace", "object name and auth scope, such as for teams and projects"))
 	}
 	sub := title(e.Subresource)
-	newRoute := func(method, operation, doc, action string, produces []string, options interface{}) *route {
-		r := &route{method: method, path: root + "/" + path, operation: operation, doc: doc,
-			consumes: []string{"*/*"}, produces: produces, writes: "",
-			metadata: map[string]interface{}{"x-kubernetes-group-version-kind": gvk, "x-kubernetes-action": action}}
-		r.returns(http.StatusOK, "OK", "")
-		r.params = append(r.params, params...)
-		r.addObjectParams(options)
+	newRoute := func(method, operation, doc, action string, produces []string, options interface{}) *route.Route {
+		r := &route.Route{HTTPMethod: method, URL: root + "/" + path, Operation: operation, Doc: doc,
+			ConsumedTypes: []string{"*/*"}, ProducedTypes: produces, Writes: "",
+			Meta: map[string]interface{}{"x-kubernetes-group-version-kind": gvk, "x-kubernetes-action": action}}
+		r.Returns(http.StatusOK, "OK", "")
+		r.Params = append(r.Params, params...)
+		r.AddObjectParams(options)
 		return r
 	}
 	if g, ok := e.Storage.(rest.GetterWithOptions); ok {
 		opts, _, _ := g.NewGetOptions()
 		r := newRoute(http.MethodGet, "read"+ns+kind+sub, "read "+e.Subresource+" of the specified "+kind, "get", logMediaTypes, elem(opts))
-		r.params = append(r.params, queryParam("pretty", prettyDoc, "string"))
+		r.Params = append(r.Params, route.QueryParam("pretty", prettyDoc, "string"))
 		return []common.Route{r}, true
 	}
 	c, ok := e.Storage.(rest.Connecter)
@@ -55,8 +56,8 @@ func optionsRoutes(root string, e *apiserver.Endpoint, kind string) ([]common.Ro
 		routes = append(routes, newRoute(method, "connect"+m+ns+kind+sub, doc, "connect", []string{"*/*"}, elem(opts)))
 		if subpath {
 			r := newRoute(method, "connect"+m+ns+kind+sub+"WithPath", doc, "connect", []string{"*/*"}, elem(opts))
-			r.path += "/{" + subpathKey + "}"
-			r.params = append(r.params, pathParam(subpathKey, "path to the resource"))
+			r.URL += "/{" + subpathKey + "}"
+			r.Params = append(r.Params, route.PathParam(subpathKey, "path to the resource"))
 			routes = append(routes, r)
 		}
 	}

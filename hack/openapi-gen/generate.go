@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,6 +18,8 @@ import (
 	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi/route"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -44,7 +47,7 @@ func generate() (map[string][]byte, error) {
 		}
 		containers = append(containers, c)
 		gvs[c.root] = g.GroupVersion
-		if g.GroupVersion.Group != "" && !contains(groupNames, g.GroupVersion.Group) {
+		if g.GroupVersion.Group != "" && !slices.Contains(groupNames, g.GroupVersion.Group) {
 			groupNames = append(groupNames, g.GroupVersion.Group)
 		}
 	}
@@ -161,7 +164,7 @@ func buildV2(containers []*routeContainer, namer *definitionNamer, defs common.G
 		Info:                           info,
 		DefaultResponse:                &spec.Response{ResponseProps: spec.ResponseProps{Description: "Default Response."}},
 		CommonResponses:                map[int]spec.Response{401: {ResponseProps: spec.ResponseProps{Description: "Unauthorized"}}},
-		GetOperationIDAndTagsFromRoute: operationIDAndTags,
+		GetOperationIDAndTagsFromRoute: route.OperationIDAndTags,
 		GetDefinitionName:              namer.name,
 		GetDefinitions:                 defs,
 		SecurityDefinitions: &spec.SecurityDefinitions{bearerToken: &spec.SecurityScheme{SecuritySchemeProps: spec.SecuritySchemeProps{
@@ -173,7 +176,7 @@ func buildV2(containers []*routeContainer, namer *definitionNamer, defs common.G
 	if err != nil {
 		return nil, err
 	}
-	pruneDefaults(doc.Definitions)
+	openapi.PruneDefaults(doc.Definitions)
 	return doc, nil
 }
 
@@ -182,7 +185,7 @@ func buildV3(c *routeContainer, namer *definitionNamer, defs common.GetOpenAPIDe
 		Info:                           info,
 		DefaultResponse:                &spec3.Response{ResponseProps: spec3.ResponseProps{Description: "Default Response."}},
 		CommonResponses:                map[int]*spec3.Response{401: {ResponseProps: spec3.ResponseProps{Description: "Unauthorized"}}},
-		GetOperationIDAndTagsFromRoute: operationIDAndTags,
+		GetOperationIDAndTagsFromRoute: route.OperationIDAndTags,
 		GetDefinitionName:              namer.name,
 		GetDefinitions:                 defs,
 		SecuritySchemes: spec3.SecuritySchemes{bearerToken: &spec3.SecurityScheme{SecuritySchemeProps: spec3.SecuritySchemeProps{

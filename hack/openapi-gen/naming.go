@@ -3,71 +3,12 @@ package main
 import (
 	"fmt"
 	"sort"
-	"strings"
-	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/kube-openapi/pkg/common"
-	"k8s.io/kube-openapi/pkg/schemamutation"
 	"k8s.io/kube-openapi/pkg/spec3"
-	"k8s.io/kube-openapi/pkg/util"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
-
-// operationVerbs are the verbs an operation name may start with; the
-// shortest that matches counts ("deletecollectionX" is "delete").
-var operationVerbs = util.NewTrie([]string{"get", "log", "read", "replace", "patch", "delete", "deletecollection", "watch", "connect", "proxy", "list", "create"})
-
-// operationIDAndTags names an operation as kube-apiserver does: the verb,
-// the group (without ".k8s.io") and version from the path, then the rest
-// ("listCoreV1NamespacedPod"); the tag is "core_v1".
-func operationIDAndTags(r common.Route) (string, []string, error) {
-	op := r.OperationName()
-	verb, ok := operationVerbs.GetPrefix(op)
-	if !ok {
-		return op, nil, fmt.Errorf("operation names should start with a verb. Cannot determine operation verb from %v", op)
-	}
-	op = op[len(verb):]
-	parts := strings.Split(strings.Trim(r.Path(), "/"), "/")
-	if len(parts) >= 1 && parts[0] == "api" {
-		parts = append([]string{"apis", "core"}, parts[1:]...)
-	}
-	prefix := verb
-	var tags []string
-	if len(parts) >= 2 && parts[0] == "apis" {
-		trimmed := strings.TrimSuffix(parts[1], ".k8s.io")
-		prefix += validOperationID(trimmed, true)
-		tag := validOperationID(trimmed, false)
-		if len(parts) > 2 {
-			prefix += validOperationID(parts[2], true)
-			tag += "_" + validOperationID(parts[2], false)
-		}
-		tags = append(tags, tag)
-	} else if len(parts) >= 1 {
-		tags = append(tags, validOperationID(parts[0], false))
-	}
-	return prefix + validOperationID(op, true), tags, nil
-}
-
-// validOperationID keeps the letters, digits (not first) and underscores
-// of s, capitalizing the letter after each dropped character.
-func validOperationID(s string, capitalizeFirst bool) string {
-	var b strings.Builder
-	capitalize := capitalizeFirst
-	for i, r := range s {
-		if unicode.IsLetter(r) || r == '_' || (i != 0 && unicode.IsDigit(r)) {
-			if capitalize {
-				r = unicode.ToUpper(r)
-				capitalize = false
-			}
-			b.WriteRune(r)
-		} else {
-			capitalize = true
-		}
-	}
-	return b.String()
-}
 
 // definitionNamer gives each definition the x-kubernetes-group-version-kind
 // of the kinds the scheme registers its Go type as.
@@ -153,24 +94,5 @@ func filterScopedGVKs(doc *spec3.OpenAPI, group, version string) {
 		} else {
 			delete(s.Extensions, "x-kubernetes-group-version-kind")
 		}
-	}
-}
-
-// pruneDefaults removes every default from the definitions: /openapi/v2
-// carries none.
-func pruneDefaults(defs spec.Definitions) {
-	w := schemamutation.Walker{
-		SchemaCallback: func(s *spec.Schema) *spec.Schema {
-			if s.Default == nil {
-				return s
-			}
-			c := *s
-			c.Default = nil
-			return &c
-		},
-		RefCallback: schemamutation.RefCallbackNoop,
-	}
-	for k, v := range defs {
-		defs[k] = *w.WalkSchema(&v)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
-	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/kube-openapi/pkg/common"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi/route"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -65,9 +65,9 @@ func resourceRoutes(g apiserver.GroupVersionEndpoints) (*routeContainer, error) 
 		c.routes = append(c.routes, routes...)
 	}
 	// The group version's own discovery document.
-	c.routes = append(c.routes, &route{
-		method: http.MethodGet, path: root + "/", operation: "getAPIResources", doc: "get available resources",
-		produces: mediaTypes, consumes: mediaTypes, writes: metav1.APIResourceList{},
+	c.routes = append(c.routes, &route.Route{
+		HTTPMethod: http.MethodGet, URL: root + "/", Operation: "getAPIResources", Doc: "get available resources",
+		ProducedTypes: mediaTypes, ConsumedTypes: mediaTypes, Writes: metav1.APIResourceList{},
 	})
 	return c, nil
 }
@@ -110,7 +110,7 @@ func endpointRoutes(root string, e *apiserver.Endpoint, kind string) ([]common.R
 
 	// The name is that of the endpoint's own kind ("name of the Scale"),
 	// the operations are named after the main resource's.
-	nameParam := pathParam("name", "name of the "+e.Kind.Kind)
+	nameParam := route.PathParam("name", "name of the "+e.Kind.Kind)
 	namespaced := ""
 	var actions []action
 	add := func(ok bool, a action) {
@@ -125,7 +125,7 @@ func endpointRoutes(root string, e *apiserver.Endpoint, kind string) ([]common.R
 		namespaced = "Namespaced"
 		resourcePath = "namespaces/{namespace}/" + e.Resource.Resource
 		itemPath = resourcePath + "/{name}"
-		resourceParams = []common.Parameter{pathParam("namespace", "object name and auth scope, such as for teams and projects")}
+		resourceParams = []common.Parameter{route.PathParam("namespace", "object name and auth scope, such as for teams and projects")}
 	}
 	nameParams := append(append([]common.Parameter(nil), resourceParams...), nameParam)
 	if isSubresource {
@@ -155,12 +155,12 @@ func endpointRoutes(root string, e *apiserver.Endpoint, kind string) ([]common.R
 		if a.allNamespaces {
 			ns, suffix = "", "ForAllNamespaces"
 		}
-		r := &route{
-			path:     root + "/" + a.path,
-			params:   []common.Parameter{queryParam("pretty", prettyDoc, "string")},
-			consumes: []string{"*/*"},
-			produces: mediaTypes,
-			metadata: map[string]interface{}{
+		r := &route.Route{
+			URL:           root + "/" + a.path,
+			Params:        []common.Parameter{route.QueryParam("pretty", prettyDoc, "string")},
+			ConsumedTypes: []string{"*/*"},
+			ProducedTypes: mediaTypes,
+			Meta: map[string]interface{}{
 				"x-kubernetes-group-version-kind": gvk,
 				"x-kubernetes-action":             strings.ToLower(a.verb),
 			},
@@ -168,84 +168,84 @@ func endpointRoutes(root string, e *apiserver.Endpoint, kind string) ([]common.R
 		name := func(verb string) string { return verb + ns + kind + sub + suffix }
 		switch a.verb {
 		case "GET":
-			r.method, r.operation = http.MethodGet, name("read")
-			r.doc = docFor("read the specified "+kind, "read "+e.Subresource+" of the specified "+kind, isSubresource)
-			r.returns(http.StatusOK, "OK", object)
-			r.writes = object
+			r.HTTPMethod, r.Operation = http.MethodGet, name("read")
+			r.Doc = docFor("read the specified "+kind, "read "+e.Subresource+" of the specified "+kind, isSubresource)
+			r.Returns(http.StatusOK, "OK", object)
+			r.Writes = object
 		case "LIST":
-			r.method, r.operation = http.MethodGet, name("list")
-			r.doc = docFor("list objects of kind "+kind, "list "+e.Subresource+" of objects of kind "+kind, isSubresource)
+			r.HTTPMethod, r.Operation = http.MethodGet, name("list")
+			r.Doc = docFor("list objects of kind "+kind, "list "+e.Subresource+" of objects of kind "+kind, isSubresource)
 			if isWatcher {
-				r.doc = docFor("list or watch objects of kind "+kind, "list or watch "+e.Subresource+" of objects of kind "+kind, isSubresource)
+				r.Doc = docFor("list or watch objects of kind "+kind, "list or watch "+e.Subresource+" of objects of kind "+kind, isSubresource)
 			}
-			r.produces = allMediaTypes
-			r.returns(http.StatusOK, "OK", list)
-			r.writes = list
-			r.addObjectParams(metav1.ListOptions{})
+			r.ProducedTypes = allMediaTypes
+			r.Returns(http.StatusOK, "OK", list)
+			r.Writes = list
+			r.AddObjectParams(metav1.ListOptions{})
 		case "PUT":
-			r.method, r.operation = http.MethodPut, name("replace")
-			r.doc = docFor("replace the specified "+kind, "replace "+e.Subresource+" of the specified "+kind, isSubresource)
-			r.returns(http.StatusOK, "OK", object)
-			r.returns(http.StatusCreated, "Created", object)
-			r.read(object)
-			r.writes = object
-			r.addObjectParams(metav1.UpdateOptions{})
+			r.HTTPMethod, r.Operation = http.MethodPut, name("replace")
+			r.Doc = docFor("replace the specified "+kind, "replace "+e.Subresource+" of the specified "+kind, isSubresource)
+			r.Returns(http.StatusOK, "OK", object)
+			r.Returns(http.StatusCreated, "Created", object)
+			r.Read(object)
+			r.Writes = object
+			r.AddObjectParams(metav1.UpdateOptions{})
 		case "PATCH":
-			r.method, r.operation = http.MethodPatch, name("patch")
-			r.doc = docFor("partially update the specified "+kind, "partially update "+e.Subresource+" of the specified "+kind, isSubresource)
-			r.consumes = patchMediaTypes
-			r.returns(http.StatusOK, "OK", object)
-			r.returns(http.StatusCreated, "Created", object)
-			r.read(metav1.Patch{})
-			r.writes = object
-			r.addObjectParams(metav1.PatchOptions{})
+			r.HTTPMethod, r.Operation = http.MethodPatch, name("patch")
+			r.Doc = docFor("partially update the specified "+kind, "partially update "+e.Subresource+" of the specified "+kind, isSubresource)
+			r.ConsumedTypes = patchMediaTypes
+			r.Returns(http.StatusOK, "OK", object)
+			r.Returns(http.StatusCreated, "Created", object)
+			r.Read(metav1.Patch{})
+			r.Writes = object
+			r.AddObjectParams(metav1.PatchOptions{})
 		case "POST":
-			r.method, r.operation = http.MethodPost, name("create")
-			article := articleFor(kind)
-			r.doc = docFor("create"+article+kind, "create "+e.Subresource+" of"+article+kind, isSubresource)
-			r.returns(http.StatusOK, "OK", object)
-			r.returns(http.StatusCreated, "Created", object)
-			r.returns(http.StatusAccepted, "Accepted", object)
-			r.read(object)
-			r.writes = object
-			r.addObjectParams(metav1.CreateOptions{})
+			r.HTTPMethod, r.Operation = http.MethodPost, name("create")
+			article := route.ArticleFor(kind)
+			r.Doc = docFor("create"+article+kind, "create "+e.Subresource+" of"+article+kind, isSubresource)
+			r.Returns(http.StatusOK, "OK", object)
+			r.Returns(http.StatusCreated, "Created", object)
+			r.Returns(http.StatusAccepted, "Accepted", object)
+			r.Read(object)
+			r.Writes = object
+			r.AddObjectParams(metav1.CreateOptions{})
 		case "DELETE":
-			r.method, r.operation = http.MethodDelete, name("delete")
-			article := articleFor(kind)
-			r.doc = docFor("delete"+article+kind, "delete "+e.Subresource+" of"+article+kind, isSubresource)
-			r.writes = deleteReturns
-			r.returns(http.StatusOK, "OK", deleteReturns)
-			r.returns(http.StatusAccepted, "Accepted", deleteReturns)
-			r.read(metav1.DeleteOptions{})
-			r.body().required = false
-			r.addObjectParams(metav1.DeleteOptions{})
+			r.HTTPMethod, r.Operation = http.MethodDelete, name("delete")
+			article := route.ArticleFor(kind)
+			r.Doc = docFor("delete"+article+kind, "delete "+e.Subresource+" of"+article+kind, isSubresource)
+			r.Writes = deleteReturns
+			r.Returns(http.StatusOK, "OK", deleteReturns)
+			r.Returns(http.StatusAccepted, "Accepted", deleteReturns)
+			r.Read(metav1.DeleteOptions{})
+			r.Body().SetRequired(false)
+			r.AddObjectParams(metav1.DeleteOptions{})
 		case "DELETECOLLECTION":
-			r.method, r.operation = http.MethodDelete, "deletecollection"+ns+kind+sub+suffix
-			r.doc = docFor("delete collection of "+kind, "delete collection of "+e.Subresource+" of a "+kind, isSubresource)
-			r.writes = metav1.Status{}
-			r.returns(http.StatusOK, "OK", metav1.Status{})
-			r.read(metav1.DeleteOptions{})
-			r.body().required = false
-			r.addObjectParams(metav1.DeleteOptions{})
-			r.addObjectParams(metav1.ListOptions{}, "watch", "allowWatchBookmarks")
+			r.HTTPMethod, r.Operation = http.MethodDelete, "deletecollection"+ns+kind+sub+suffix
+			r.Doc = docFor("delete collection of "+kind, "delete collection of "+e.Subresource+" of a "+kind, isSubresource)
+			r.Writes = metav1.Status{}
+			r.Returns(http.StatusOK, "OK", metav1.Status{})
+			r.Read(metav1.DeleteOptions{})
+			r.Body().SetRequired(false)
+			r.AddObjectParams(metav1.DeleteOptions{})
+			r.AddObjectParams(metav1.ListOptions{}, "watch", "allowWatchBookmarks")
 		case "WATCH":
-			r.method, r.operation = http.MethodGet, name("watch")
-			r.doc = docFor("watch changes to an object of kind "+kind, "watch changes to "+e.Subresource+" of an object of kind "+kind, isSubresource) +
+			r.HTTPMethod, r.Operation = http.MethodGet, name("watch")
+			r.Doc = docFor("watch changes to an object of kind "+kind, "watch changes to "+e.Subresource+" of an object of kind "+kind, isSubresource) +
 				". deprecated: use the 'watch' parameter with a list operation instead, filtered to a single item with the 'fieldSelector' parameter."
-			r.produces = allMediaTypes
-			r.returns(http.StatusOK, "OK", metav1.WatchEvent{})
-			r.writes = metav1.WatchEvent{}
-			r.addObjectParams(metav1.ListOptions{})
+			r.ProducedTypes = allMediaTypes
+			r.Returns(http.StatusOK, "OK", metav1.WatchEvent{})
+			r.Writes = metav1.WatchEvent{}
+			r.AddObjectParams(metav1.ListOptions{})
 		case "WATCHLIST":
-			r.method, r.operation = http.MethodGet, "watch"+ns+kind+sub+"List"+suffix
-			r.doc = docFor("watch individual changes to a list of "+kind, "watch individual changes to a list of "+e.Subresource+" of "+kind, isSubresource) +
+			r.HTTPMethod, r.Operation = http.MethodGet, "watch"+ns+kind+sub+"List"+suffix
+			r.Doc = docFor("watch individual changes to a list of "+kind, "watch individual changes to a list of "+e.Subresource+" of "+kind, isSubresource) +
 				". deprecated: use the 'watch' parameter with a list operation instead."
-			r.produces = allMediaTypes
-			r.returns(http.StatusOK, "OK", metav1.WatchEvent{})
-			r.writes = metav1.WatchEvent{}
-			r.addObjectParams(metav1.ListOptions{})
+			r.ProducedTypes = allMediaTypes
+			r.Returns(http.StatusOK, "OK", metav1.WatchEvent{})
+			r.Writes = metav1.WatchEvent{}
+			r.AddObjectParams(metav1.ListOptions{})
 		}
-		r.params = append(r.params, a.params...)
+		r.Params = append(r.Params, a.params...)
 		routes = append(routes, r)
 	}
 	return routes, nil
@@ -267,32 +267,21 @@ func title(s string) string {
 	return strings.ToUpper(s[:1]) + strings.ToLower(s[1:])
 }
 
-// articleFor is " a ", " an " or " " (plurals) before a kind.
-func articleFor(noun string) string {
-	if !strings.HasSuffix(noun, "ss") && strings.HasSuffix(noun, "s") {
-		return " "
-	}
-	if strings.ContainsRune("aeiou", unicode.ToLower(rune(noun[0]))) {
-		return " an "
-	}
-	return " a "
-}
-
 // discoveryRoutes are the routes of /api, /apis, each group and /version.
 func discoveryRoutes(groups []string) []*routeContainer {
 	out := []*routeContainer{
-		{root: "/api", routes: []common.Route{&route{method: http.MethodGet, path: "/api/", operation: "getAPIVersions",
-			doc: "get available API versions", produces: mediaTypes, consumes: mediaTypes, writes: metav1.APIVersions{}}}},
-		{root: "/apis", routes: []common.Route{&route{method: http.MethodGet, path: "/apis/", operation: "getAPIVersions",
-			doc: "get available API versions", produces: mediaTypes, consumes: mediaTypes, writes: metav1.APIGroupList{}}}},
+		{root: "/api", routes: []common.Route{&route.Route{HTTPMethod: http.MethodGet, URL: "/api/", Operation: "getAPIVersions",
+			Doc: "get available API versions", ProducedTypes: mediaTypes, ConsumedTypes: mediaTypes, Writes: metav1.APIVersions{}}}},
+		{root: "/apis", routes: []common.Route{&route.Route{HTTPMethod: http.MethodGet, URL: "/apis/", Operation: "getAPIVersions",
+			Doc: "get available API versions", ProducedTypes: mediaTypes, ConsumedTypes: mediaTypes, Writes: metav1.APIGroupList{}}}},
 	}
 	for _, g := range groups {
 		root := "/apis/" + g
-		out = append(out, &routeContainer{root: root, routes: []common.Route{&route{method: http.MethodGet, path: root + "/",
-			operation: "getAPIGroup", doc: "get information of a group", produces: mediaTypes, consumes: mediaTypes, writes: metav1.APIGroup{}}}})
+		out = append(out, &routeContainer{root: root, routes: []common.Route{&route.Route{HTTPMethod: http.MethodGet, URL: root + "/",
+			Operation: "getAPIGroup", Doc: "get information of a group", ProducedTypes: mediaTypes, ConsumedTypes: mediaTypes, Writes: metav1.APIGroup{}}}})
 	}
-	out = append(out, &routeContainer{root: "/version", routes: []common.Route{&route{method: http.MethodGet, path: "/version/",
-		operation: "getCodeVersion", doc: "get the version information for this server",
-		produces: []string{"application/json"}, consumes: []string{"application/json"}, writes: version.Info{}}}})
+	out = append(out, &routeContainer{root: "/version", routes: []common.Route{&route.Route{HTTPMethod: http.MethodGet, URL: "/version/",
+		Operation: "getCodeVersion", Doc: "get the version information for this server",
+		ProducedTypes: []string{"application/json"}, ConsumedTypes: []string{"application/json"}, Writes: version.Info{}}}})
 	return out
 }

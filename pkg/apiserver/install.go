@@ -21,6 +21,7 @@ func (s *Server) installAPIGroups(r chi.Router, groups []rest.APIGroupInfo) ([]*
 		return nil, err
 	}
 	gvs := make([]*discovery.GroupVersion, 0, len(all))
+	s.builtinVersions = resourceVersions{}
 	for _, g := range all {
 		gv := g.GroupVersion
 		prefix := "/apis/" + gv.String()
@@ -31,6 +32,7 @@ func (s *Server) installAPIGroups(r chi.Router, groups []rest.APIGroupInfo) ([]*
 		for i := range g.Endpoints {
 			e := &g.Endpoints[i]
 			s.installEndpoint(r, prefix, s.scope(e))
+			s.builtinVersions.add(e)
 			dgv.Resources = append(dgv.Resources, apiResource(e))
 		}
 		gvs = append(gvs, dgv)
@@ -95,18 +97,18 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope
 	// As kube: a deprecated kind warns on every request to its endpoint.
 	warning := handlers.DeprecationWarning(sc.Storage.New(), sc.Kind, s.apiMajor, s.apiMinor)
 	handle := func(method, path, verb string, h http.Handler) {
-		produces := negotiation.ResourceMediaTypes
-		if verb == "list" || verb == "watch" {
-			produces = negotiation.StreamingMediaTypes
-		}
-		var consumes []string
-		if verb == "patch" {
-			consumes = handlers.PatchRouteMediaTypes
-		}
 		h = s.instrument(sc, handlers.WithWarning(h, warning))
-		if verb != "connect" {
-			// What a connect subresource consumes and produces is its
-			// backend's business.
+		// What a connect subresource consumes and produces is its
+		// backend's business; custom resources negotiate their own.
+		if verb != "connect" && (sc.MediaTypes == nil || sc.MediaTypes.Routed()) {
+			produces := negotiation.ResourceMediaTypes
+			if verb == "list" || verb == "watch" {
+				produces = negotiation.StreamingMediaTypes
+			}
+			var consumes []string
+			if verb == "patch" {
+				consumes = handlers.PatchRouteMediaTypes
+			}
 			h = routeChecks(consumes, produces, h)
 		}
 		r.Method(method, path, h)

@@ -12,6 +12,7 @@ import (
 	"net/http/pprof"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -80,8 +81,19 @@ type Server struct {
 	inFlight          filters.InFlightConfig
 	auditPolicy       *audit.Policy
 	auditSink         audit.Sink
-	discovery         *discovery.Documents
-	notFound          http.HandlerFunc
+	// discovery holds the documents of the built-in groups and of the
+	// custom resources served; builtinGVs are the former, which every
+	// rebuild of the documents starts from.
+	discovery  atomic.Pointer[discovery.Documents]
+	builtinGVs []*discovery.GroupVersion
+	// builtinGroups are the groups of builtinGVs.
+	builtinGroups map[string]bool
+	// builtinVersions are the built-in endpoints by resource.
+	builtinVersions resourceVersions
+	// customResources are the groups and routes of custom resources.
+	customResources customResources
+	// openapi serves the OpenAPI documents.
+	openapi *openapi.Service
 	// apiMajor and apiMinor are the served Kubernetes version, against
 	// which kinds are deprecated.
 	apiMajor, apiMinor int
@@ -104,21 +116,22 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	served := map[string]bool{}
+	s.builtinGroups = map[string]bool{}
 	for _, gv := range gvs {
-		served[gv.Group] = true
+		s.builtinGroups[gv.Group] = true
 	}
-	s.notFound = notFound(served)
-	r.NotFound(s.notFound)
-	if s.discovery, err = discovery.New(gvs); err != nil {
-		return nil, err
-	}
-	s.installDiscovery(r)
-	docs, err := openapi.New(apiopenapi.FS())
+	s.builtinGVs = gvs
+	r.NotFound(s.serveUnrouted)
+	discoveryDocs, err := discovery.New(gvs)
 	if err != nil {
 		return nil, err
 	}
-	docs.Install(r)
+	s.discovery.Store(discoveryDocs)
+	s.installDiscovery(r)
+	if s.openapi, err = openapi.New(apiopenapi.FS()); err != nil {
+		return nil, err
+	}
+	s.openapi.Install(r)
 
 	healthz.Install(r, "/healthz", append([]healthz.Check{healthz.PingCheck}, cfg.LivezChecks...)...)
 	healthz.Install(r, "/livez", append([]healthz.Check{healthz.PingCheck}, cfg.LivezChecks...)...)
@@ -150,23 +163,28 @@ func (s *Server) installDiscovery(r chi.Router) {
 	// /api and the group versions are routes of kube's router, which
 	// checks Accept before the handler; /apis and /apis/GROUP are not.
 	r.Get("/api", func(w http.ResponseWriter, r *http.Request) {
-		if !discovery.ServeAggregated(w, r, s.discovery.AggregatedLegacy()) {
-			s.writeDiscovery(w, r, true, s.discovery.APIVersions(r))
+		docs := s.discovery.Load()
+		if !discovery.ServeAggregated(w, r, docs.AggregatedLegacy()) {
+			s.writeDiscovery(w, r, true, docs.APIVersions(r))
 		}
 	})
 	r.Get("/apis", func(w http.ResponseWriter, r *http.Request) {
-		if !discovery.ServeAggregated(w, r, s.discovery.AggregatedGroups()) {
-			s.writeDiscovery(w, r, false, s.discovery.APIGroupList())
+		docs := s.discovery.Load()
+		if !discovery.ServeAggregated(w, r, docs.AggregatedGroups()) {
+			s.writeDiscovery(w, r, false, docs.APIGroupList())
 		}
 	})
 	r.Get("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
-		s.writeDiscovery(w, r, true, s.discovery.APIResourceList("", chi.URLParam(r, "version")))
+		s.writeDiscovery(w, r, true, s.discovery.Load().APIResourceList("", chi.URLParam(r, "version")))
 	})
 	r.Get("/apis/{group}", func(w http.ResponseWriter, r *http.Request) {
-		s.writeDiscovery(w, r, false, s.discovery.APIGroup(chi.URLParam(r, "group")))
+		s.writeDiscovery(w, r, false, s.discovery.Load().APIGroup(chi.URLParam(r, "group")))
 	})
 	r.Get("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
-		s.writeDiscovery(w, r, true, s.discovery.APIResourceList(chi.URLParam(r, "group"), chi.URLParam(r, "version")))
+		group := chi.URLParam(r, "group")
+		// kube's router checks the Accept of a built-in group version;
+		// the CRD handler serves the others.
+		s.writeDiscovery(w, r, s.builtinGroups[group], s.discovery.Load().APIResourceList(group, chi.URLParam(r, "version")))
 	})
 }
 
@@ -189,22 +207,28 @@ func (s *Server) writeDiscovery(w http.ResponseWriter, r *http.Request, routed b
 	handlers.WriteObject(w, r, out, http.StatusOK, obj)
 }
 
+// serveUnrouted serves what no route of the router matches: the custom
+// resources, else a 404.
+func (s *Server) serveUnrouted(w http.ResponseWriter, r *http.Request) {
+	if !s.customResources.serve(w, r) {
+		s.notFound(w, r)
+	}
+}
+
 // notFound answers a path nothing serves: under /api and the served
 // groups with a Status, elsewhere with Go's plain text 404, as kube does.
-func notFound(servedGroups map[string]bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		p := r.URL.Path
-		if p == "/api" || strings.HasPrefix(p, "/api/") {
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	if p == "/api" || strings.HasPrefix(p, "/api/") {
+		handlers.NotFound(w, r)
+		return
+	}
+	if rest, ok := strings.CutPrefix(p, "/apis/"); ok {
+		group, _, _ := strings.Cut(rest, "/")
+		if group != "" && (s.builtinGroups[group] || s.customResources.servesGroup(group)) {
 			handlers.NotFound(w, r)
 			return
 		}
-		if rest, ok := strings.CutPrefix(p, "/apis/"); ok {
-			group, _, _ := strings.Cut(rest, "/")
-			if servedGroups[group] && group != "" {
-				handlers.NotFound(w, r)
-				return
-			}
-		}
-		http.NotFound(w, r)
 	}
+	http.NotFound(w, r)
 }

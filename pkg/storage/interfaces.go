@@ -137,6 +137,12 @@ type Config struct {
 	KeyFunc func(obj runtime.Object) (string, error)
 	// Paging enables continue tokens on the raw store.
 	Paging bool
+	// Normalize, when set, rewrites every value read from etcd into the
+	// form the resource serves, before anything else sees it (kube's
+	// storage codec decodes so): custom resources written under an older
+	// schema or storage version are converted, pruned and defaulted. It
+	// returns data itself when nothing changes, and never modifies it.
+	Normalize func(data []byte) ([]byte, error)
 }
 
 // ProgressRequester is implemented by stores whose watches can be asked

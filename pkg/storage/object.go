@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -46,8 +45,6 @@ const (
 	rvFirst                  // `"resourceVersion":"N",` as the first key
 	rvOnlyField              // `"resourceVersion":"N"` in an empty metadata
 )
-
-var metadataKey = []byte(`"metadata":{`)
 
 // NewObject wraps data (JSON, without resourceVersion) stored at key with
 // revision rev. data must not be modified afterwards. It fails when data has
@@ -276,14 +273,10 @@ func locateTypeMetaEnd(data []byte) int {
 // order is name, generateName, namespace, selfLink, uid, resourceVersion, ...),
 // or first in metadata when there is no uid.
 func locateResourceVersion(data []byte) (int, uint8, error) {
-	// A literal `"metadata":{` cannot occur inside a JSON string (its quotes
-	// would be escaped), and every kind encodes TypeMeta's plain strings
-	// before metadata, so the first match is the top-level metadata.
-	i := bytes.Index(data, metadataKey)
-	if i < 0 {
+	start, ok := topLevelMetadata(data)
+	if !ok {
 		return 0, 0, fmt.Errorf("stored object has no metadata")
 	}
-	start := i + len(metadataKey)
 	p := skipSpace(data, start)
 	if p < len(data) && data[p] == '}' {
 		return start, rvOnlyField, nil
@@ -311,6 +304,44 @@ func locateResourceVersion(data []byte) (int, uint8, error) {
 		p = skipSpace(data, p+1)
 	}
 	return start, rvFirst, nil
+}
+
+// topLevelMetadata returns the offset just past the `{` of the top-level
+// metadata object. Typed kinds encode it third, after kind and
+// apiVersion; unstructured objects (custom resources) encode their keys
+// sorted, so fields before it ("data", ...) may hold objects with
+// metadata of their own (embedded resources): the top-level keys are
+// walked, never searched.
+func topLevelMetadata(data []byte) (int, bool) {
+	p := skipSpace(data, 0)
+	if p >= len(data) || data[p] != '{' {
+		return 0, false
+	}
+	p = skipSpace(data, p+1)
+	for p < len(data) {
+		key, next, ok := readString(data, p)
+		if !ok {
+			return 0, false
+		}
+		p = skipSpace(data, next)
+		if p >= len(data) || data[p] != ':' {
+			return 0, false
+		}
+		p = skipSpace(data, p+1)
+		if key == "metadata" {
+			return p + 1, p < len(data) && data[p] == '{'
+		}
+		end, ok := skipValue(data, p)
+		if !ok {
+			return 0, false
+		}
+		p = skipSpace(data, end)
+		if p >= len(data) || data[p] != ',' {
+			return 0, false
+		}
+		p = skipSpace(data, p+1)
+	}
+	return 0, false
 }
 
 func skipSpace(data []byte, p int) int {

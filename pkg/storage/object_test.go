@@ -161,3 +161,18 @@ func TestObjectConverted(t *testing.T) {
 		t.Errorf("an object that is not shared converted %d times in all, want 4", n)
 	}
 }
+
+// TestResourceVersionOfUnstructured: an unstructured object encodes its
+// keys sorted, so a field before metadata may hold an embedded resource's
+// metadata: the resourceVersion still goes into the object's own.
+func TestResourceVersionOfUnstructured(t *testing.T) {
+	data := []byte(`{"apiVersion":"example.com/v1","data":{"metadata":{"uid":"inner"}},"kind":"Widget","metadata":{"name":"w","uid":"outer"},"spec":{}}`)
+	obj, err := NewObject("/registry/example.com/widgets/w", 42, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"apiVersion":"example.com/v1","data":{"metadata":{"uid":"inner"}},"kind":"Widget","metadata":{"name":"w","uid":"outer","resourceVersion":"42"},"spec":{}}`
+	if got := string(obj.AppendJSON(nil, true)); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/autoregister"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/namespace"
@@ -25,7 +26,7 @@ import (
 // namespaceController builds the namespace controller over namespaces,
 // their finalize subresource and the served groups: it deletes every
 // namespaced resource that can be listed and deleted as a collection.
-func namespaceController(groups []rest.APIGroupInfo, namespaces namespace.Namespaces, finalizer rest.Updater) *namespace.Controller {
+func namespaceController(groups []rest.APIGroupInfo, namespaces namespace.Namespaces, finalizer rest.Updater, crds *crd.Controller) *namespace.Controller {
 	var resources []namespace.Resource
 	for _, g := range groups {
 		for _, version := range g.PrioritizedVersions[:1] {
@@ -46,7 +47,18 @@ func namespaceController(groups []rest.APIGroupInfo, namespaces namespace.Namesp
 		}
 	}
 	sort.Slice(resources, func(i, j int) bool { return resources[i].Name < resources[j].Name })
-	return namespace.New(namespaces, finalizer, resources)
+	return namespace.New(namespaces, finalizer, resources, func() []namespace.Resource {
+		// The custom resources served for now: kube's namespace controller
+		// finds them in discovery.
+		var out []namespace.Resource
+		for _, served := range crds.Served() {
+			if served.Store.NamespaceScoped() {
+				name := served.Resource() + "." + served.Group.GroupName
+				out = append(out, namespace.Resource{Name: name, Deleter: served.Store, Lister: served.Store})
+			}
+		}
+		return out
+	})
 }
 
 // flowControlController builds the controller that keeps kube's flow

@@ -20,15 +20,19 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
+	admissionwebhook "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/webhook"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/filters"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/authentication"
@@ -51,6 +55,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
 	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/storagemigration"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/webhook"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 )
@@ -161,6 +166,8 @@ func Start(o *Options) (*Server, error) {
 	s.cleanup = append(s.cleanup, func() { secureLn.Close() })
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
 	flowControl := flowControlController(st.flowControl)
+	services := webhook.EndpointsResolver{Services: st.core.Services, Endpoints: servedStorage(groups, "", "endpoints").(rest.Getter)}
+	webhooks := admissionwebhook.NewSource(services)
 	apiServices := apiServiceRegistration(groups, st.apiRegistration)
 	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups), rbacReadyCheck(authorization),
 		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }},
@@ -169,7 +176,7 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := s.apiConfig(o, groups, st, sec, creds, policies)
+	cfg := s.apiConfig(o, groups, st, sec, creds, policies, webhooks)
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
 	cfg.ReadyzChecks = append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client), s.shutdownCheck())
@@ -256,8 +263,24 @@ func Start(o *Options) (*Server, error) {
 			reconciler.Run(rctx)
 		}()
 	}
+	crdController := crd.New(crd.Config{
+		Definitions: st.apiextensions.CustomResourceDefinitions, Status: st.apiextensions.Status,
+		Server: api, Storage: customResourceOptions{getter},
+		Services: services,
+	})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		webhooks.Run(ctx, api, servedStorage(groups, admissionregistrationv1.GroupName, "mutatingwebhookconfigurations").(admissionwebhook.Configurations),
+			servedStorage(groups, admissionregistrationv1.GroupName, "validatingwebhookconfigurations").(admissionwebhook.Configurations))
+	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		crdController.Run(ctx)
+	}()
 	if o.NamespaceController {
-		nc := namespaceController(groups, st.core.Namespaces, st.core.NamespaceFinalize)
+		nc := namespaceController(groups, st.core.Namespaces, st.core.NamespaceFinalize, crdController)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -272,7 +295,7 @@ func Start(o *Options) (*Server, error) {
 // filters' parts, admission and timeouts (Start adds the readiness
 // checks).
 func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStorages, sec *security, creds *credentials,
-	policies *admissionPolicies) apiserver.Config {
+	policies *admissionPolicies, webhooks *admissionwebhook.Source) apiserver.Config {
 	return apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: sec.authenticator,
@@ -291,10 +314,14 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 			&admission.Priority{PriorityClasses: st.scheduling.PriorityClasses},
 			&admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses},
 			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}},
-			// kube's admission policies: mutating ones at the mutating
-			// step, validating ones at the validating step.
+			// kube's order: admission policies then webhooks, the
+			// mutating ones at the mutating step (the registry runs them
+			// after the built-in mutation of its hooks), the validating
+			// ones at the validating step.
 			policies.mutating,
+			admissionwebhook.NewMutating(webhooks, st.core.Namespaces),
 			policies.validating,
+			admissionwebhook.NewValidating(webhooks, st.core.Namespaces),
 		},
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
@@ -425,6 +452,7 @@ func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTSt
 		rbac.RESTStorageProvider{Authorizer: authorization.Authorizer, Policy: authorization.Policy},
 		storagegroup.RESTStorageProvider{},
 		admissionregistration.RESTStorageProvider{},
+		apiextensions.RESTStorageProvider{},
 		scheduling.RESTStorageProvider{},
 		coordination.RESTStorageProvider{},
 		node.RESTStorageProvider{},

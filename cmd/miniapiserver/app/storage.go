@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -43,11 +44,17 @@ func (g *restOptionsGetter) GetRESTOptions(gr schema.GroupResource) (generic.RES
 }
 
 // checkResources returns an error naming the first of names that no
-// served resource has.
+// served resource has. A name in a group no built-in resource has may be
+// a custom resource's, defined later: it is accepted.
 func (g *restOptionsGetter) checkResources(flag string, names []string) error {
+	groups := map[string]bool{}
+	for n := range g.seen {
+		_, group, _ := strings.Cut(n, ".")
+		groups[group] = true
+	}
 	sort.Strings(names)
 	for _, n := range names {
-		if !g.seen[n] {
+		if _, group, _ := strings.Cut(n, "."); !g.seen[n] && groups[group] {
 			return fmt.Errorf("%s: entry %q: no such resource is served", flag, n)
 		}
 	}
@@ -65,6 +72,24 @@ func storageFactory(o *Options, client *clientv3.Client) (storage.Factory, error
 		return nil, fmt.Errorf("--encryption-provider-config: %w", err)
 	}
 	return etcd3.NewFactory(client, etcd3.WithTransformers(transformers.For)), nil
+}
+
+// customResourceOptions gives custom resources kube's key layout,
+// <prefix>/<group>/<plural>, and the watch cache the flags choose for
+// "<plural>.<group>". Unlike the built-in resources', they are asked for
+// while the server runs: nothing is recorded.
+type customResourceOptions struct{ g *restOptionsGetter }
+
+var _ generic.RESTOptionsGetter = customResourceOptions{}
+
+// GetRESTOptions implements generic.RESTOptionsGetter.
+func (o customResourceOptions) GetRESTOptions(gr schema.GroupResource) (generic.RESTOptions, error) {
+	return generic.RESTOptions{
+		StorageFactory:        o.g.factory,
+		Decorator:             o.g.decorator(gr.String()),
+		ResourcePrefix:        o.g.prefix + "/" + gr.Group + "/" + gr.Resource,
+		CountMetricPollPeriod: time.Minute,
+	}, nil
 }
 
 // decoratorFor chooses each resource's Decorator from the flags: the watch

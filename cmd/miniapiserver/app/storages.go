@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
@@ -23,6 +24,8 @@ type groupStorages struct {
 	storage    storagegroup.GroupStorage
 	// flowControl's objects are kept as kube keeps them by a controller.
 	flowControl flowcontrol.Storage
+	// apiextensions' definitions are served by the CRD controller.
+	apiextensions apiextensions.Storage
 	// networking's default ServiceCIDR too.
 	networking networking.GroupStorage
 	// apiRegistration's APIServices are kept by the autoregister
@@ -44,6 +47,8 @@ func (st *groupStorages) build(p generic.RESTStorageProvider, getter generic.RES
 		st.storage, info, err = p.NewGroupStorage(getter)
 	case flowcontrol.RESTStorageProvider:
 		st.flowControl, info, err = p.NewFlowControlStorage(getter)
+	case apiextensions.RESTStorageProvider:
+		st.apiextensions, info, err = p.NewGroupStorage(getter)
 	case networking.RESTStorageProvider:
 		st.networking, info, err = p.NewGroupStorage(getter)
 	case apiregistration.RESTStorageProvider:

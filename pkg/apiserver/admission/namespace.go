@@ -23,7 +23,8 @@ import (
 // ImmortalNamespaces cannot be deleted.
 var ImmortalNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
 
-// Chain runs checks in order; the first error wins.
+// Chain runs checks in order; the first error wins. Those that are
+// handlers.MutatingAdmission too mutate, in order, through Admit.
 type Chain []handlers.Admission
 
 // Validate implements handlers.Admission.

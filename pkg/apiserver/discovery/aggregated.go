@@ -78,7 +78,7 @@ func newAggregated(items []apidiscoveryv2.APIGroupDiscovery) (*Aggregated, error
 func groupDiscovery(name string, gvs []*GroupVersion) (apidiscoveryv2.APIGroupDiscovery, error) {
 	g := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	for _, gv := range gvs {
-		resources, err := resourcesDiscovery(gv.Resources)
+		resources, err := resourcesDiscovery(gv)
 		if err != nil {
 			return g, fmt.Errorf("discovery: %s/%s: %w", name, gv.Version, err)
 		}
@@ -96,9 +96,16 @@ func groupDiscovery(name string, gvs []*GroupVersion) (apidiscoveryv2.APIGroupDi
 // kind (group and version only when they differ from the group version's),
 // names and verbs, its subresources nested under it in list order. The
 // storageVersionHash is not part of the aggregated form.
-func resourcesDiscovery(list []metav1.APIResource) ([]apidiscoveryv2.APIResourceDiscovery, error) {
+func resourcesDiscovery(gv *GroupVersion) ([]apidiscoveryv2.APIResourceDiscovery, error) {
 	var out []apidiscoveryv2.APIResourceDiscovery
 	parents := map[string]int{}
+	list := gv.Resources
+	kind := func(r metav1.APIResource) *metav1.GroupVersionKind {
+		if gv.CustomResources && r.Group == "" && r.Version == "" {
+			return &metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: r.Kind}
+		}
+		return &metav1.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+	}
 	for _, r := range list {
 		if strings.Contains(r.Name, "/") {
 			continue
@@ -106,7 +113,7 @@ func resourcesDiscovery(list []metav1.APIResource) ([]apidiscoveryv2.APIResource
 		out = append(out, apidiscoveryv2.APIResourceDiscovery{
 			Resource:         r.Name,
 			Scope:            scope(r.Namespaced),
-			ResponseKind:     &metav1.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind},
+			ResponseKind:     kind(r),
 			Verbs:            r.Verbs,
 			ShortNames:       r.ShortNames,
 			Categories:       r.Categories,
@@ -128,12 +135,12 @@ func resourcesDiscovery(list []metav1.APIResource) ([]apidiscoveryv2.APIResource
 		}
 		// kube sends an empty kind rather than none (clients of 1.26
 		// crash on nil).
-		kind := &metav1.GroupVersionKind{}
+		responseKind := &metav1.GroupVersionKind{}
 		if r.Kind != "" {
-			kind = &metav1.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+			responseKind = kind(r)
 		}
 		out[i].Subresources = append(out[i].Subresources, apidiscoveryv2.APISubresourceDiscovery{
-			Subresource: sub, ResponseKind: kind, Verbs: r.Verbs,
+			Subresource: sub, ResponseKind: responseKind, Verbs: r.Verbs,
 		})
 	}
 	return out, nil

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,12 @@ import (
 type GroupVersion struct {
 	Group, Version string
 	Resources      []metav1.APIResource
+	// CustomResources lists custom resources, as kube's CRD discovery
+	// does: in the order given (each resource, then its status, then its
+	// scale), naming the group and version of every kind in the
+	// aggregated document, even this one's. Built-in resources are
+	// sorted by name, and name them only when they differ.
+	CustomResources bool
 }
 
 // Documents holds the discovery documents of a server. Build it once all
@@ -35,19 +42,25 @@ type Documents struct {
 
 // New builds the documents of the given group versions; within a group,
 // the first version given is the preferred one. It fails when a
-// subresource has no resource of the same scope.
+// subresource has no resource of the same scope. The documents keep
+// copies: gvs may be used again (documents are rebuilt, with the same
+// built-in group versions, whenever custom resources come or go).
 func New(gvs []*GroupVersion) (*Documents, error) {
 	d := &Documents{versions: map[string][]*GroupVersion{}}
-	for _, gv := range gvs {
-		sort.Slice(gv.Resources, func(i, j int) bool { return gv.Resources[i].Name < gv.Resources[j].Name })
+	for _, in := range gvs {
+		gv := *in
+		gv.Resources = slices.Clone(in.Resources)
+		if !gv.CustomResources {
+			sort.Slice(gv.Resources, func(i, j int) bool { return gv.Resources[i].Name < gv.Resources[j].Name })
+		}
 		if gv.Group == "" {
-			d.core = gv
+			d.core = &gv
 			continue
 		}
 		if _, seen := d.versions[gv.Group]; !seen {
 			d.groups = append(d.groups, gv.Group)
 		}
-		d.versions[gv.Group] = append(d.versions[gv.Group], gv)
+		d.versions[gv.Group] = append(d.versions[gv.Group], &gv)
 	}
 	if err := d.buildAggregated(); err != nil {
 		return nil, err

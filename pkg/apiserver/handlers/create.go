@@ -33,12 +33,7 @@ func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
 			WriteError(w, r, err)
 			return
 		}
-		if err := s.admit(ctx, Create, ns, name, obj, nil, opts); err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		dedupOwnerReferences(ctx, obj, true)
-		result, err := creater.Create(ctx, obj, s.validation(Create, ns, name, opts), opts)
+		result, err := creater.Create(s.withMutation(ctx, ns, name, opts), obj, s.validation(Create, ns, name, opts), opts)
 		if err != nil {
 			WriteError(w, r, err)
 			return
@@ -57,9 +52,9 @@ func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
 // has answered the client, and reports false.
 func (s *Scope) readWrite(w http.ResponseWriter, r *http.Request, opts runtime.Object, optionsKind string,
 	validate func() field.ErrorList, fieldValidation func() string) (negotiation.Output, runtime.Object, bool) {
-	out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+	out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
 	if err == nil {
-		_, err = negotiation.Input(r)
+		_, err = s.mediaTypes().Input(r)
 	}
 	var data []byte
 	if err == nil {

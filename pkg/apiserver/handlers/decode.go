@@ -14,7 +14,6 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/audit"
-	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -68,9 +67,11 @@ const (
 
 // decodeBody decodes a request body into a new object of the scope's
 // kind. Unknown and duplicate fields are errors (Strict), warnings (Warn,
-// the default) or nothing (Ignore).
+// the default) or nothing (Ignore). The object of a kind with a schema
+// (custom resources) loses the fields the schema does not declare, which
+// count as unknown, as kube's decoder of custom resources has it.
 func (s *Scope) decodeBody(r *http.Request, data []byte, fieldValidation string) (runtime.Object, error) {
-	info, err := negotiation.Input(r)
+	info, err := s.mediaTypes().Input(r)
 	if err != nil {
 		return nil, err
 	}
@@ -81,26 +82,63 @@ func (s *Scope) decodeBody(r *http.Request, data []byte, fieldValidation string)
 	into := s.Storage.New()
 	defaultGVK := s.Kind
 	obj, gvk, err := decoder.Decode(data, &defaultGVK, into)
+	var strictErrs []error
 	if err != nil {
 		strict, isStrict := runtime.AsStrictDecodingError(err)
-		if !isStrict || obj == nil || fieldValidation == fieldValidationStrict {
+		if !isStrict || obj == nil {
 			return nil, s.decodeError(err, gvk, data)
 		}
-		for _, e := range strict.Errors() {
+		strictErrs = strict.Errors()
+	}
+	if reflect.TypeOf(obj) != reflect.TypeOf(into) {
+		converted, ok := s.acceptedConversion(obj, gvk)
+		if !ok {
+			// kube decodes into its internal type: another kind fails to
+			// convert, and says so in these words.
+			return nil, s.decodeError(fmt.Errorf("converting (%s) to (%s): unknown conversion",
+				reflect.TypeOf(obj).Elem(), internalTypeName(s.Kind)), gvk, data)
+		}
+		obj = converted
+	}
+	if _, ok := s.Storage.(rest.UnknownFieldPruner); ok {
+		if gv := gvk.GroupVersion(); gv != s.Kind.GroupVersion() {
+			return nil, badRequest("the API version in the data (%s) does not match the expected API version (%v)", gv, s.Kind.GroupVersion())
+		}
+	}
+	unknown, err := s.pruneUnknownFields(obj)
+	if err != nil {
+		return nil, s.decodeError(err, gvk, data)
+	}
+	strictErrs = append(strictErrs, unknown...)
+	if len(strictErrs) > 0 && fieldValidation != fieldValidationIgnore {
+		if fieldValidation == fieldValidationStrict {
+			return nil, s.decodeError(runtime.NewStrictDecodingError(strictErrs), gvk, data)
+		}
+		for _, e := range strictErrs {
 			request.AddWarning(r.Context(), e.Error())
 		}
 	}
-	if reflect.TypeOf(obj) != reflect.TypeOf(into) {
-		if converted, ok := s.acceptedConversion(obj, gvk); ok {
-			return converted, nil
-		}
-		// kube decodes into its internal type: another kind fails to
-		// convert, and says so in these words.
-		return nil, s.decodeError(fmt.Errorf("converting (%s) to (%s): unknown conversion",
-			reflect.TypeOf(obj).Elem(), internalTypeName(s.Kind)), gvk, data)
-	}
 	audit.LogRequestObject(r.Context(), obj, s.Kind)
 	return obj, nil
+}
+
+// pruneUnknownFields drops from obj, of a kind with a schema, the fields
+// the schema does not declare, and returns them as the errors of strict
+// decoding.
+func (s *Scope) pruneUnknownFields(obj runtime.Object) ([]error, error) {
+	pruner, ok := s.Storage.(rest.UnknownFieldPruner)
+	if !ok {
+		return nil, nil
+	}
+	unknown, err := pruner.PruneUnknownFields(obj)
+	if err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(unknown))
+	for i, f := range unknown {
+		errs[i] = fmt.Errorf("unknown field %q", f)
+	}
+	return errs, nil
 }
 
 // acceptedConversion converts obj, of another kind than the scope's, into

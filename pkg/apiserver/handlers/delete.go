@@ -22,13 +22,17 @@ import (
 func (s *Scope) Delete(deleter rest.GracefulDeleter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, ns, name := s.requestContext(r)
-		out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+		out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
 		if err != nil {
 			WriteError(w, r, err)
 			return
 		}
 		opts, err := s.deleteOptions(r)
 		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		if err := s.admitDelete(ctx, ns, name, opts); err != nil {
 			WriteError(w, r, err)
 			return
 		}
@@ -57,7 +61,7 @@ func (s *Scope) Delete(deleter rest.GracefulDeleter) http.HandlerFunc {
 func (s *Scope) DeleteCollection(deleter rest.CollectionDeleter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, ns, _ := s.requestContext(r)
-		out, err := negotiation.NegotiateOutput(r)
+		out, err := s.mediaTypes().Output(r)
 		if err != nil {
 			WriteError(w, r, err)
 			return
@@ -69,6 +73,10 @@ func (s *Scope) DeleteCollection(deleter rest.CollectionDeleter) http.HandlerFun
 		}
 		opts, err := s.deleteOptions(r)
 		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		if err := s.admitDelete(ctx, ns, "", opts); err != nil {
 			WriteError(w, r, err)
 			return
 		}
@@ -94,7 +102,7 @@ func (s *Scope) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		return nil, err
 	}
 	if len(data) > 0 {
-		info, err := negotiation.Input(r)
+		info, err := s.mediaTypes().Input(r)
 		if err != nil {
 			return nil, err
 		}
@@ -122,9 +130,9 @@ func (s *Scope) setListKind(list runtime.Object) error {
 	if !meta.IsListType(list) {
 		return nil
 	}
-	list.GetObjectKind().SetGroupVersionKind(s.Kind.GroupVersion().WithKind(s.Kind.Kind + "List"))
+	list.GetObjectKind().SetGroupVersionKind(s.listKind())
 	return meta.EachListItem(list, func(item runtime.Object) error {
-		item.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		clearItemKind(item)
 		return nil
 	})
 }

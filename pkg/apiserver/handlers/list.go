@@ -41,7 +41,7 @@ func (s *Scope) List(lister rest.Lister) http.HandlerFunc {
 			return
 		}
 		ctx, _, _ := s.requestContext(r)
-		out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadataList)
+		out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadataList)
 		if err != nil {
 			WriteError(w, r, err)
 			return
@@ -95,7 +95,7 @@ func (s *Scope) streamJSONList(w http.ResponseWriter, r *http.Request, res *stor
 	// no allocation per item, and never the whole response in memory.
 	const flushAt = 32 * 1024
 	buf := make([]byte, 0, flushAt+4096)
-	header, _ := listHeader(s.Kind, res)
+	header, _ := listHeader(s.listKind(), res)
 	buf = append(buf, header...)
 	for i, item := range res.Items {
 		if i > 0 {
@@ -113,8 +113,9 @@ func (s *Scope) streamJSONList(w http.ResponseWriter, r *http.Request, res *stor
 	bw.Write(buf)
 }
 
-// listHeader is `{"kind":...,"apiVersion":...,"metadata":{...},"items":[`.
-func listHeader(kind schema.GroupVersionKind, res *storage.ListResult) ([]byte, error) {
+// listHeader is `{"kind":...,"apiVersion":...,"metadata":{...},"items":[`
+// for a list of kind listKind.
+func listHeader(listKind schema.GroupVersionKind, res *storage.ListResult) ([]byte, error) {
 	lm := metav1.ListMeta{Continue: res.Continue, RemainingItemCount: res.RemainingItemCount}
 	if res.ResourceVersion != 0 {
 		lm.ResourceVersion = strconv.FormatInt(res.ResourceVersion, 10)
@@ -124,10 +125,30 @@ func listHeader(kind schema.GroupVersionKind, res *storage.ListResult) ([]byte, 
 		return nil, err
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"kind":%q,"apiVersion":%q,"metadata":`, kind.Kind+"List", kind.GroupVersion().String())
+	fmt.Fprintf(&b, `{"kind":%q,"apiVersion":%q,"metadata":`, listKind.Kind, listKind.GroupVersion().String())
 	b.Write(meta)
 	b.WriteString(`,"items":[`)
 	return b.Bytes(), nil
+}
+
+// listKind is the kind of the endpoint's lists: the one its list type
+// names (a custom resource's list kind is its definition's), else the
+// kind's with "List".
+func (s *Scope) listKind() schema.GroupVersionKind {
+	if l, ok := s.Storage.(rest.Lister); ok {
+		if gvk := l.NewList().GetObjectKind().GroupVersionKind(); gvk.Kind != "" {
+			return gvk
+		}
+	}
+	return s.Kind.GroupVersion().WithKind(s.Kind.Kind + "List")
+}
+
+// clearItemKind leaves a list item without TypeMeta, as kube's encoder
+// writes typed items; unstructured items keep theirs, as in kube.
+func clearItemKind(obj runtime.Object) {
+	if _, ok := obj.(runtime.Unstructured); !ok {
+		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	}
 }
 
 // decodeList decodes a storage list into list (empty, of the resource's
@@ -140,7 +161,7 @@ func (s *Scope) decodeList(list runtime.Object, res *storage.ListResult) (runtim
 		if err := item.Decode(obj); err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
-		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{}) // items carry no TypeMeta
+		clearItemKind(obj)
 		items = append(items, obj)
 	}
 	if err := meta.SetList(list, items); err != nil {
@@ -155,6 +176,6 @@ func (s *Scope) decodeList(list runtime.Object, res *storage.ListResult) (runtim
 	}
 	lm.SetContinue(res.Continue)
 	lm.SetRemainingItemCount(res.RemainingItemCount)
-	list.GetObjectKind().SetGroupVersionKind(s.Kind.GroupVersion().WithKind(s.Kind.Kind + "List"))
+	list.GetObjectKind().SetGroupVersionKind(s.listKind())
 	return list, nil
 }

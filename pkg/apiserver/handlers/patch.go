@@ -31,15 +31,9 @@ import (
 // maxJSONPatchOperations bounds a JSON patch, as kube does.
 const maxJSONPatchOperations = 10000
 
-// patchTypes are the patch media types the handler applies: kube's, but
-// application/apply-patch+cbor, which kube 1.37 serves only behind the
-// CBORServingAndStorage feature gate (off by default).
-var patchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.StrategicMergePatchType),
-	string(types.ApplyYAMLPatchType)}
-
 // PatchRouteMediaTypes are the media types kube's PATCH routes consume:
 // anything else is refused by the router (415) before the handler runs.
-var PatchRouteMediaTypes = slices.Clone(patchTypes)
+var PatchRouteMediaTypes = slices.Clone(negotiation.Builtin.PatchTypes())
 
 // Patch serves PATCH on an object or subresource. The patch is applied to
 // the current state inside the update's retry loop, so a patch never loses
@@ -50,13 +44,13 @@ var PatchRouteMediaTypes = slices.Clone(patchTypes)
 func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		mediaType, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
-		if !contains(patchTypes, mediaType) {
+		if patchTypes := s.mediaTypes().PatchTypes(); !contains(patchTypes, mediaType) {
 			WriteError(w, r, unsupportedMediaType(patchTypes))
 			return
 		}
 		patchType := types.PatchType(mediaType)
 		ctx, ns, name := s.requestContext(r)
-		out, err := negotiation.NegotiateOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+		out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
 		if err != nil {
 			WriteError(w, r, err)
 			return
@@ -85,7 +79,8 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 		}
 		apply := patchType == types.ApplyYAMLPatchType
 		updateOpts := &metav1.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
-		result, created, err := updater.Update(ctx, name, s.admittedUpdate(p, ns, name, updateOpts), s.validation(Create, ns, name, updateOpts), s.updateValidation(ns, name, updateOpts), apply, updateOpts)
+		result, created, err := updater.Update(s.withMutation(ctx, ns, name, updateOpts), name, p,
+			s.validation(Create, ns, name, updateOpts), s.updateValidation(ns, name, updateOpts), apply, updateOpts)
 		if err != nil {
 			WriteError(w, r, err)
 			return
@@ -248,7 +243,11 @@ func (p *patcher) applyJSON(ctx context.Context, current runtime.Object) (runtim
 		}
 		decodeErrs = strict.Errors()
 	}
-	return obj, p.strictDecodingResult(ctx, string(patched), append(strictErrs, decodeErrs...))
+	unknown, err := p.scope.pruneUnknownFields(obj)
+	if err != nil {
+		return nil, invalidPatch(string(patched), err)
+	}
+	return obj, p.strictDecodingResult(ctx, string(patched), append(append(strictErrs, decodeErrs...), unknown...))
 }
 
 // jsonPatchOp is one operation of a JSON patch, for strict decoding (the

@@ -6,6 +6,7 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -33,6 +35,9 @@ type Scope struct {
 	// MinRequestTimeout is the base of a watch's random timeout when the
 	// client sets none (kube's --min-request-timeout).
 	MinRequestTimeout time.Duration
+	// MediaTypes are what the endpoint reads and writes (nil:
+	// negotiation.Builtin).
+	MediaTypes *negotiation.MediaTypes
 
 	// managed is the endpoint's field manager, built on the first write.
 	managed managedFields
@@ -71,6 +76,9 @@ type Attributes struct {
 	// whether they ask for a dry run.
 	Options runtime.Object
 	DryRun  bool
+	// Default applies the defaults of Kind (to an object a mutating
+	// webhook patched, as kube's decoder would); nil when none.
+	Default func(runtime.Object)
 }
 
 // requestContext returns r's context carrying the namespace of the URL,
@@ -104,6 +112,9 @@ func (s *Scope) attributes(op Operation, ns, name string, obj, old, opts runtime
 	opts, dryRun := admissionOptions(op, opts)
 	attrs := Attributes{Operation: op, Resource: s.Resource, Subresource: s.Subresource, Namespace: ns, Name: name,
 		Kind: s.Kind, Old: old, Options: opts, DryRun: dryRun}
+	if d, ok := s.Storage.(rest.Defaulter); ok {
+		attrs.Default = d.Default
+	}
 	if name == "" && obj != nil {
 		if m, err := meta.Accessor(obj); err == nil {
 			attrs.Name = m.GetName() // a generated name
@@ -119,43 +130,44 @@ type MutatingAdmission interface {
 	Admit(ctx context.Context, a Attributes, obj runtime.Object) error
 }
 
-// admit runs the mutating admission of a create or an update on obj
-// (old is the current object of an update).
-func (s *Scope) admit(ctx context.Context, op Operation, ns, name string, obj, old, opts runtime.Object) error {
+// admitDelete runs the mutating admission of a delete (of name, or of a
+// collection when name is ""), before the registry's, as kube's handler
+// does: there is no object to change, only a request to refuse.
+func (s *Scope) admitDelete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) error {
 	m, ok := s.Admission.(MutatingAdmission)
 	if !ok {
 		return nil
 	}
-	return m.Admit(ctx, s.attributes(op, ns, name, obj, old, opts), obj)
+	return m.Admit(ctx, s.attributes(Delete, ns, name, nil, nil, opts), nil)
 }
 
-// admittedUpdate runs mutating admission on what an update or a patch
-// makes of the current object: a create when there is none.
-type admittedUpdate struct {
-	rest.UpdatedObjectInfo
-	scope    *Scope
-	ns, name string
-	opts     *metav1.UpdateOptions
-}
-
-func (s *Scope) admittedUpdate(info rest.UpdatedObjectInfo, ns, name string, opts *metav1.UpdateOptions) rest.UpdatedObjectInfo {
-	if _, ok := s.Admission.(MutatingAdmission); !ok {
-		return info
+// withMutation returns ctx carrying the endpoint's mutating admission of
+// a create or an update (a create when the update creates: old is nil),
+// for the registry to run where kube runs it: after the resource's
+// built-in mutation (its Begin hooks), before its strategy
+// (rest.WithMutation). It admits the endpoint's own objects only: where a
+// subresource writes another kind (a Scale, a Binding into its Pod) the
+// Store's object is not the one admission is about, and is left alone.
+func (s *Scope) withMutation(ctx context.Context, ns, name string, opts runtime.Object) context.Context {
+	m, ok := s.Admission.(MutatingAdmission)
+	if !ok {
+		return ctx
 	}
-	return &admittedUpdate{UpdatedObjectInfo: info, scope: s, ns: ns, name: name, opts: opts}
-}
-
-// UpdatedObject implements rest.UpdatedObjectInfo.
-func (u *admittedUpdate) UpdatedObject(ctx context.Context, current runtime.Object) (runtime.Object, error) {
-	obj, err := u.UpdatedObjectInfo.UpdatedObject(ctx, current)
-	if err != nil {
-		return nil, err
-	}
-	op, old := Update, current
-	if m, err := meta.Accessor(current); err == nil && m.GetUID() == "" {
-		op, old = Create, nil
-	}
-	return obj, u.scope.admit(ctx, op, u.ns, u.name, obj, old, u.opts)
+	endpointType := reflect.TypeOf(s.Storage.New())
+	return rest.WithMutation(ctx, func(ctx context.Context, obj, old runtime.Object) error {
+		if reflect.TypeOf(obj) != endpointType {
+			return nil
+		}
+		op := Update
+		if old == nil {
+			op = Create
+		}
+		if err := m.Admit(ctx, s.attributes(op, ns, name, obj, old, opts), obj); err != nil {
+			return err
+		}
+		dedupOwnerReferences(ctx, obj, true)
+		return nil
+	})
 }
 
 // updateValidation is the admission check of an update.
@@ -190,6 +202,14 @@ func admissionOptions(op Operation, opts runtime.Object) (runtime.Object, bool) 
 		return o, len(o.DryRun) > 0
 	}
 	return opts, false
+}
+
+// mediaTypes is what the endpoint reads and writes.
+func (s *Scope) mediaTypes() *negotiation.MediaTypes {
+	if s.MediaTypes == nil {
+		return negotiation.Builtin
+	}
+	return s.MediaTypes
 }
 
 func metaAccessor(obj runtime.Object) (metav1.Object, error) { return meta.Accessor(obj) }

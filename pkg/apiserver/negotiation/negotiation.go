@@ -6,7 +6,6 @@ package negotiation
 
 import (
 	"fmt"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -45,25 +44,9 @@ func Serializer(mediaType string) (runtime.SerializerInfo, bool) {
 	return runtime.SerializerInfo{}, false
 }
 
-// Input returns the serializer of a request body, from its Content-Type
-// (JSON when there is none). An unknown type is 415 UnsupportedMediaType.
-func Input(r *http.Request) (runtime.SerializerInfo, error) {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		ct = MediaTypeJSON
-	}
-	mediaType, _, err := mime.ParseMediaType(ct)
-	if err == nil {
-		if info, ok := Serializer(mediaType); ok && contains(serverMediaTypes, mediaType) {
-			return info, nil
-		}
-	}
-	return runtime.SerializerInfo{}, &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-		Message: "the body of the request was in an unknown format - accepted media types include: " +
-			strings.Join(serverMediaTypes, ", "),
-	}}
-}
+// Input returns the serializer of a request body to a built-in
+// resource (Builtin.Input).
+func Input(r *http.Request) (runtime.SerializerInfo, error) { return Builtin.Input(r) }
 
 // Target is an alternative representation a client may ask for in Accept
 // (as=...;g=meta.k8s.io;v=...).
@@ -93,43 +76,22 @@ type Output struct {
 // Protobuf reports whether the response is protobuf.
 func (o Output) Protobuf() bool { return o.Info.MediaType == MediaTypeProtobuf }
 
-// NegotiateOutput negotiates the response of r from its Accept header. allowed lists
-// the targets the endpoint can produce besides the object itself; a client
-// that accepts nothing the server can write gets 406 NotAcceptable.
-//
-// As kube's, an endpoint that allows either PartialObjectMetadata or
-// PartialObjectMetadataList allows both: asking for the one that does not
-// fit the response is the handler's 406 (see the handlers' transform).
+// NegotiateOutput negotiates the response of a built-in resource
+// (Builtin.Output), or of what is no resource (discovery, errors).
 func NegotiateOutput(r *http.Request, allowed ...Target) (Output, error) {
-	out, ok := negotiate(r, allowed)
-	if !ok {
-		return Output{}, notAcceptable(serverMediaTypes)
-	}
-	return out, nil
+	return Builtin.Output(r, allowed...)
 }
 
-// NegotiateWatchOutput negotiates the response of a watch: JSON lines or
-// length-delimited protobuf frames (MediaType says which, as kube's
-// Content-Type: application/json or
-// application/vnd.kubernetes.protobuf;stream=watch). As in kube, the first
-// acceptable clause decides: a client that prefers YAML, which has no
-// stream form, gets 406 even if it also accepts JSON.
+// NegotiateWatchOutput negotiates the response of a watch of a built-in
+// resource (Builtin.WatchOutput).
 func NegotiateWatchOutput(r *http.Request, allowed ...Target) (Output, error) {
-	out, ok := negotiate(r, allowed)
-	if !ok || out.Info.StreamSerializer == nil {
-		return Output{}, notAcceptable(watchMediaTypes)
-	}
-	if out.Protobuf() {
-		out.MediaType = MediaTypeProtobuf + ";stream=watch"
-	}
-	out.Pretty = false // kube never indents watch events
-	return out, nil
+	return Builtin.WatchOutput(r, allowed...)
 }
 
 // watchMediaTypes are the stream forms, named in a watch's 406.
 var watchMediaTypes = []string{MediaTypeJSON + ";stream=watch", MediaTypeProtobuf + ";stream=watch"}
 
-func negotiate(r *http.Request, allowed []Target) (Output, bool) {
+func (m *MediaTypes) negotiate(r *http.Request, allowed []Target) (Output, bool) {
 	header := r.Header.Get("Accept")
 	if header == "" {
 		header = "*/*"
@@ -137,7 +99,7 @@ func negotiate(r *http.Request, allowed []Target) (Output, bool) {
 	// As kube's, the weights order the clauses but do not exclude any:
 	// even q=0 is served.
 	for _, clause := range goautoneg.ParseAccept(header) {
-		mediaType, ok := clauseMediaType(clause)
+		mediaType, ok := m.clauseMediaType(clause)
 		if !ok {
 			continue
 		}
@@ -151,14 +113,14 @@ func negotiate(r *http.Request, allowed []Target) (Output, bool) {
 }
 
 // clauseMediaType is the media type a clause of Accept names among those
-// the server writes (JSON for a wildcard).
-func clauseMediaType(clause goautoneg.Accept) (string, bool) {
+// written (JSON for a wildcard).
+func (m *MediaTypes) clauseMediaType(clause goautoneg.Accept) (string, bool) {
 	switch {
 	case clause.Type == "*" && clause.SubType == "*", clause.Type == "application" && clause.SubType == "*":
 		return MediaTypeJSON, true
 	}
 	mediaType := clause.Type + "/" + clause.SubType
-	return mediaType, contains(serverMediaTypes, mediaType)
+	return mediaType, contains(m.served, mediaType)
 }
 
 func match(clause goautoneg.Accept, mediaType string, allowed []Target) (Output, bool) {
@@ -215,7 +177,7 @@ func NegotiateAggregatedDiscovery(r *http.Request) (Output, bool) {
 			clause.Params["g"] != AggregatedDiscoveryGroup || clause.Params["v"] != AggregatedDiscoveryVersion {
 			continue
 		}
-		mediaType, ok := clauseMediaType(clause)
+		mediaType, ok := Builtin.clauseMediaType(clause)
 		if !ok {
 			continue
 		}

@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -31,6 +32,20 @@ import (
 
 // Service serves the documents. Build it with New.
 type Service struct {
+	// generated are the documents of the built-in resources; current
+	// what is served now: those, and the custom resources' (see
+	// SetCustomResources). A request loads current once, with no lock.
+	generated *documents
+	current   atomic.Pointer[documents]
+
+	// mu serializes SetCustomResources; custom keeps the custom
+	// resources' documents of the last call, by path.
+	mu     sync.Mutex
+	custom map[string]*customDocument
+}
+
+// documents is one state of what the service serves.
+type documents struct {
 	v2 *document
 	v3 map[string]*document
 	// index is the /openapi/v3 document, built on first use.
@@ -43,18 +58,23 @@ type Service struct {
 // served compact.
 func New(fsys fs.FS) (*Service, error) {
 	now := time.Now()
-	s := &Service{v2: newDocument(fsys, "v2.json", now, v2Proto), v3: map[string]*document{}}
-	err := fs.WalkDir(fsys, "v3", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") {
+	read := func(name string) func() ([]byte, error) {
+		return func() ([]byte, error) { return fs.ReadFile(fsys, name) }
+	}
+	d := &documents{v2: newDocument("v2.json", read("v2.json"), now, v2Proto), v3: map[string]*document{}}
+	err := fs.WalkDir(fsys, "v3", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".json") {
 			return err
 		}
-		s.v3[strings.TrimSuffix(strings.TrimPrefix(p, "v3/"), ".json")] = newDocument(fsys, p, now, v3Proto)
+		d.v3[strings.TrimSuffix(strings.TrimPrefix(p, "v3/"), ".json")] = newDocument(p, read(p), now, v3Proto)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
-	s.index = sync.OnceValues(s.buildIndex)
+	d.index = sync.OnceValues(d.buildIndex)
+	s := &Service{generated: d}
+	s.current.Store(d)
 	return s, nil
 }
 
@@ -82,12 +102,12 @@ type encoded struct {
 	etag string
 }
 
-// newDocument prepares the document name of fsys, whose protobuf
-// encoding toProto makes from its JSON.
-func newDocument(fsys fs.FS, name string, modified time.Time, toProto func([]byte) ([]byte, error)) *document {
+// newDocument prepares the document read reads (name names it in
+// errors), whose protobuf encoding toProto makes from its JSON.
+func newDocument(name string, read func() ([]byte, error), modified time.Time, toProto func([]byte) ([]byte, error)) *document {
 	d := &document{modified: modified}
 	d.compact = sync.OnceValues(func() (encoded, error) {
-		raw, err := fs.ReadFile(fsys, name)
+		raw, err := read()
 		if err != nil {
 			return encoded{}, err
 		}

@@ -11,9 +11,9 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-// documents is a small set of documents, /openapi/v2 long enough for kube
+// fixture is a small set of documents, /openapi/v2 long enough for kube
 // to gzip it.
-func documents() fstest.MapFS {
+func fixture() fstest.MapFS {
 	v2 := `{"swagger": "2.0", "info": {"title": "t", "version": "1", "description": "` + strings.Repeat("a", 2000) + `"}, "paths": {}}`
 	return fstest.MapFS{
 		"v2.json":           {Data: []byte(v2)},
@@ -25,7 +25,7 @@ func documents() fstest.MapFS {
 
 func handler(t *testing.T) http.Handler {
 	t.Helper()
-	s, err := New(documents())
+	s, err := New(fixture())
 	if err != nil {
 		t.Fatal(err)
 	}

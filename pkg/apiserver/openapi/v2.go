@@ -35,14 +35,15 @@ func (s *Service) serveV2(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotAcceptable)
 		return
 	}
-	c, err := s.v2.compact()
+	v2 := s.current.Load().v2
+	c, err := v2.compact()
 	if err != nil {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return
 	}
 	data := c.data
 	if m.protobuf {
-		if data, err = s.v2.proto(); err != nil {
+		if data, err = v2.proto(); err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
@@ -52,16 +53,16 @@ func (s *Service) serveV2(w http.ResponseWriter, r *http.Request) {
 	// Whole responses go out gzipped from a copy made once; a range of
 	// the document as is.
 	if len(data) >= gzipMinSize && r.Header.Get("Range") == "" && acceptsGzip(r) {
-		gz := s.v2.gzipJSON
+		gz := v2.gzipJSON
 		if m.protobuf {
-			gz = s.v2.gzipProto
+			gz = v2.gzipProto
 		}
 		if z, err := gz(); err == nil {
 			h.Set("Content-Encoding", "gzip")
 			data = z
 		}
 	}
-	http.ServeContent(w, r, "/openapi/v2", s.v2.modified, bytes.NewReader(data))
+	http.ServeContent(w, r, "/openapi/v2", v2.modified, bytes.NewReader(data))
 }
 
 // acceptsGzip reports whether Accept-Encoding allows gzip (a q-value

@@ -3,6 +3,7 @@ package openapi
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"path"
@@ -28,7 +29,7 @@ func serverRelativeURL(docPath, etag string) string {
 
 // buildIndex is the /openapi/v3 document: the URL of every document,
 // with its hash.
-func (s *Service) buildIndex() ([]byte, error) {
+func (s *documents) buildIndex() ([]byte, error) {
 	type entry struct {
 		ServerRelativeURL string `json:"serverRelativeURL"`
 	}
@@ -49,7 +50,7 @@ func (s *Service) buildIndex() ([]byte, error) {
 // Accept says, with no ETag and as text/plain.
 func (s *Service) serveV3Index(w http.ResponseWriter, r *http.Request) {
 	noCache(w)
-	data, err := s.index()
+	data, err := s.current.Load().index()
 	if err != nil {
 		w.WriteHeader(http.StatusInternalServerError)
 		return
@@ -65,7 +66,7 @@ func (s *Service) serveV3Index(w http.ResponseWriter, r *http.Request) {
 func (s *Service) serveV3Document(w http.ResponseWriter, r *http.Request) {
 	noCache(w)
 	docPath := strings.TrimPrefix(r.URL.Path, "/openapi/v3/")
-	d, ok := s.v3[docPath]
+	d, ok := s.current.Load().v3[docPath]
 	if !ok {
 		w.WriteHeader(http.StatusNotFound)
 		return
@@ -79,6 +80,7 @@ func (s *Service) serveV3Document(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := d.compact()
 	if err != nil {
+		slog.Error("openapi: building a document", "path", docPath, "error", err)
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return
 	}

@@ -45,6 +45,9 @@ type Controller struct {
 	namespaces Namespaces
 	finalizer  rest.Updater // namespaces/finalize
 	resources  []Resource
+	// more, when set, returns the resources served for now (custom
+	// resources), asked on every attempt.
+	more func() []Resource
 
 	// retry is how long a namespace with content left waits before the
 	// next attempt.
@@ -55,10 +58,12 @@ type Controller struct {
 	wake    chan struct{}
 }
 
-// New returns a controller over the given storages.
-func New(namespaces Namespaces, finalizer rest.Updater, resources []Resource) *Controller {
+// New returns a controller over the given storages: resources, and
+// those more returns when it is not nil (the resources served for now:
+// custom resources, which come and go).
+func New(namespaces Namespaces, finalizer rest.Updater, resources []Resource, more func() []Resource) *Controller {
 	return &Controller{
-		namespaces: namespaces, finalizer: finalizer, resources: resources,
+		namespaces: namespaces, finalizer: finalizer, resources: resources, more: more,
 		retry: time.Second, pending: map[string]bool{}, wake: make(chan struct{}, 1),
 	}
 }
@@ -192,7 +197,11 @@ func (c *Controller) deleteContent(ctx context.Context, namespace string) (int, 
 	policy := metav1.DeletePropagationBackground
 	remaining := 0
 	var errs []error
-	for _, r := range c.resources {
+	resources := c.resources
+	if c.more != nil {
+		resources = append(slices.Clip(resources), c.more()...)
+	}
+	for _, r := range resources {
 		if _, err := r.Deleter.DeleteCollection(nsCtx, nil, &metav1.DeleteOptions{PropagationPolicy: &policy},
 			&metainternalversion.ListOptions{}); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", r.Name, err))

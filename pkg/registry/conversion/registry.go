@@ -77,8 +77,10 @@ func (r *Registry) add(gvk schema.GroupVersionKind, e *kindEntry) error {
 		return fmt.Errorf("conversion: %v is registered already", gvk)
 	}
 	r.kinds[gvk] = e
-	t := reflect.TypeOf(e.newObj())
-	if _, shared := r.types[t]; shared {
+	obj := e.newObj()
+	t := reflect.TypeOf(obj)
+	_, unstructured := obj.(runtime.Unstructured)
+	if _, shared := r.types[t]; shared || unstructured {
 		// One Go type for several kinds (unstructured objects): those
 		// are told apart by their TypeMeta only.
 		r.types[t] = schema.GroupVersionKind{}

@@ -37,7 +37,7 @@ type podLookups struct {
 // pods/eviction, pods/ephemeralcontainers, pods/resize and the legacy
 // bindings resource.
 func newPods(lookups podLookups) generic.Resource {
-	strategy := podStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, serviceAccounts: lookups.serviceAccounts}
+	strategy := podStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}
 	return generic.Resource{
 		Name: "pods", Singular: "pod", Kind: "Pod", Namespaced: true,
 		ShortNames:           []string{"po"},
@@ -105,8 +105,6 @@ func podFieldLabelConversion(label, value string) (string, string, error) {
 
 type podStrategy struct {
 	generic.BaseStrategy
-	// serviceAccounts gives a new pod's service account.
-	serviceAccounts rest.Getter
 }
 
 // GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
@@ -128,7 +126,6 @@ func (s podStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	pod := obj.(*corev1.Pod)
 	generic.StartGeneration(pod)
 	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
-	admitPod(ctx, pod, s.serviceAccounts)
 	podspec.ApplyAppArmorAnnotations(ctx, pod)
 	if len(pod.Spec.SchedulingGates) > 0 {
 		setPodCondition(&pod.Status, corev1.PodCondition{

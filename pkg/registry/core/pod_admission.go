@@ -22,9 +22,9 @@ import (
 // credentials, Priority resolves its priority from its priority class,
 // DefaultTolerationSeconds lets it survive a node problem for five
 // minutes, and RuntimeClass adds its runtime class's overhead and
-// scheduling. miniapiserver has no mutating admission chain: the pods'
-// BeginCreate hook (admitNewPod) and strategy (admitPod, the service
-// account) make the same changes. Unlike kube, a missing service account
+// scheduling. miniapiserver has no chain of built-in mutating plugins:
+// the pods' BeginCreate hook (admitNewPod) makes the same changes, before
+// the mutating webhooks, as in kube. Unlike kube, a missing service account
 // is no error: there is no controller here that would create "default" in
 // each namespace.
 
@@ -54,8 +54,8 @@ type PodAdmitter interface {
 }
 
 // admitNewPod is the pods' BeginCreate hook: the admission steps that run
-// before the strategy sees a new pod, in kube's order (the service
-// account's, independent of these, is the strategy's).
+// before the mutating webhooks and the strategy see a new pod, in kube's
+// order.
 func admitNewPod(lookups podLookups) generic.BeginCreateFunc {
 	return func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (generic.FinishFunc, error) {
 		pod := obj.(*corev1.Pod)
@@ -66,6 +66,7 @@ func admitNewPod(lookups podLookups) generic.BeginCreateFunc {
 				errors.New("unable to create pods at this time because there was an error enforcing limit ranges"))
 		}
 		applyLimitRangeDefaults(pod, ranges)
+		admitPod(ctx, pod, lookups.serviceAccounts)
 		if lookups.priority != nil {
 			if err := lookups.priority.Admit(ctx, pod, name); err != nil {
 				return nil, err

@@ -51,16 +51,46 @@ var typeConverter = sync.OnceValues(func() (managedfields.TypeConverter, error) 
 // strategy resets (rest.ResetFieldsStrategy) are owned by no one there,
 // and applied objects get the kind's defaults (rest.Defaulter).
 func New(kind schema.GroupVersionKind, subresource string, storage any) (*managedfields.FieldManager, error) {
+	if p, ok := storage.(rest.StructureProvider); ok && p.Structure() != nil {
+		return newUnstructured(kind, subresource, storage, p.Structure())
+	}
 	tc, err := typeConverter()
 	if err != nil {
 		return nil, fmt.Errorf("fieldmanager: building the type converter: %w", err)
 	}
-	var resetFields map[fieldpath.APIVersion]fieldpath.Filter
-	if r, ok := storage.(rest.ResetFieldsStrategy); ok {
-		resetFields = fieldpath.NewExcludeFilterSetMap(r.GetResetFields())
-	}
 	return managedfields.NewDefaultFieldManager(tc, objectConvertor(), Defaulter(storage), api.Scheme,
-		kind, hub(kind, storage), subresource, resetFields)
+		kind, hub(kind, storage), subresource, resetFields(storage))
+}
+
+// newUnstructured is New for a kind described by structure (custom
+// resources): as kube's field manager of custom resources, it works at
+// the endpoint's own version (its hub), and tolerates fields the
+// structure does not know where the kind preserves them.
+func newUnstructured(kind schema.GroupVersionKind, subresource string, storage any, structure *rest.Structure) (*managedfields.FieldManager, error) {
+	tc, err := structure.TypeConverter()
+	if err != nil {
+		return nil, fmt.Errorf("fieldmanager: the structure of %v: %w", kind, err)
+	}
+	return managedfields.NewDefaultCRDFieldManager(tc, structure.Convertor, Defaulter(storage), unstructuredCreater{},
+		kind, kind.GroupVersion(), subresource, resetFields(storage))
+}
+
+// unstructuredCreater makes the empty objects of unstructured kinds.
+type unstructuredCreater struct{}
+
+func (unstructuredCreater) New(kind schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(kind)
+	return u, nil
+}
+
+// resetFields are the fields storage's strategy resets
+// (rest.ResetFieldsStrategy), which no manager owns at its endpoint.
+func resetFields(storage any) map[fieldpath.APIVersion]fieldpath.Filter {
+	if r, ok := storage.(rest.ResetFieldsStrategy); ok {
+		return fieldpath.NewExcludeFilterSetMap(r.GetResetFields())
+	}
+	return nil
 }
 
 // hub is the version the field manager converts the objects it makes to:

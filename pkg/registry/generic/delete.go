@@ -64,7 +64,7 @@ func (e *Store) Delete(ctx context.Context, name string, deleteValidation rest.V
 		return nil, false, apierrors.NewInternalError(err)
 	}
 	var out, lastExisting runtime.Object
-	if changeFinalizers, _ := e.gcFinalizers(ctx, m, options); plan.graceful || len(m.GetFinalizers()) > 0 || changeFinalizers {
+	if changeFinalizers, _ := e.gcFinalizers(ctx, m, options); plan.graceful || len(m.GetFinalizers()) > 0 || changeFinalizers || e.preparesDelete(m) {
 		var deleteNow bool
 		out, lastExisting, deleteNow, err = e.markForDeletion(ctx, name, key, options, &preconditions, deleteValidation, obj)
 		if err != nil || !deleteNow {
@@ -122,12 +122,18 @@ func (e *Store) markForDeletion(ctx context.Context, name, key string, options *
 			if change, finalizers := e.gcFinalizers(ctx, m, attempt); change {
 				m.SetFinalizers(finalizers)
 			}
+			prepared := e.preparesDelete(m)
+			if prepared {
+				e.deleteStrategy.(rest.PrepareForDeleteStrategy).PrepareForDelete(ctx, existing)
+			}
 			pendingFinalizers = len(m.GetFinalizers()) > 0
 			if !plan.graceful {
 				if !pendingFinalizers {
 					return nil, nil, errDeleteNow
 				}
-				markAsDeleting(m, time.Now())
+				if !prepared || m.GetDeletionTimestamp() == nil {
+					markAsDeleting(m, time.Now())
+				}
 				return existing, nil, nil
 			}
 			lastGrace = *attempt.GracePeriodSeconds
@@ -147,6 +153,13 @@ func (e *Store) markForDeletion(ctx context.Context, name, key string, options *
 		return status, lastExisting, false, err
 	}
 	return nil, nil, false, interpretUpdateError(err, e.qualifiedResource, name)
+}
+
+// preparesDelete reports that the strategy prepares the deletion of m
+// (rest.PrepareForDeleteStrategy), which is not marked deleted yet.
+func (e *Store) preparesDelete(m metav1.Object) bool {
+	_, ok := e.deleteStrategy.(rest.PrepareForDeleteStrategy)
+	return ok && m.GetDeletionTimestamp() == nil
 }
 
 // DeleteCollection implements rest.CollectionDeleter: it deletes each

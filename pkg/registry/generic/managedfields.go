@@ -19,6 +19,10 @@ var (
 	_ rest.Defaulter           = (*Store)(nil)
 	_ rest.ResetFieldsStrategy = (*Store)(nil)
 	_ rest.Defaulter           = (*StatusREST)(nil)
+	_ rest.UnknownFieldPruner  = (*Store)(nil)
+	_ rest.UnknownFieldPruner  = (*StatusREST)(nil)
+	_ rest.StructureProvider   = (*Store)(nil)
+	_ rest.StructureProvider   = (*StatusREST)(nil)
 	_ rest.ResetFieldsStrategy = (*StatusREST)(nil)
 )
 
@@ -28,6 +32,21 @@ func (e *Store) Default(obj runtime.Object) {
 	if d, ok := e.createStrategy.(rest.Defaulter); ok {
 		d.Default(obj)
 	}
+}
+
+// Structure implements rest.StructureProvider.
+func (e *Store) Structure() *rest.Structure { return e.structure }
+
+// Structure implements rest.StructureProvider.
+func (r *StatusREST) Structure() *rest.Structure { return r.store.structure }
+
+// PruneUnknownFields implements rest.UnknownFieldPruner when the kind's
+// strategy does (none to prune otherwise).
+func (e *Store) PruneUnknownFields(obj runtime.Object) ([]string, error) {
+	if p, ok := e.createStrategy.(rest.UnknownFieldPruner); ok {
+		return p.PruneUnknownFields(obj)
+	}
+	return nil, nil
 }
 
 // GetResetFields implements rest.ResetFieldsStrategy: what the update
@@ -46,6 +65,11 @@ func (p *updatePath) resetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 
 // Default implements rest.Defaulter.
 func (r *StatusREST) Default(obj runtime.Object) { r.store.Default(obj) }
+
+// PruneUnknownFields implements rest.UnknownFieldPruner.
+func (r *StatusREST) PruneUnknownFields(obj runtime.Object) ([]string, error) {
+	return r.store.PruneUnknownFields(obj)
+}
 
 // GetResetFields implements rest.ResetFieldsStrategy: what the status
 // strategy resets.

@@ -118,8 +118,13 @@ func (e *Store) beforeCreate(ctx context.Context, begin BeginCreateFunc, obj run
 	if d, ok := e.createStrategy.(rest.Defaulter); ok {
 		d.Default(obj)
 	}
+	mutate, ctx := rest.TakeMutation(ctx)
 	finish, err := runBeginCreate(ctx, begin, obj, options)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.admit(ctx, mutate, obj, nil); err != nil {
+		finish(ctx, false)
 		return nil, err
 	}
 	if err := e.prepareAndValidateCreate(ctx, obj, m); err != nil {
@@ -139,13 +144,27 @@ func (e *Store) prepareAndValidateCreate(ctx context.Context, obj runtime.Object
 			path.ValidatePathSegmentName, field.NewPath("metadata"))
 	}
 	if len(errs) > 0 {
-		return apierrors.NewInvalid(e.groupKind(), m.GetName(), uniqueErrors(errs))
+		return apierrors.NewInvalid(e.groupKindOf(obj), m.GetName(), uniqueErrors(errs))
 	}
 	for _, w := range e.createStrategy.WarningsOnCreate(ctx, obj) {
 		request.AddWarning(ctx, w)
 	}
 	e.createStrategy.Canonicalize(obj)
 	return nil
+}
+
+// admit runs the request's mutating admission (rest.WithMutation) on obj,
+// with a copy of old (nil on a create): after the Begin hooks, before the
+// strategy, where kube's mutating webhooks run. What it changes is
+// prepared and validated as the client's own object.
+func (e *Store) admit(ctx context.Context, mutate rest.MutateObjectFunc, obj, old runtime.Object) error {
+	if mutate == nil {
+		return nil
+	}
+	if old != nil {
+		old = old.DeepCopyObject()
+	}
+	return mutate(ctx, obj, old)
 }
 
 // beforeUpdate prepares and validates obj replacing old, as the endpoint
@@ -169,8 +188,13 @@ func (e *Store) beforeUpdate(ctx context.Context, path *updatePath, obj, old run
 	}
 	// Clients cannot set generation: strategies bump it on spec changes.
 	m.SetGeneration(oldMeta.GetGeneration())
+	mutate, ctx := rest.TakeMutation(ctx)
 	finish, err := path.runBeginUpdate(ctx, obj, old, options)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.admit(ctx, mutate, obj, old); err != nil {
+		finish(ctx, false)
 		return nil, err
 	}
 	if err := e.prepareAndValidateUpdate(ctx, path.strategy, obj, old, m, oldMeta); err != nil {
@@ -203,13 +227,25 @@ func (e *Store) prepareAndValidateUpdate(ctx context.Context, strategy rest.REST
 	errs = append(errs, genericvalidation.ValidateObjectMetaAccessorUpdate(m, oldMeta, metaPath)...)
 	errs = append(errs, strategy.ValidateUpdate(ctx, obj, old)...)
 	if len(errs) > 0 {
-		return apierrors.NewInvalid(e.groupKind(), m.GetName(), uniqueErrors(errs))
+		return apierrors.NewInvalid(e.groupKindOf(obj), m.GetName(), uniqueErrors(errs))
 	}
 	for _, w := range strategy.WarningsOnUpdate(ctx, obj, old) {
 		request.AddWarning(ctx, w)
 	}
 	strategy.Canonicalize(obj)
 	return nil
+}
+
+// groupKindOf names the kind of obj in errors: the one an unstructured
+// object names (as kube's typer of custom resources reads it), else the
+// Store's.
+func (e *Store) groupKindOf(obj runtime.Object) schema.GroupKind {
+	if _, ok := obj.(runtime.Unstructured); ok {
+		if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Kind != "" {
+			return gvk.GroupKind()
+		}
+	}
+	return e.groupKind()
 }
 
 func (e *Store) groupKind() schema.GroupKind {

@@ -66,6 +66,13 @@ type Resource struct {
 	Table rest.TableConvertor
 	// ReturnDeletedObject: delete returns the object, not a Status.
 	ReturnDeletedObject bool
+	// Structure, when set, describes the kind for server-side apply
+	// where its Go type does not (custom resources).
+	Structure *rest.Structure
+	// Normalize, when set, rewrites what is read from storage into the
+	// form the resource serves (storage.Config.Normalize: custom
+	// resources stored under an older schema or version).
+	Normalize func(data []byte) ([]byte, error)
 	// TTLFunc gives objects a time to live (events).
 	TTLFunc func(obj runtime.Object, existing uint64, update bool) (uint64, error)
 	// Versions are the other versions of the group the resource is served

@@ -81,6 +81,9 @@ type Store struct {
 
 	attrFunc         storage.AttrFunc
 	selectableFields map[string]bool
+
+	// structure describes an unstructured kind for server-side apply.
+	structure *rest.Structure
 }
 
 var (
@@ -115,6 +118,7 @@ func newStore(r Resource, gv schema.GroupVersion, strategy Strategy, getter REST
 		shortNames:               r.ShortNames,
 		categories:               r.Categories,
 		attrFunc:                 r.AttrFunc,
+		structure:                r.Structure,
 	}
 	if e.newFunc == nil || e.newListFunc == nil {
 		return nil, fmt.Errorf("store for %s must have New and NewList", e.qualifiedResource)
@@ -137,7 +141,7 @@ func newStore(r Resource, gv schema.GroupVersion, strategy Strategy, getter REST
 	}
 	e.setKeyFuncs(opts.ResourcePrefix, r.Namespaced)
 	cfg := StorageConfig(e.qualifiedResource, opts.ResourcePrefix, e.newFunc, r.Namespaced)
-	cfg.AttrFunc, cfg.IndexFields = e.attrFunc, r.IndexFields
+	cfg.AttrFunc, cfg.IndexFields, cfg.Normalize = e.attrFunc, r.IndexFields, r.Normalize
 	s, destroy, err := opts.Decorator(opts.StorageFactory, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("building the store of %s: %w", e.qualifiedResource, err)
@@ -320,7 +324,12 @@ func (e *Store) GetObject(ctx context.Context, name string, options *metav1.GetO
 }
 
 // setKind gives obj the store's kind, as it will be stored and served.
+// An unstructured object keeps the kind it names, which its strategy
+// checks (custom resources).
 func (e *Store) setKind(obj runtime.Object) {
+	if _, ok := obj.(runtime.Unstructured); ok {
+		return
+	}
 	if !e.kind.Empty() {
 		obj.GetObjectKind().SetGroupVersionKind(e.kind)
 	}

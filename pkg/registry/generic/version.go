@@ -80,6 +80,7 @@ var (
 	_ rest.ResetFieldsStrategy        = (*VersionedStore)(nil)
 	_ rest.StorageVersionProvider     = (*VersionedStore)(nil)
 	_ rest.StoredMetadataReader       = (*VersionedStore)(nil)
+	_ rest.UnknownFieldPruner         = (*VersionedStore)(nil)
 )
 
 // NewVersionedStore returns store served at v.
@@ -149,6 +150,16 @@ func (s *VersionedStore) DeleteReturnsDeletedObject() bool {
 // StorageReadiness reports whether the Store can serve.
 func (s *VersionedStore) StorageReadiness() error { return s.store.StorageReadiness() }
 
+// PruneUnknownFields implements rest.UnknownFieldPruner: the view's
+// strategy prunes an object of the served version by that version's
+// schema.
+func (s *VersionedStore) PruneUnknownFields(obj runtime.Object) ([]string, error) {
+	return s.store.PruneUnknownFields(obj)
+}
+
+// Structure implements rest.StructureProvider.
+func (s *VersionedStore) Structure() *rest.Structure { return s.store.Structure() }
+
 // StorageVersion implements rest.StorageVersionProvider.
 func (s *VersionedStore) StorageVersion() schema.GroupVersionKind { return s.storageKind }
 
@@ -215,7 +226,7 @@ func (s *VersionedStore) Create(ctx context.Context, obj runtime.Object, createV
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.store.Create(ctx, stored, s.validation(createValidation), options)
+	out, err := s.store.Create(s.mutation(ctx), stored, s.validation(createValidation), options)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +236,7 @@ func (s *VersionedStore) Create(ctx context.Context, obj runtime.Object, createV
 // Update implements rest.Updater.
 func (s *VersionedStore) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	out, created, err := s.store.Update(ctx, name, s.objectInfo(objInfo), s.validation(createValidation),
+	out, created, err := s.store.Update(s.mutation(ctx), name, s.objectInfo(objInfo), s.validation(createValidation),
 		s.updateValidation(updateValidation), forceAllowCreate, options)
 	if err != nil {
 		return nil, false, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -89,6 +90,44 @@ func (s versioner) updateValidation(validate rest.ValidateObjectUpdateFunc) rest
 		}
 		return validate(ctx, served, servedOld)
 	}
+}
+
+// mutation gives the request's mutating admission (rest.WithMutation)
+// the served version of what the Store admits, and the Store what it made
+// of it, if anything.
+func (s versioner) mutation(ctx context.Context) context.Context {
+	mutate, ctx := rest.TakeMutation(ctx)
+	if mutate == nil {
+		return ctx
+	}
+	return rest.WithMutation(ctx, func(ctx context.Context, obj, old runtime.Object) error {
+		served, err := s.toServed(obj)
+		if err != nil {
+			return err
+		}
+		if old != nil {
+			if old, err = s.toServed(old); err != nil {
+				return err
+			}
+		}
+		before := served.DeepCopyObject()
+		if err := mutate(ctx, served, old); err != nil {
+			return err
+		}
+		if equality.Semantic.DeepEqual(before, served) {
+			// Unchanged: the Store's object stays as it is (a round trip
+			// through the served version need not give it back exactly).
+			return nil
+		}
+		stored, err := s.toStorage(served)
+		if err != nil {
+			return err
+		}
+		if err := rest.ReplaceObject(obj, stored); err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		return nil
+	})
 }
 
 // objectInfo runs an update's UpdatedObjectInfo at the served version.

@@ -55,7 +55,7 @@ func (r *VersionedStatusREST) Get(ctx context.Context, name string, options *met
 // Update implements rest.Updater. Status updates never create objects.
 func (r *VersionedStatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	out, _, err := r.status.Update(ctx, name, r.objectInfo(objInfo), r.validation(createValidation), r.updateValidation(updateValidation), false, options)
+	out, _, err := r.status.Update(r.mutation(ctx), name, r.objectInfo(objInfo), r.validation(createValidation), r.updateValidation(updateValidation), false, options)
 	if err != nil {
 		return nil, false, err
 	}
@@ -81,6 +81,14 @@ func (r *VersionedStatusREST) ConvertToTable(ctx context.Context, obj runtime.Ob
 func (r *VersionedStatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return r.status.GetResetFields()
 }
+
+// PruneUnknownFields implements rest.UnknownFieldPruner.
+func (r *VersionedStatusREST) PruneUnknownFields(obj runtime.Object) ([]string, error) {
+	return r.status.PruneUnknownFields(obj)
+}
+
+// Structure implements rest.StructureProvider.
+func (r *VersionedStatusREST) Structure() *rest.Structure { return r.status.Structure() }
 
 // StorageVersion implements rest.StorageVersionProvider.
 func (r *VersionedStatusREST) StorageVersion() schema.GroupVersionKind { return r.storageKind }

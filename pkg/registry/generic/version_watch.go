@@ -83,7 +83,9 @@ func (s *VersionedStore) DeleteCollection(ctx context.Context, deleteValidation 
 		if items[i], err = s.toServed(items[i]); err != nil {
 			return nil, err
 		}
-		items[i].GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{}) // items carry no TypeMeta
+		if _, ok := items[i].(runtime.Unstructured); !ok {
+			items[i].GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{}) // typed items carry no TypeMeta
+		}
 	}
 	out := s.version.NewList()
 	if err := meta.SetList(out, items); err != nil {

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
@@ -58,6 +59,35 @@ type Defaulter interface {
 	Default(obj runtime.Object)
 }
 
+// UnknownFieldPruner is implemented by strategies (and storages) of kinds
+// whose fields a schema lists rather than a Go type (custom resources):
+// the HTTP layer decodes request bodies into unstructured objects, and
+// PruneUnknownFields drops from them what the schema does not declare,
+// returning the paths dropped, which the request's fieldValidation
+// reports as unknown fields ("unknown field \"spec.foo\""), as kube's
+// decoder of custom resources does. An error is a malformed object.
+type UnknownFieldPruner interface {
+	PruneUnknownFields(obj runtime.Object) ([]string, error)
+}
+
+// Structure describes, for server-side apply, a kind whose Go type does
+// not (custom resources, which are unstructured).
+type Structure struct {
+	// TypeConverter returns the structure of the kind's versions. It is
+	// called on the first write, so that a kind that is only read never
+	// builds it.
+	TypeConverter func() (managedfields.TypeConverter, error)
+	// Convertor converts the kind's objects between its versions, for
+	// the managed fields recorded at other versions than the request's.
+	Convertor runtime.ObjectConvertor
+}
+
+// StructureProvider is implemented by storages of kinds with a Structure
+// (nil for the others).
+type StructureProvider interface {
+	Structure() *Structure
+}
+
 // ResetFieldsStrategy is implemented by strategies that reset fields a
 // client sends on their endpoint (the main resource keeps status, /status
 // keeps spec): server-side apply must not record a manager as owning
@@ -83,6 +113,17 @@ const (
 // default propagation is not background (kube's legacy workloads orphan).
 type GarbageCollectionDeleteStrategy interface {
 	DefaultGarbageCollectionPolicy(ctx context.Context) GarbageCollectionPolicy
+}
+
+// PrepareForDeleteStrategy is implemented by resources that finish every
+// deletion themselves (kube's CRDs, whose custom resources go first): the
+// first delete of an object does not remove it but marks it deleted
+// (deletionTimestamp) once PrepareForDelete has added what finishing the
+// deletion needs (a finalizer, a condition). PrepareForDelete may set the
+// deletionTimestamp itself, as kube's CRD storage does: the generation
+// and deletionGracePeriodSeconds are then left alone.
+type PrepareForDeleteStrategy interface {
+	PrepareForDelete(ctx context.Context, obj runtime.Object)
 }
 
 // DeleteWarningsStrategy is implemented by strategies that warn about the

@@ -84,6 +84,11 @@ func (s *Store) fromStorage(ctx context.Context, key string, stored []byte) ([]b
 	if err != nil {
 		return nil, false, storage.NewInternalError(key, fmt.Errorf("etcd3: transforming the stored value: %w", err))
 	}
+	if s.cfg.Normalize != nil { // e.g. a custom resource's defaults, applied on read
+		if out, err = s.cfg.Normalize(out); err != nil {
+			return nil, false, storage.NewInternalError(key, fmt.Errorf("decoding stored object: %w", err))
+		}
+	}
 	return out, stale, nil
 }
 

@@ -47,7 +47,7 @@ func TestDiscovery(t *testing.T) {
 	for _, g := range groups {
 		names = append(names, g.Name+"/"+g.PreferredVersion.Version)
 	}
-	if want := []string{"/v1", "apiregistration.k8s.io/v1", "apps/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "autoscaling/v2", "batch/v1", "certificates.k8s.io/v1", "networking.k8s.io/v1", "policy/v1", "rbac.authorization.k8s.io/v1", "storage.k8s.io/v1", "admissionregistration.k8s.io/v1", "scheduling.k8s.io/v1", "coordination.k8s.io/v1", "node.k8s.io/v1", "discovery.k8s.io/v1", "resource.k8s.io/v1", "flowcontrol.apiserver.k8s.io/v1", "storagemigration.k8s.io/v1"}; !*reference && !slices.Equal(names, want) {
+	if want := []string{"/v1", "apiregistration.k8s.io/v1", "apps/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "autoscaling/v2", "batch/v1", "certificates.k8s.io/v1", "networking.k8s.io/v1", "policy/v1", "rbac.authorization.k8s.io/v1", "storage.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "scheduling.k8s.io/v1", "coordination.k8s.io/v1", "node.k8s.io/v1", "discovery.k8s.io/v1", "resource.k8s.io/v1", "flowcontrol.apiserver.k8s.io/v1", "storagemigration.k8s.io/v1"}; !*reference && !slices.Equal(names, want) {
 		t.Errorf("groups %v, want %v", names, want)
 	}
 	for _, e := range rec.find("/api") {

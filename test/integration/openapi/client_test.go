@@ -59,6 +59,7 @@ func TestClientGoOpenAPIV3(t *testing.T) {
 		{schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}, "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy"},
 		{schema.GroupVersion{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}, "io.k8s.api.flowcontrol.v1.FlowSchema"},
 		{schema.GroupVersion{Group: "storagemigration.k8s.io", Version: "v1"}, "io.k8s.api.storagemigration.v1.StorageVersionMigration"},
+		{schema.GroupVersion{Group: "apiextensions.k8s.io", Version: "v1"}, "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"},
 		{schema.GroupVersion{Group: "resource.k8s.io", Version: "v1"}, "io.k8s.api.resource.v1.ResourceClaim"},
 		{schema.GroupVersion{Group: "rbac.authorization.k8s.io", Version: "v1"}, "io.k8s.api.rbac.v1.ClusterRole"},
 		{schema.GroupVersion{Group: "authorization.k8s.io", Version: "v1"}, "io.k8s.api.authorization.v1.SubjectAccessReview"},

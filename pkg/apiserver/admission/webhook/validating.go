@@ -1,0 +1,83 @@
+package webhook
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/generic"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// Validating is kube's ValidatingAdmissionWebhook plugin: a
+// handlers.Admission that calls, at once, every validating webhook the
+// request concerns; the first refusal or failure (in the webhooks' order)
+// refuses it.
+type Validating struct{ dispatcher }
+
+// NewValidating returns the plugin calling the validating webhooks of
+// source; namespaces are read for namespaceSelectors.
+func NewValidating(source *Source, namespaces rest.Getter) *Validating {
+	return &Validating{newDispatcher(source, namespaces)}
+}
+
+// Validate implements handlers.Admission.
+func (p *Validating) Validate(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
+	if p.source.idle(p.source.validatingHooks()) {
+		return nil
+	}
+	attr := attributes(ctx, a, obj)
+	if ok, err := p.ready(ctx, attr); !ok {
+		return err
+	}
+	v := versioned(attr)
+	type call struct {
+		hook       *hook
+		invocation *generic.WebhookInvocation
+		attributes *admission.VersionedAttributes
+	}
+	var calls []call
+	for _, h := range p.source.validatingHooks() {
+		invocation, hv, _, err := p.shouldCall(ctx, h, v)
+		if err != nil {
+			return err
+		}
+		if invocation != nil {
+			calls = append(calls, call{h, invocation, hv})
+		}
+	}
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = p.callOne(ctx, c.hook, c.invocation, c.attributes)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// callOne calls one validating webhook and returns the request's error.
+func (p *Validating) callOne(ctx context.Context, h *hook, invocation *generic.WebhookInvocation, v *admission.VersionedAttributes) error {
+	w, _ := h.GetValidatingWebhook()
+	_, err := call(ctx, h, w.SideEffects, invocation, v, false)
+	if err == nil {
+		return nil
+	}
+	reqErr, ignored := failed(ctx, w.FailurePolicy, err)
+	if ignored {
+		slog.Warn("admission webhooks: failed calling webhook, failing open", "webhook", w.Name, "error", err)
+	}
+	return reqErr
+}
