@@ -213,15 +213,40 @@ func definitions(crs []CustomResource, v2 bool) (map[string]common.OpenAPIDefini
 	if err != nil {
 		return nil, err
 	}
-	out := maps.Clone(shared)
+	out := make(map[string]common.OpenAPIDefinition, len(shared))
+	for name, d := range shared {
+		if d.Schema, err = fresh(d.Schema); err != nil {
+			return nil, err
+		}
+		out[name] = d
+	}
 	for _, cr := range crs {
 		models := cr.V3
 		if v2 {
 			models = cr.V2
 		}
 		for name, s := range models {
+			if s, err = fresh(s); err != nil {
+				return nil, err
+			}
 			out[name] = common.OpenAPIDefinition{Schema: s, Dependencies: references(&s)}
 		}
+	}
+	return out, nil
+}
+
+// fresh is a deep copy of s. kube-openapi's builders edit the definitions
+// they are given (they delete extensions), while the same schemas serve
+// every document built concurrently and the comparison of the next set of
+// custom resources with this one.
+func fresh(s spec.Schema) (spec.Schema, error) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return spec.Schema{}, err
+	}
+	var out spec.Schema
+	if err := json.Unmarshal(data, &out); err != nil {
+		return spec.Schema{}, err
 	}
 	return out, nil
 }
