@@ -1,0 +1,222 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// errGone is a watch's 410: the revision it resumes from is compacted
+// or out of the watch cache; the watcher lists again.
+var errGone = errors.New("410 Gone")
+
+// epoch is what a watcher saw between two LISTs: the list, at revision
+// start, then every event until the revision last (of its last event or
+// BOOKMARK), across reconnections.
+type epoch struct {
+	start  int64
+	listed map[string]int64 // namespace/name -> resourceVersion
+	last   int64
+	events map[string][]change
+}
+
+// watcher lists and watches ConfigMaps (of one namespace, or of all) over
+// its failover, as a hand-written client does: it resumes from the last
+// resourceVersion it saw when a watch ends, and lists again on 410.
+type watcher struct {
+	id        int
+	namespace string // "" for all
+	client    *http.Client
+	rand      *rand.Rand
+
+	mu         sync.Mutex
+	epochs     []*epoch
+	maxRV      int64 // the highest resourceVersion seen, to check none goes back
+	problems   []string
+	reconnects int
+}
+
+func newWatcher(id int, namespace string, f *failover) *watcher {
+	return &watcher{id: id, namespace: namespace, client: f.httpClient(0), rand: rand.New(rand.NewPCG(uint64(id), 7))}
+}
+
+func (w *watcher) path() string {
+	if w.namespace == "" {
+		return "/api/v1/configmaps"
+	}
+	return "/api/v1/namespaces/" + w.namespace + "/configmaps"
+}
+
+// run lists and watches until ctx ends.
+func (w *watcher) run(ctx context.Context) {
+	var cur *epoch
+	for ctx.Err() == nil {
+		if cur == nil {
+			e, err := w.list(ctx)
+			if err != nil {
+				sleep(ctx, 200*time.Millisecond)
+				continue
+			}
+			cur = e
+		}
+		err := w.watch(ctx, cur)
+		if errors.Is(err, errGone) {
+			cur = nil
+			continue
+		}
+		w.mu.Lock()
+		w.reconnects++
+		w.mu.Unlock()
+		sleep(ctx, 50*time.Millisecond)
+	}
+}
+
+// objectMeta is the part of a ConfigMap or Status the watchers read.
+type objectMeta struct {
+	Kind     string `json:"kind"`
+	Code     int    `json:"code"`
+	Metadata struct {
+		Name            string `json:"name"`
+		Namespace       string `json:"namespace"`
+		ResourceVersion string `json:"resourceVersion"`
+	} `json:"metadata"`
+}
+
+func (o objectMeta) key() string { return o.Metadata.Namespace + "/" + o.Metadata.Name }
+
+// list starts an epoch with a consistent LIST.
+func (w *watcher) list(ctx context.Context) (*epoch, error) {
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	var list struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+		Items []objectMeta `json:"items"`
+	}
+	if err := w.get(ctx, w.path(), &list); err != nil {
+		return nil, err
+	}
+	e := &epoch{start: parseRV(list.Metadata.ResourceVersion), listed: map[string]int64{}, events: map[string][]change{}}
+	e.last = e.start
+	for _, it := range list.Items {
+		e.listed[it.key()] = parseRV(it.Metadata.ResourceVersion)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.observe("list", e.start, false)
+	w.epochs = append(w.epochs, e)
+	return e, nil
+}
+
+func (w *watcher) get(ctx context.Context, path string, into any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, resp.Body)
+		return fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(into)
+}
+
+// watch watches from e.last until the stream ends, adding what it sees
+// to e.
+func (w *watcher) watch(ctx context.Context, e *epoch) error {
+	q := url.Values{"watch": {"true"}, "allowWatchBookmarks": {"true"},
+		"resourceVersion": {strconv.FormatInt(e.last, 10)},
+		"timeoutSeconds":  {strconv.Itoa(3 + w.rand.IntN(8))}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+w.path()+"?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusGone {
+		return errGone
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("watch: %s", resp.Status)
+	}
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var ev struct {
+			Type   string     `json:"type"`
+			Object objectMeta `json:"object"`
+		}
+		if err := dec.Decode(&ev); err != nil {
+			return err
+		}
+		if err := w.event(e, ev.Type, ev.Object); err != nil {
+			return err
+		}
+	}
+}
+
+// event adds one watch event to e.
+func (w *watcher) event(e *epoch, typ string, obj objectMeta) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rv := parseRV(obj.Metadata.ResourceVersion)
+	switch typ {
+	case "ERROR":
+		if obj.Code == http.StatusGone {
+			return errGone
+		}
+		return fmt.Errorf("watch error event: code %d", obj.Code)
+	case "BOOKMARK":
+		w.observe(typ, rv, false)
+	case "ADDED", "MODIFIED", "DELETED":
+		if rv <= e.last {
+			w.problems = append(w.problems, fmt.Sprintf("%s %s at resourceVersion %d after %d in the same epoch", typ, obj.key(), rv, e.last))
+		}
+		w.observe(typ, rv, true)
+		e.events[obj.key()] = append(e.events[obj.key()], change{rev: rv, deleted: typ == "DELETED"})
+	default:
+		return fmt.Errorf("unknown watch event type %q", typ)
+	}
+	if rv > e.last {
+		e.last = rv
+	}
+	return nil
+}
+
+// observe records a resourceVersion the watcher was given (w.mu held):
+// none may be lower than one seen before, and an event's must be higher.
+func (w *watcher) observe(what string, rv int64, event bool) {
+	if rv < w.maxRV || event && rv == w.maxRV {
+		w.problems = append(w.problems, fmt.Sprintf("%s at resourceVersion %d after %d had been seen", what, rv, w.maxRV))
+	}
+	w.maxRV = max(w.maxRV, rv)
+}
+
+// caughtUp reports whether the watcher's current epoch has reached rev.
+func (w *watcher) caughtUp(rev int64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.epochs) > 0 && w.epochs[len(w.epochs)-1].last >= rev
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
