@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -372,4 +373,55 @@ func TestNotReadyUntilFirstList(t *testing.T) {
 		t.Fatalf("paged list: %v", err)
 	}
 	waitReady(t, c)
+}
+
+// TestBookmarksNeverOvertakeEvents: a bookmark at revision R tells a
+// watcher it has every event up to R, so it must never be sent while an
+// event at or before R is still on its way to the watchers (the watcher
+// skips that event as one it already has). Bookmarks are due at every tick
+// here while writers keep the dispatcher busy; every watcher must get every
+// update.
+func TestBookmarksNeverOvertakeEvents(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	cfg := storagetest.PodConfig()
+	c := newCacher(t, etcd, cfg, func(cc *cacher.Config) { cc.BookmarkFrequency = time.Nanosecond })
+	const writers, watchers = 4, 100
+	var rv int64
+	for i := range writers {
+		rv = create(t, c, cfg, "ns", fmt.Sprint("p", i))
+	}
+	counts := make([]atomic.Int64, watchers)
+	for i := range watchers {
+		w := watchFrom(t, c, cfg, rv, true)
+		go func() {
+			for ev := range w.ResultChan() {
+				if ev.Type == watch.Modified {
+					counts[i].Add(1)
+				}
+			}
+		}()
+	}
+	// Long enough for a few ticks of the dispatcher's bookmark timer.
+	deadline := time.Now().Add(3500 * time.Millisecond)
+	var total atomic.Int64
+	var writing sync.WaitGroup
+	for i := range writers {
+		writing.Go(func() {
+			for n := 0; time.Now().Before(deadline); n++ {
+				touch(t, c, cfg, "ns", fmt.Sprint("p", i), n)
+				total.Add(1)
+			}
+		})
+	}
+	writing.Wait()
+	want := total.Load()
+	waitUntil := time.Now().Add(30 * time.Second)
+	for i := range counts {
+		for counts[i].Load() < want && time.Now().Before(waitUntil) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := counts[i].Load(); got != want {
+			t.Errorf("watcher %d got %d of the %d updates", i, got, want)
+		}
+	}
 }

@@ -62,6 +62,9 @@ func (c *Cacher) listAndWatch() error {
 	// The watchers' history ended with the old contents: their clients
 	// must start again (from a list, or from a revision still served).
 	c.dispatcher.terminateAll()
+	if err := c.passProgress(rev); err != nil {
+		return err
+	}
 	c.metrics.resourceVersion.Set(float64(rev))
 	c.ready.set(true)
 
@@ -82,6 +85,9 @@ func (c *Cacher) listAndWatch() error {
 		case watch.Bookmark:
 			c.wc.progress(ev.ResourceVersion)
 			c.metrics.resourceVersion.Set(float64(ev.ResourceVersion))
+			if err := c.passProgress(ev.ResourceVersion); err != nil {
+				return err
+			}
 			continue
 		}
 		cached, err := c.processEvent(ev)
@@ -95,6 +101,17 @@ func (c *Cacher) listAndWatch() error {
 		}
 	}
 	return fmt.Errorf("watch closed")
+}
+
+// passProgress tells the dispatcher, in line with the events, that the
+// cache has every change up to rev: the revision its bookmarks may carry.
+func (c *Cacher) passProgress(rev int64) error {
+	select {
+	case c.incoming <- &event{typ: watch.Bookmark, rv: rev}:
+		return nil
+	case <-c.ctx.Done():
+		return c.ctx.Err()
+	}
 }
 
 // processEvent records a change in the watch cache.
@@ -161,16 +178,23 @@ func (c *Cacher) newEntry(obj *storage.Object) (*entry, error) {
 }
 
 // dispatchEvents hands incoming events to the watchers, and every second
-// sends the bookmarks that are due.
+// sends the bookmarks that are due. A bookmark carries the revision of the
+// last event (or progress) dispatched, never the watch cache's: the cache
+// is ahead by the events still queued in incoming, and a watcher given a
+// bookmark past them would skip them as events it already has.
 func (c *Cacher) dispatchEvents() {
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
+	var dispatched int64
 	for {
 		select {
 		case <-c.ctx.Done():
 			return
 		case ev := <-c.incoming:
-			c.dispatcher.dispatch(ev, c.relKey, c.triggerValue)
+			if ev.typ != watch.Bookmark {
+				c.dispatcher.dispatch(ev, c.relKey, c.triggerValue)
+			}
+			dispatched = max(dispatched, ev.rv)
 		case now := <-ticker.C:
 			// Bookmarks due by the next tick get a fresh revision: etcd is
 			// asked for progress now, so that an idle resource's bookmarks
@@ -178,7 +202,7 @@ func (c *Cacher) dispatchEvents() {
 			if c.dispatcher.bookmarksDue(now.Add(time.Second)) {
 				c.progress.requestOnce()
 			}
-			c.dispatcher.bookmarks(c.wc.resourceVersion(), now)
+			c.dispatcher.bookmarks(dispatched, now)
 		}
 	}
 }

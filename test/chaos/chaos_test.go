@@ -135,9 +135,13 @@ func logLoad(t *testing.T, writers []*writer, watchers []*watcher) {
 		}
 	}
 	epochs, events, reconnects := 0, 0, 0
+	ends := map[string]int{}
 	for _, w := range watchers {
 		epochs += len(w.epochs)
 		reconnects += w.reconnects
+		for k, n := range w.ends {
+			ends[k] += n
+		}
 		for _, e := range w.epochs {
 			for _, cs := range e.events {
 				events += len(cs)
@@ -145,5 +149,5 @@ func logLoad(t *testing.T, writers []*writer, watchers []*watcher) {
 		}
 	}
 	t.Logf("writes: %d acknowledged, %d without a clear answer (failures by kind: %v)", acks, ambiguous, failures)
-	t.Logf("watchers: %d events checked, %d reconnections, %d lists (410 or start)", events, reconnects, epochs)
+	t.Logf("watchers: %d events checked, %d lists (at the start or after a 410), %d reconnections (why the watches ended: %v)", events, epochs, reconnects, ends)
 }

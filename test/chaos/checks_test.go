@@ -163,7 +163,7 @@ func checkWatchers(t *testing.T, h *history, watchers []*watcher, namespaces []s
 			for _, k := range keys {
 				want, got := h.of(k, e.start, e.last), e.events[k]
 				if !slices.Equal(got, want) {
-					problems = append(problems, fmt.Sprintf("watcher %d (%q): %s in (%d, %d]: %s", w.id, w.namespace, k, e.start, e.last, diffEvents(got, want)))
+					problems = append(problems, fmt.Sprintf("watcher %d (%q): %s in (%d, %d]: %s; %s", w.id, w.namespace, k, e.start, e.last, diffEvents(got, want), streamsAround(e, got, want)))
 				}
 			}
 		}
@@ -186,7 +186,8 @@ func checkInformers(t *testing.T, informers []*informer, final map[string]int64)
 	report(t, "informers", problems)
 }
 
-// diffEvents names what is wrong with a watcher's events of one key.
+// diffEvents names what is wrong with a watcher's events of one key, and
+// shows where they first differ from etcd's.
 func diffEvents(got, want []change) string {
 	seen := map[change]int{}
 	for _, c := range got {
@@ -210,7 +211,39 @@ func diffEvents(got, want []change) string {
 	case len(dup) > 0:
 		kind = "duplicated " + strings.Join(dup, " ")
 	}
-	return fmt.Sprintf("%s (saw %v, etcd has %v)", kind, got, want)
+	i := 0
+	for i < min(len(got), len(want)) && got[i] == want[i] {
+		i++
+	}
+	from := max(i-2, 0)
+	return fmt.Sprintf("%s (from change %d: saw %v, etcd has %v)", kind, from, window(got, from), window(want, from))
+}
+
+// streamsAround names the watch streams around the first difference.
+func streamsAround(e *epoch, got, want []change) string {
+	i := 0
+	for i < min(len(got), len(want)) && got[i] == want[i] {
+		i++
+	}
+	if i >= len(want) {
+		return "no stream"
+	}
+	rev := want[i].rev
+	var out []string
+	for j, st := range e.streams {
+		next := int64(math.MaxInt64)
+		if j+1 < len(e.streams) {
+			next = e.streams[j+1].from
+		}
+		if st.from < rev+50 && next > rev-50 {
+			out = append(out, fmt.Sprintf("stream from %d to %s at %s", st.from, st.replica, st.at.Format("15:04:05.000")))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func window(cs []change, from int) []change {
+	return cs[min(from, len(cs)):min(from+5, len(cs))]
 }
 
 // diffStates lists the keys whose resourceVersions differ.

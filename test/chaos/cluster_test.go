@@ -43,7 +43,12 @@ func startCluster(t *testing.T, members, n int) *cluster {
 		t.Fatal(err)
 	}
 	c := &cluster{etcd: ec}
-	t.Cleanup(c.stop)
+	t.Cleanup(func() {
+		c.stop()
+		if t.Failed() {
+			c.logWarnings(t)
+		}
+	})
 	securePort, err := etcdcluster.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +83,25 @@ func (c *cluster) addresses() []string {
 		as = append(as, r.address())
 	}
 	return as
+}
+
+// logWarnings logs what the replicas logged (at --log-level warn), to
+// explain a failure.
+func (c *cluster) logWarnings(t *testing.T) {
+	for _, r := range c.replicas {
+		logs, _ := filepath.Glob(filepath.Join(r.dir, "log-*.txt"))
+		for _, l := range logs {
+			data, err := os.ReadFile(l)
+			if err == nil && len(data) > 0 {
+				t.Logf("replica %d, %s:\n%s", r.index, filepath.Base(l), tail(string(data), 40))
+			}
+		}
+	}
+}
+
+func tail(s string, lines int) string {
+	ls := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return strings.Join(ls[max(len(ls)-lines, 0):], "\n")
 }
 
 func (c *cluster) stop() {

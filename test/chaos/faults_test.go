@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -106,15 +107,16 @@ const outageBound = requestTimeout + 10*time.Second
 // checkOutage checks, while etcd has no quorum, that every replica fails
 // /readyz and answers a write with a 5xx and a Status, not a hang.
 func checkOutage(ctx context.Context, addresses []string, namespace string) error {
-	var errs []error
+	errs := make([]error, len(addresses))
+	var wg sync.WaitGroup
 	for i, a := range addresses {
-		if err := waitNotReady(ctx, a); err != nil {
-			errs = append(errs, fmt.Errorf("replica %d: %w", i, err))
-		}
-		if err := writeFails(ctx, a, namespace); err != nil {
-			errs = append(errs, fmt.Errorf("replica %d: %w", i, err))
-		}
+		wg.Go(func() {
+			if err := errors.Join(waitNotReady(ctx, a), writeFails(ctx, a, namespace)); err != nil {
+				errs[i] = fmt.Errorf("replica %d: %w", i, err)
+			}
+		})
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

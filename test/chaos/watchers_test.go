@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"sync"
@@ -26,6 +27,15 @@ type epoch struct {
 	listed map[string]int64 // namespace/name -> resourceVersion
 	last   int64
 	events map[string][]change
+	// streams are the watches of the epoch, to explain a failure.
+	streams []stream
+}
+
+// stream is one watch request: where it went and from which revision.
+type stream struct {
+	from    int64
+	replica string
+	at      time.Time
 }
 
 // watcher lists and watches ConfigMaps (of one namespace, or of all) over
@@ -42,10 +52,11 @@ type watcher struct {
 	maxRV      int64 // the highest resourceVersion seen, to check none goes back
 	problems   []string
 	reconnects int
+	ends       map[string]int // why watches ended, for the log
 }
 
 func newWatcher(id int, namespace string, f *failover) *watcher {
-	return &watcher{id: id, namespace: namespace, client: f.httpClient(0), rand: rand.New(rand.NewPCG(uint64(id), 7))}
+	return &watcher{id: id, namespace: namespace, client: f.httpClient(0), rand: rand.New(rand.NewPCG(uint64(id), 7)), ends: map[string]int{}}
 }
 
 func (w *watcher) path() string {
@@ -74,6 +85,7 @@ func (w *watcher) run(ctx context.Context) {
 		}
 		w.mu.Lock()
 		w.reconnects++
+		w.ends[endClass(err)]++
 		w.mu.Unlock()
 		sleep(ctx, 50*time.Millisecond)
 	}
@@ -140,7 +152,9 @@ func (w *watcher) watch(ctx context.Context, e *epoch) error {
 	q := url.Values{"watch": {"true"}, "allowWatchBookmarks": {"true"},
 		"resourceVersion": {strconv.FormatInt(e.last, 10)},
 		"timeoutSeconds":  {strconv.Itoa(3 + w.rand.IntN(8))}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+w.path()+"?"+q.Encode(), nil)
+	st := stream{from: e.last, at: time.Now()}
+	trace := &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) { st.replica = ci.Conn.RemoteAddr().String() }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, baseURL+w.path()+"?"+q.Encode(), nil)
 	if err != nil {
 		return err
 	}
@@ -149,11 +163,15 @@ func (w *watcher) watch(ctx context.Context, e *epoch) error {
 		return err
 	}
 	defer resp.Body.Close()
+	w.mu.Lock()
+	e.streams = append(e.streams, st)
+	w.mu.Unlock()
 	if resp.StatusCode == http.StatusGone {
 		return errGone
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("watch: %s", resp.Status)
+		io.Copy(io.Discard, resp.Body)
+		return statusError(resp.StatusCode)
 	}
 	dec := json.NewDecoder(resp.Body)
 	for {
@@ -213,6 +231,26 @@ func (w *watcher) caughtUp(rev int64) bool {
 	defer w.mu.Unlock()
 	return len(w.epochs) > 0 && w.epochs[len(w.epochs)-1].last >= rev
 }
+
+// endClass names why a watch ended, for the log.
+func endClass(err error) string {
+	switch {
+	case errors.Is(err, io.EOF):
+		return "end of stream"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "cut"
+	}
+	var se statusError
+	if errors.As(err, &se) {
+		return strconv.Itoa(int(se))
+	}
+	return "transport"
+}
+
+// statusError is a watch request's answer other than 200.
+type statusError int
+
+func (e statusError) Error() string { return "watch: " + http.StatusText(int(e)) }
 
 func sleep(ctx context.Context, d time.Duration) {
 	select {

@@ -87,6 +87,7 @@ func (w *writer) write(name string, seq int) error {
 		switch {
 		case apierrors.IsNotFound(err):
 			w.state[name] = 0
+			return nil
 		case err == nil:
 			w.state[name] = parseRV(cm.ResourceVersion)
 		}
