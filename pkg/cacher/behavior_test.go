@@ -219,9 +219,10 @@ func TestEtcdRestartLosesNothing(t *testing.T) {
 	}
 }
 
-// TestRelistTerminatesWatchers: when the cache's watch of the store fails,
-// the cache lists again, ends every watch cleanly (the channel closes),
-// and serves the state of the new list.
+// TestRelistTerminatesWatchers: when the cache's watch of the store fails
+// for another reason than etcd being out of reach (here: what it read does
+// not make sense), the cache lists again, ends every watch cleanly (the
+// channel closes), and serves the state of the new list.
 func TestRelistTerminatesWatchers(t *testing.T) {
 	etcd := etcdtest.Start(t)
 	cfg := storagetest.PodConfig()
@@ -235,7 +236,7 @@ func TestRelistTerminatesWatchers(t *testing.T) {
 	rv := create(t, c, cfg, "ns", "p")
 	w := watchFrom(t, c, cfg, rv, false)
 	reflectorWatch := <-faulty.watches
-	reflectorWatch.fail(storage.NewUnreachableError("", fmt.Errorf("injected failure")))
+	reflectorWatch.fail(storage.NewInternalError("", fmt.Errorf("injected failure")))
 	select {
 	case ev, ok := <-w.ResultChan():
 		if ok {
@@ -250,6 +251,45 @@ func TestRelistTerminatesWatchers(t *testing.T) {
 	if err != nil || len(res.Items) != 1 {
 		t.Fatalf("after the re-list: %v, %d items", err, len(res.Items))
 	}
+}
+
+// TestUnreachableStoreKeepsWatchers: when the cache's watch of the store
+// fails because etcd cannot be reached (a lost quorum), the cache watches
+// again from its revision without a new list: the watches stay open, and
+// a change made meanwhile reaches them.
+func TestUnreachableStoreKeepsWatchers(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	cfg := storagetest.PodConfig()
+	faulty := &faultyStorage{Interface: etcd3.New(etcd.Client, cfg), watches: make(chan *faultyWatcher, 10)}
+	c, err := cacher.New(cacher.Config{Storage: faulty, Resource: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	waitReady(t, c)
+	rv := create(t, c, cfg, "ns", "p")
+	w := watchFrom(t, c, cfg, rv, false)
+	reflectorWatch := <-faulty.watches
+	// Lists from now on would hang: the cache must not list again.
+	faulty.listGate = make(chan struct{})
+	reflectorWatch.fail(storage.NewUnreachableError("", fmt.Errorf("etcdserver: no leader")))
+	// Written while the cache's watch is down, straight to etcd.
+	after := create(t, etcd3.New(etcd.Client, cfg), cfg, "ns", "meanwhile")
+	select {
+	case ev, ok := <-w.ResultChan():
+		if !ok {
+			t.Fatal("the watch was ended when etcd could not be reached")
+		}
+		if ev.Type != watch.Added || ev.Object.ResourceVersion != after {
+			t.Fatalf("got %s at %d, want ADDED at %d", ev.Type, ev.Object.ResourceVersion, after)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the change made while the cache's watch was down never came")
+	}
+	if err := c.ReadinessCheck(); err != nil {
+		t.Errorf("the cache is not ready after watching again: %v", err)
+	}
+	close(faulty.listGate)
 }
 
 func waitReady(t *testing.T, c *cacher.Cacher) {

@@ -51,8 +51,12 @@ func (c *Cacher) runReflector() {
 	}
 }
 
-// listAndWatch fills the cache from a list and follows its changes until
-// the watch fails.
+// listAndWatch fills the cache from a list and follows its changes. When
+// etcd cannot be reached (a member lost, no quorum), it watches again from
+// the cache's revision, as kube's reflector does: the history and the
+// watchers stay, and the changes made meanwhile reach them once etcd
+// answers. Any other failure (the revision compacted, an object that
+// does not decode) ends it, for a new list.
 func (c *Cacher) listAndWatch() error {
 	entries, rev, err := c.list()
 	if err != nil {
@@ -68,6 +72,35 @@ func (c *Cacher) listAndWatch() error {
 	c.metrics.resourceVersion.Set(float64(rev))
 	c.ready.set(true)
 
+	backoff := initialRewatchBackoff
+	for {
+		start := time.Now()
+		err := c.watch(c.wc.resourceVersion())
+		if !storage.IsUnreachable(err) {
+			return err
+		}
+		if time.Since(start) > backoffReset {
+			backoff = initialRewatchBackoff
+		}
+		slog.Warn("cacher: watch of the store failed; watching again from the cache's revision", "resource", c.resource.Resource, "error", err, "in", backoff)
+		select {
+		case <-c.ctx.Done():
+			return c.ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxRewatchBackoff)
+	}
+}
+
+// Backoff of the watches started again while etcd cannot be reached: short,
+// so that the cache follows again soon after etcd's quorum returns.
+const (
+	initialRewatchBackoff = 100 * time.Millisecond
+	maxRewatchBackoff     = 2 * time.Second
+)
+
+// watch applies the changes after rev to the cache until the watch fails.
+func (c *Cacher) watch(rev int64) error {
 	w, err := c.storage.Watch(c.ctx, c.resource.ResourcePrefix, storage.ListOptions{
 		ResourceVersion: fmt.Sprint(rev),
 		Recursive:       true,
