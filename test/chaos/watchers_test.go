@@ -46,6 +46,9 @@ type watcher struct {
 	namespace string // "" for all
 	client    *http.Client
 	rand      *rand.Rand
+	// timeout is the timeoutSeconds of its watches (0: 3 to 10 s at
+	// random, for reconnections).
+	timeout int
 
 	mu         sync.Mutex
 	epochs     []*epoch
@@ -83,12 +86,22 @@ func (w *watcher) run(ctx context.Context) {
 			cur = nil
 			continue
 		}
+		if ctx.Err() != nil {
+			return
+		}
 		w.mu.Lock()
 		w.reconnects++
 		w.ends[endClass(err)]++
 		w.mu.Unlock()
 		sleep(ctx, 50*time.Millisecond)
 	}
+}
+
+func (w *watcher) timeoutSeconds() int {
+	if w.timeout > 0 {
+		return w.timeout
+	}
+	return 3 + w.rand.IntN(8)
 }
 
 // objectMeta is the part of a ConfigMap or Status the watchers read.
@@ -151,7 +164,7 @@ func (w *watcher) get(ctx context.Context, path string, into any) error {
 func (w *watcher) watch(ctx context.Context, e *epoch) error {
 	q := url.Values{"watch": {"true"}, "allowWatchBookmarks": {"true"},
 		"resourceVersion": {strconv.FormatInt(e.last, 10)},
-		"timeoutSeconds":  {strconv.Itoa(3 + w.rand.IntN(8))}}
+		"timeoutSeconds":  {strconv.Itoa(w.timeoutSeconds())}}
 	st := stream{from: e.last, at: time.Now()}
 	trace := &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) { st.replica = ci.Conn.RemoteAddr().String() }}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, baseURL+w.path()+"?"+q.Encode(), nil)
