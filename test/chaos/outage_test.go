@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // TestMajorityOutage stops two of three etcd members under a replica:
