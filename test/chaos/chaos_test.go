@@ -19,6 +19,7 @@ const (
 	objectsPerWriter  = 8
 	watcherCount      = 100
 	allNSWatcherEvery = 10 // every tenth watcher watches all namespaces
+	awayWatcherEvery  = 20 // and one in twenty waits long before watching again
 )
 
 // suite is TestChaos's cluster, its clients and etcd's history.
@@ -59,6 +60,9 @@ func TestChaos(t *testing.T) {
 			ns = ""
 		}
 		w := newWatcher(i, ns, newFailover(addresses, i))
+		if i%awayWatcherEvery == 1 {
+			w.away = 12 * time.Second // past the cache's 10 s compaction check
+		}
 		watchers = append(watchers, w)
 		watching.Go(func() { w.run(watchCtx) })
 	}

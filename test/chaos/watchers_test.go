@@ -49,6 +49,9 @@ type watcher struct {
 	// timeout is the timeoutSeconds of its watches (0: 3 to 10 s at
 	// random, for reconnections).
 	timeout int
+	// away is how long it waits before it watches again: long for a few,
+	// so that they come back after a compaction (410, a new list).
+	away time.Duration
 
 	mu         sync.Mutex
 	epochs     []*epoch
@@ -59,7 +62,7 @@ type watcher struct {
 }
 
 func newWatcher(id int, namespace string, f *failover) *watcher {
-	return &watcher{id: id, namespace: namespace, client: f.httpClient(0), rand: rand.New(rand.NewPCG(uint64(id), 7)), ends: map[string]int{}}
+	return &watcher{id: id, namespace: namespace, client: f.httpClient(0), rand: rand.New(rand.NewPCG(uint64(id), 7)), ends: map[string]int{}, away: 50 * time.Millisecond}
 }
 
 func (w *watcher) path() string {
@@ -93,7 +96,7 @@ func (w *watcher) run(ctx context.Context) {
 		w.reconnects++
 		w.ends[endClass(err)]++
 		w.mu.Unlock()
-		sleep(ctx, 50*time.Millisecond)
+		sleep(ctx, w.away)
 	}
 }
 
