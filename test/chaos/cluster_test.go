@@ -35,7 +35,7 @@ type cluster struct {
 
 // startCluster starts members etcd members and n replicas, with their
 // data under t's temp dir; everything stops at the test's cleanup.
-func startCluster(t *testing.T, members, n int) *cluster {
+func startCluster(t testing.TB, members, n int) *cluster {
 	t.Helper()
 	dir := t.TempDir()
 	ec, err := etcdcluster.Start(filepath.Join(dir, "etcd"), members)
@@ -87,7 +87,7 @@ func (c *cluster) addresses() []string {
 
 // logWarnings logs what the replicas logged (at --log-level warn), to
 // explain a failure.
-func (c *cluster) logWarnings(t *testing.T) {
+func (c *cluster) logWarnings(t testing.TB) {
 	for _, r := range c.replicas {
 		logs, _ := filepath.Glob(filepath.Join(r.dir, "log-*.txt"))
 		for _, l := range logs {

@@ -17,6 +17,7 @@ import (
 type informer struct {
 	namespace string
 	store     cache.Store
+	synced    cache.InformerSynced
 
 	mu       sync.Mutex
 	problems []string
@@ -25,7 +26,7 @@ type informer struct {
 func startInformer(ctx context.Context, namespace string, f *failover) (*informer, error) {
 	factory := informers.NewSharedInformerFactoryWithOptions(f.clientset(0), 0, informers.WithNamespace(namespace))
 	inf := factory.Core().V1().ConfigMaps().Informer()
-	i := &informer{namespace: namespace, store: inf.GetStore()}
+	i := &informer{namespace: namespace, store: inf.GetStore(), synced: inf.HasSynced}
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(oldObj, newObj any) {
 		o, n := oldObj.(*corev1.ConfigMap), newObj.(*corev1.ConfigMap)
 		if parseRV(n.ResourceVersion) < parseRV(o.ResourceVersion) {

@@ -87,7 +87,7 @@ func TestMajorityOutage(t *testing.T) {
 }
 
 // waitFor polls cond for up to a minute.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for !cond() {
