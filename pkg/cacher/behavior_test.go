@@ -226,13 +226,7 @@ func TestEtcdRestartLosesNothing(t *testing.T) {
 func TestRelistTerminatesWatchers(t *testing.T) {
 	etcd := etcdtest.Start(t)
 	cfg := storagetest.PodConfig()
-	faulty := &faultyStorage{Interface: etcd3.New(etcd.Client, cfg), watches: make(chan *faultyWatcher, 10)}
-	c, err := cacher.New(cacher.Config{Storage: faulty, Resource: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
-	waitReady(t, c)
+	faulty, c := newFaultyCacher(t, etcd, cfg)
 	rv := create(t, c, cfg, "ns", "p")
 	w := watchFrom(t, c, cfg, rv, false)
 	reflectorWatch := <-faulty.watches
@@ -260,13 +254,7 @@ func TestRelistTerminatesWatchers(t *testing.T) {
 func TestUnreachableStoreKeepsWatchers(t *testing.T) {
 	etcd := etcdtest.Start(t)
 	cfg := storagetest.PodConfig()
-	faulty := &faultyStorage{Interface: etcd3.New(etcd.Client, cfg), watches: make(chan *faultyWatcher, 10)}
-	c, err := cacher.New(cacher.Config{Storage: faulty, Resource: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
-	waitReady(t, c)
+	faulty, c := newFaultyCacher(t, etcd, cfg)
 	rv := create(t, c, cfg, "ns", "p")
 	w := watchFrom(t, c, cfg, rv, false)
 	reflectorWatch := <-faulty.watches
@@ -290,6 +278,20 @@ func TestUnreachableStoreKeepsWatchers(t *testing.T) {
 		t.Errorf("the cache is not ready after watching again: %v", err)
 	}
 	close(faulty.listGate)
+}
+
+// newFaultyCacher returns a ready cache over the real store whose watches
+// the test can break.
+func newFaultyCacher(t *testing.T, etcd *etcdtest.Etcd, cfg storage.Config) (*faultyStorage, *cacher.Cacher) {
+	t.Helper()
+	faulty := &faultyStorage{Interface: etcd3.New(etcd.Client, cfg), watches: make(chan *faultyWatcher, 10)}
+	c, err := cacher.New(cacher.Config{Storage: faulty, Resource: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	waitReady(t, c)
+	return faulty, c
 }
 
 func waitReady(t *testing.T, c *cacher.Cacher) {

@@ -146,11 +146,7 @@ func (w *watcher) list(ctx context.Context) (*epoch, error) {
 }
 
 func (w *watcher) get(ctx context.Context, path string, into any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := w.client.Do(req)
+	resp, err := w.open(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -162,6 +158,15 @@ func (w *watcher) get(ctx context.Context, path string, into any) error {
 	return json.NewDecoder(resp.Body).Decode(into)
 }
 
+// open sends a GET of path to the watcher's replica.
+func (w *watcher) open(ctx context.Context, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return w.client.Do(req)
+}
+
 // watch watches from e.last until the stream ends, adding what it sees
 // to e.
 func (w *watcher) watch(ctx context.Context, e *epoch) error {
@@ -170,11 +175,7 @@ func (w *watcher) watch(ctx context.Context, e *epoch) error {
 		"timeoutSeconds":  {strconv.Itoa(w.timeoutSeconds())}}
 	st := stream{from: e.last, at: time.Now()}
 	trace := &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) { st.replica = ci.Conn.RemoteAddr().String() }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, baseURL+w.path()+"?"+q.Encode(), nil)
-	if err != nil {
-		return err
-	}
-	resp, err := w.client.Do(req)
+	resp, err := w.open(httptrace.WithClientTrace(ctx, trace), w.path()+"?"+q.Encode())
 	if err != nil {
 		return err
 	}
