@@ -34,6 +34,7 @@ type suite struct {
 // the schedule injects faults, then checks every client's record against
 // etcd's history.
 func TestChaos(t *testing.T) {
+	t.Parallel()
 	gap := 3 * time.Second
 	if testing.Short() {
 		gap = time.Second

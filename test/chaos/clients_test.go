@@ -55,9 +55,7 @@ func (f *failover) httpClient(timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{
 		DialContext:         f.DialContext,
 		MaxIdleConnsPerHost: 4,
-		// A request is never sent again on another connection by the
-		// transport: the writers decide what an unanswered write means.
-		DisableCompression: true,
+		DisableCompression:  true, // the watchers read events as sent
 	}}
 }
 

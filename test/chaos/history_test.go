@@ -121,7 +121,8 @@ func (h *history) stateAt(namespace string, rev int64) map[string]int64 {
 	return state
 }
 
-// find returns the index of the change of key at rev, or -1.
+// find returns the change of key at rev and its index (-1 if there is
+// none), with every change of key.
 func (h *history) find(key string, rev int64) (change, int, []change) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

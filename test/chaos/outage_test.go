@@ -19,6 +19,7 @@ import (
 // a watch open before the outage stays open through it, and once the
 // members are back it gets the changes made after, with none lost.
 func TestMajorityOutage(t *testing.T) {
+	t.Parallel()
 	const ns = "outage"
 	c := startCluster(t, 3, 1)
 	ec := c.etcd
