@@ -61,17 +61,11 @@ func NewResources(endpoints []Resource) *Resources {
 }
 
 func (r *Resources) equivalenceKey(e *Resource) equivalenceKey {
-	stored := e.Kind.GroupKind()
-	if p, ok := e.Storage.(rest.StorageVersionProvider); ok && e.Subresource == "" {
-		stored = p.StorageVersion().GroupKind()
-	}
+	stored := rest.StoredGroupKind(e.Storage, e.Kind)
 	if e.Subresource != "" {
 		// A subresource shares the storage of its resource.
 		if main, ok := r.byGVR[endpointKey{e.Resource, ""}]; ok {
-			stored = main.Kind.GroupKind()
-			if p, ok := main.Storage.(rest.StorageVersionProvider); ok {
-				stored = p.StorageVersion().GroupKind()
-			}
+			stored = rest.StoredGroupKind(main.Storage, main.Kind)
 		}
 	}
 	return equivalenceKey{storage: stored, resource: e.Resource.Resource, subresource: e.Subresource}
