@@ -1,10 +1,8 @@
 package apiserver
 
 import (
-	"fmt"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	admissionwebhook "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/webhook"
@@ -77,27 +75,7 @@ func (s *Server) Equivalents(resource schema.GroupVersionResource, subresource s
 		if e.Resource == resource {
 			continue
 		}
-		out = append(out, admissionwebhook.Equivalent{Resource: e.Resource, Kind: e.Kind, Convert: convertFunc(e.Storage)})
+		out = append(out, admissionwebhook.Equivalent{Resource: e.Resource, Kind: e.Kind, Convert: conversion.ForStorage(e.Storage)})
 	}
 	return out
-}
-
-// convertFunc converts between the versions of the objects of storage: a
-// custom resource through its definition's conversion (None or Webhook),
-// a built-in through the registry's conversions.
-func convertFunc(storage rest.Storage) func(runtime.Object, schema.GroupVersionKind) (runtime.Object, error) {
-	if p, ok := storage.(rest.StructureProvider); ok && p.Structure() != nil {
-		convertor := p.Structure().Convertor
-		return func(obj runtime.Object, to schema.GroupVersionKind) (runtime.Object, error) {
-			out, err := convertor.ConvertToVersion(obj, to.GroupVersion())
-			if err != nil {
-				return nil, err
-			}
-			if got := out.GetObjectKind().GroupVersionKind(); got != to {
-				return nil, fmt.Errorf("converted to %v, not %v", got, to)
-			}
-			return out, nil
-		}
-	}
-	return conversion.Builtin().Convert
 }

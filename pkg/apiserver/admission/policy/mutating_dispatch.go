@@ -182,7 +182,7 @@ func (r *mutation) pass(ctx context.Context, invocations []invocation, reinvocat
 	if err != nil {
 		return false, err
 	}
-	va, err := versionedAttributes(r.attrs, invocations[0].gvk)
+	va, err := versionedAttributes(r.attrs, invocations[0].gvk, r.resources)
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
@@ -211,6 +211,19 @@ func (r *mutation) pass(ctx context.Context, invocations []invocation, reinvocat
 		key := inv.key()
 		if reinvocation && !r.reinvoke.Has(key) {
 			continue
+		}
+		if inv.gvk != va.VersionedKind {
+			// Matched at another version (matchPolicy Equivalent): what
+			// the invocations so far made goes back into the request's
+			// object, which this one sees converted to its kind.
+			if patched {
+				if err := r.store(va.VersionedObject.Object()); err != nil {
+					return false, err
+				}
+			}
+			if va, err = versionedAttributes(r.attrs, inv.gvk, r.resources); err != nil {
+				return false, apierrors.NewInternalError(err)
+			}
 		}
 		before := va.VersionedObject.Object()
 		for _, patcher := range inv.policy.patchers {
@@ -257,13 +270,23 @@ func (r *mutation) store(out runtime.Object) error {
 	if !ok {
 		return apierrors.NewInternalError(fmt.Errorf("a mutation returned %T", out))
 	}
+	want := r.attrs.GetKind()
 	if into, ok := r.object.(*unstructured.Unstructured); ok { // a custom resource
+		if u.GroupVersionKind() != want { // patched at an equivalent version
+			converted, err := r.resources.convert(u, want)
+			if err != nil {
+				return apierrors.NewInternalError(err)
+			}
+			if u, ok = converted.(*unstructured.Unstructured); !ok {
+				return apierrors.NewInternalError(fmt.Errorf("converted to %T", converted))
+			}
+		}
 		into.Object = u.Object
 		return nil
 	}
-	typed := reflect.New(reflect.TypeOf(r.object).Elem()).Interface().(runtime.Object)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
-		return apierrors.NewInternalError(fmt.Errorf("failed to convert object: %w", err))
+	typed, err := r.typed(u, want)
+	if err != nil {
+		return apierrors.NewInternalError(err)
 	}
 	if res, ok := r.resources.byGVR[endpointKey{r.attrs.GetResource(), r.attrs.GetSubresource()}]; ok {
 		fieldmanager.Defaulter(res.Storage).Default(typed)
@@ -271,6 +294,33 @@ func (r *mutation) store(out runtime.Object) error {
 	typed.GetObjectKind().SetGroupVersionKind(r.object.GetObjectKind().GroupVersionKind())
 	reflect.ValueOf(r.object).Elem().Set(reflect.ValueOf(typed).Elem())
 	return nil
+}
+
+// typed returns u as an object of the request's type, converted from u's
+// kind when that is another version's (matchPolicy Equivalent).
+func (r *mutation) typed(u *unstructured.Unstructured, want schema.GroupVersionKind) (runtime.Object, error) {
+	if u.GroupVersionKind() == want || u.GetKind() == "" {
+		typed := reflect.New(reflect.TypeOf(r.object).Elem()).Interface().(runtime.Object)
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+			return nil, fmt.Errorf("failed to convert object: %w", err)
+		}
+		return typed, nil
+	}
+	at, err := api.Scheme.New(u.GroupVersionKind())
+	if err != nil {
+		return nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, at); err != nil {
+		return nil, fmt.Errorf("failed to convert object: %w", err)
+	}
+	out, err := r.resources.convert(at, want)
+	if err != nil {
+		return nil, err
+	}
+	if reflect.TypeOf(out) != reflect.TypeOf(r.object) {
+		return nil, fmt.Errorf("converted to %T, not %T", out, r.object)
+	}
+	return out, nil
 }
 
 // namespace is the request's namespace object (nil for cluster-scoped
