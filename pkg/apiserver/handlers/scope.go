@@ -79,6 +79,9 @@ type Attributes struct {
 	// Default applies the defaults of Kind (to an object a mutating
 	// webhook patched, as kube's decoder would); nil when none.
 	Default func(runtime.Object)
+	// Structure is that of Kind when its Go type does not give it (a
+	// custom resource's schema), for what merges apply configurations.
+	Structure *rest.Structure
 }
 
 // requestContext returns r's context carrying the namespace of the URL,
@@ -114,6 +117,9 @@ func (s *Scope) attributes(op Operation, ns, name string, obj, old, opts runtime
 		Kind: s.Kind, Old: old, Options: opts, DryRun: dryRun}
 	if d, ok := s.Storage.(rest.Defaulter); ok {
 		attrs.Default = d.Default
+	}
+	if p, ok := s.Storage.(rest.StructureProvider); ok {
+		attrs.Structure = p.Structure()
 	}
 	if name == "" && obj != nil {
 		if m, err := meta.Accessor(obj); err == nil {

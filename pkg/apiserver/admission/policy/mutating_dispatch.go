@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
 	admissionauthorizer "k8s.io/apiserver/pkg/admission/plugin/authorizer"
@@ -26,6 +27,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // Mutating is the MutatingAdmissionPolicy admission step: it runs at
@@ -70,8 +72,8 @@ func (m *Mutating) Admit(ctx context.Context, ha handlers.Attributes, obj runtim
 	if len(hooks) == 0 {
 		return nil
 	}
-	r := &mutation{Mutating: m, attrs: newAttributes(ctx, ha, obj), object: obj, reinvoke: sets.New[invocationKey](),
-		invoked: sets.New[invocationKey]()}
+	r := &mutation{Mutating: m, attrs: newAttributes(ctx, ha, obj), object: obj, defaults: ha.Default, structure: ha.Structure,
+		reinvoke: sets.New[invocationKey](), invoked: sets.New[invocationKey]()}
 	if m.authz != nil {
 		r.authz = admissionauthorizer.NewCachingAuthorizer(m.authz)
 	}
@@ -103,8 +105,12 @@ type mutation struct {
 	*Mutating
 	attrs  admission.Attributes
 	object runtime.Object
-	authz  authorizer.UnconditionalAuthorizer
-	errs   []policyError
+	// defaults are the resource's; structure is its kind's when its Go
+	// type does not give it (a custom resource).
+	defaults  func(runtime.Object)
+	structure *rest.Structure
+	authz     authorizer.UnconditionalAuthorizer
+	errs      []policyError
 	// invoked are the IfNeeded invocations run since the last change;
 	// reinvoke those a second pass runs.
 	invoked, reinvoke sets.Set[invocationKey]
@@ -186,7 +192,7 @@ func (r *mutation) pass(ctx context.Context, invocations []invocation, reinvocat
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
-	tc, err := fieldmanager.TypeConverter()
+	tc, err := r.typeConverter()
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
@@ -282,6 +288,9 @@ func (r *mutation) store(out runtime.Object) error {
 			}
 		}
 		into.Object = u.Object
+		if r.defaults != nil {
+			r.defaults(into)
+		}
 		return nil
 	}
 	typed, err := r.typed(u, want)
@@ -294,6 +303,15 @@ func (r *mutation) store(out runtime.Object) error {
 	typed.GetObjectKind().SetGroupVersionKind(r.object.GetObjectKind().GroupVersionKind())
 	reflect.ValueOf(r.object).Elem().Set(reflect.ValueOf(typed).Elem())
 	return nil
+}
+
+// typeConverter gives the structure apply configurations merge with: the
+// custom resource's schema, or the built-in kinds'.
+func (r *mutation) typeConverter() (managedfields.TypeConverter, error) {
+	if r.structure != nil && r.structure.TypeConverter != nil {
+		return r.structure.TypeConverter()
+	}
+	return fieldmanager.TypeConverter()
 }
 
 // typed returns u as an object of the request's type, converted from u's
