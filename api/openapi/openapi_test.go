@@ -116,3 +116,39 @@ func keys(m map[string]json.RawMessage) []string {
 	}
 	return out
 }
+
+// TestSchemasAreTheDocumentsDefinitions checks definitions.json against
+// the /openapi/v3 documents: every definition of them, once, with the
+// group version kinds of all of them.
+func TestSchemasAreTheDocumentsDefinitions(t *testing.T) {
+	var docs [][]byte
+	err := fs.WalkDir(documents, "v3", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := documents.ReadFile(p)
+		docs = append(docs, data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Definitions(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Schemas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d definitions, want %d", len(got), len(want))
+	}
+	for name, w := range want {
+		wj, _ := json.Marshal(w)
+		gj, _ := json.Marshal(got[name])
+		if string(wj) != string(gj) {
+			t.Errorf("%s: got %s\nwant %s", name, gj, wj)
+		}
+	}
+}

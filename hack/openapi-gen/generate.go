@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/builder"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/miniapiserver/miniapiserver/api"
+	apiopenapi "github.com/miniapiserver/miniapiserver/api/openapi"
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi"
@@ -26,8 +28,9 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
-// generate builds every document: "v2.json" (/openapi/v2) and
-// "v3/<path>.json" (/openapi/v3/<path>), indented JSON.
+// generate builds every document: "v2.json" (/openapi/v2),
+// "v3/<path>.json" (/openapi/v3/<path>) and "definitions.json" (their
+// definitions once, which the server reads at startup), indented JSON.
 func generate() (map[string][]byte, error) {
 	groups, err := buildGroups()
 	if err != nil {
@@ -94,7 +97,31 @@ func generate() (map[string][]byte, error) {
 			return nil, err
 		}
 	}
+	if out["definitions.json"], err = definitionsOf(out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// definitionsOf is definitions.json: the definitions of the v3 documents
+// of out, merged in the order of their paths.
+func definitionsOf(out map[string][]byte) ([]byte, error) {
+	var paths []string
+	for p := range out {
+		if strings.HasPrefix(p, "v3/") {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	docs := make([][]byte, len(paths))
+	for i, p := range paths {
+		docs[i] = out[p]
+	}
+	defs, err := apiopenapi.Definitions(docs)
+	if err != nil {
+		return nil, err
+	}
+	return indentJSON(defs)
 }
 
 // buildGroups builds the served groups as the server does, on a storage

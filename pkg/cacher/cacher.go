@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/miniapiserver/miniapiserver/pkg/periodic"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
@@ -48,9 +49,10 @@ type Cacher struct {
 	progress   *progressRequester
 	trigger    string // the indexed field watches may select on
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	ctx          context.Context
+	cancel       context.CancelFunc
+	wg           sync.WaitGroup
+	stopChecking func() // waits for a compaction check in progress
 }
 
 var _ storage.Interface = (*Cacher)(nil)
@@ -103,13 +105,12 @@ func New(cfg Config) (*Cacher, error) {
 	if len(cfg.Resource.IndexFields) > 0 {
 		c.trigger = cfg.Resource.IndexFields[0]
 	}
-	c.progress = newProgressRequester(cfg.Storage)
+	c.progress = newProgressRequester(ctx, cfg.Storage)
 	c.metrics.capacity.Set(float64(c.wc.historyCapacity()))
-	c.wg.Add(4)
+	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.runReflector() }()
 	go func() { defer c.wg.Done(); c.dispatchEvents() }()
-	go func() { defer c.wg.Done(); c.progress.run(ctx) }()
-	go func() { defer c.wg.Done(); c.followCompaction() }()
+	c.stopChecking = periodic.Every(ctx, cfg.CompactionCheckPeriod, cfg.CompactionCheckPeriod, c.checkCompaction)
 	return c, nil
 }
 
@@ -118,6 +119,8 @@ func (c *Cacher) Stop() {
 	c.ready.stop()
 	c.cancel()
 	c.wg.Wait()
+	c.stopChecking()
+	c.progress.stop()
 	c.dispatcher.terminateAll()
 }
 

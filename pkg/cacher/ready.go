@@ -55,19 +55,24 @@ func (r *readiness) stop() {
 
 // progressRequester asks the store for watch progress notifications every
 // 100 ms while some read waits for the cache to catch up: on an idle
-// resource nothing else would move the cache's revision.
+// resource nothing else would move the cache's revision. Its loop runs
+// only while there is something to ask (a goroutine per cache parked on
+// channels would be ~60 idle stacks in a server).
 type progressRequester struct {
 	requester storage.ProgressRequester // nil when the store cannot
+	ctx       context.Context
 	mu        sync.Mutex
 	waiting   int
-	wake      chan struct{}
-	once      chan struct{}
+	once      bool // a single request is due
+	looping   bool
+	stopped   bool
+	loops     sync.WaitGroup
 }
 
 const progressRequestInterval = 100 * time.Millisecond
 
-func newProgressRequester(s storage.Interface) *progressRequester {
-	p := &progressRequester{wake: make(chan struct{}, 1), once: make(chan struct{}, 1)}
+func newProgressRequester(ctx context.Context, s storage.Interface) *progressRequester {
+	p := &progressRequester{ctx: ctx}
 	p.requester, _ = s.(storage.ProgressRequester)
 	return p
 }
@@ -76,11 +81,8 @@ func newProgressRequester(s storage.Interface) *progressRequester {
 func (p *progressRequester) want() func() {
 	p.mu.Lock()
 	p.waiting++
+	p.startLocked()
 	p.mu.Unlock()
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -91,47 +93,61 @@ func (p *progressRequester) want() func() {
 	}
 }
 
-func (p *progressRequester) run(ctx context.Context) {
-	if p.requester == nil {
-		return
-	}
-	for {
-		// Idle until a read waits: no timer runs on a quiet cache.
-		select {
-		case <-ctx.Done():
-			return
-		case <-p.once:
-			p.request(ctx)
-			continue
-		case <-p.wake:
-		}
-		for p.waitingCount() > 0 {
-			p.request(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(progressRequestInterval):
-			}
-		}
-	}
-}
-
 // requestOnce asks for one progress notification, without waiting.
 func (p *progressRequester) requestOnce() {
-	select {
-	case p.once <- struct{}{}:
-	default:
+	p.mu.Lock()
+	p.once = true
+	p.startLocked()
+	p.mu.Unlock()
+}
+
+// startLocked starts the loop unless it runs (or the cache stopped).
+func (p *progressRequester) startLocked() {
+	if p.requester == nil || p.looping || p.stopped {
+		return
+	}
+	p.looping = true
+	p.loops.Add(1)
+	go p.loop()
+}
+
+// loop requests progress, then again every interval while a read waits.
+func (p *progressRequester) loop() {
+	defer p.loops.Done()
+	for {
+		p.mu.Lock()
+		p.once = false
+		p.mu.Unlock()
+		p.request()
+		p.mu.Lock()
+		if p.waiting == 0 && !p.once {
+			p.looping = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		select {
+		case <-p.ctx.Done():
+			p.mu.Lock()
+			p.looping = false
+			p.mu.Unlock()
+			return
+		case <-time.After(progressRequestInterval):
+		}
 	}
 }
 
-func (p *progressRequester) request(ctx context.Context) {
-	reqCtx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	_ = p.requester.RequestWatchProgress(reqCtx) // best effort: a wait times out otherwise
+// stop waits for the loop to end (the cache's context has ended) and
+// starts no other.
+func (p *progressRequester) stop() {
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
+	p.loops.Wait()
 }
 
-func (p *progressRequester) waitingCount() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.waiting
+func (p *progressRequester) request() {
+	reqCtx, cancel := context.WithTimeout(p.ctx, time.Second)
+	defer cancel()
+	_ = p.requester.RequestWatchProgress(reqCtx) // best effort: a wait times out otherwise
 }

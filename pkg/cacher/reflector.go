@@ -240,28 +240,19 @@ func (c *Cacher) dispatchEvents() {
 	}
 }
 
-// followCompaction drops the history etcd has compacted away, and the
-// snapshots of paginated lists that expired.
-func (c *Cacher) followCompaction() {
-	compactor, canAsk := c.storage.(storage.CompactRevisioner)
-	ticker := time.NewTicker(c.cfg.CompactionCheckPeriod)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-ticker.C:
+// checkCompaction drops the history etcd has compacted away, and the
+// snapshots of paginated lists that expired; it runs every
+// CompactionCheckPeriod.
+func (c *Cacher) checkCompaction() {
+	var compacted int64
+	if compactor, ok := c.storage.(storage.CompactRevisioner); ok {
+		if rev, err := compactor.CompactRevision(c.ctx); err == nil && rev > 0 {
+			c.wc.compact(rev)
+			compacted = rev
 		}
-		var compacted int64
-		if canAsk {
-			if rev, err := compactor.CompactRevision(c.ctx); err == nil && rev > 0 {
-				c.wc.compact(rev)
-				compacted = rev
-			}
-		}
-		// Snapshots of paginated lists go when they expire even if no
-		// list comes to notice, and when etcd has compacted their
-		// revision (their tokens are expired).
-		c.pages.prune(time.Now(), compacted)
 	}
+	// Snapshots of paginated lists go when they expire even if no list
+	// comes to notice, and when etcd has compacted their revision (their
+	// tokens are expired).
+	c.pages.prune(time.Now(), compacted)
 }

@@ -2,12 +2,12 @@ package generic
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/miniapiserver/miniapiserver/pkg/metrics"
+	"github.com/miniapiserver/miniapiserver/pkg/periodic"
 )
 
 // objectCounts is kube's apiserver_storage_objects: the number of stored
@@ -20,37 +20,25 @@ var objectCounts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 
 func init() { metrics.MustRegister(objectCounts) }
 
-// startObservingCount counts the objects under prefix every period until
-// the returned stop is called (stop waits for the counter to end).
+// startObservingCount counts the objects under prefix now and every
+// period until the returned stop is called (stop waits for a count in
+// progress).
 func (e *Store) startObservingCount(prefix string, period time.Duration) func() {
 	if period <= 0 {
 		return func() {}
 	}
 	gauge := objectCounts.WithLabelValues(e.qualifiedResource.String())
 	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		ticker := time.NewTicker(period)
-		defer ticker.Stop()
-		for {
-			countCtx, done := context.WithTimeout(ctx, period)
-			n, err := e.storage.Count(countCtx, prefix)
-			done()
-			if err != nil {
-				n = -1
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			gauge.Set(float64(n))
-			select {
-			case <-ctx.Done():
-				return
-			case <-ticker.C:
-			}
+	wait := periodic.Every(ctx, 0, period, func() {
+		countCtx, done := context.WithTimeout(ctx, period)
+		n, err := e.storage.Count(countCtx, prefix)
+		done()
+		if err != nil {
+			n = -1
 		}
-	}()
-	return func() { cancel(); wg.Wait() }
+		if ctx.Err() == nil {
+			gauge.Set(float64(n))
+		}
+	})
+	return func() { cancel(); wait() }
 }

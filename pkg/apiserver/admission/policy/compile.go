@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"sync"
 
 	celgo "github.com/google/cel-go/cel"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -48,15 +49,19 @@ func (v *variableExpression) ReturnTypes() []*celgo.Type {
 }
 
 // compositionEnv is kube's CEL environment at this server's compatibility
-// version, shared by every policy's compiler.
-var compositionEnv = environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
+// version, shared by every policy's compiler. It is built by the first
+// policy compiled, not at init: a server without admission policies never
+// pays for it (about a megabyte of heap).
+var compositionEnv = sync.OnceValue(func() *environment.EnvSet {
+	return environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
+})
 
 // newCompiler returns a compiler that knows the policy's variables, in
 // kube's stored-expressions environment (a policy once admitted keeps
 // compiling), and the declarations of the policy's expressions.
 func newCompiler(variables []admissionregistrationv1.Variable, params bool) (*plugincel.CompositedCompiler, plugincel.OptionalVariableDeclarations, error) {
 	decls := plugincel.OptionalVariableDeclarations{HasParams: params, HasAuthorizer: true}
-	c, err := plugincel.NewCompositedCompiler(compositionEnv)
+	c, err := plugincel.NewCompositedCompiler(compositionEnv())
 	if err != nil {
 		return nil, decls, err
 	}

@@ -19,8 +19,6 @@ import (
 	"reflect"
 	"time"
 
-	admissionv1 "k8s.io/api/admission/v1"
-	admissionv1beta1 "k8s.io/api/admission/v1beta1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,14 +28,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
-	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	webhookerrors "k8s.io/apiserver/pkg/admission/plugin/webhook/errors"
-	"k8s.io/apiserver/pkg/admission/plugin/webhook/generic"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/object"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules"
-	webhookrequest "k8s.io/apiserver/pkg/admission/plugin/webhook/request"
-	"k8s.io/apiserver/pkg/cel/environment"
-	webhookutil "k8s.io/apiserver/pkg/util/webhook"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
@@ -51,12 +44,10 @@ type dispatcher struct {
 	// namespaces reads the namespaces whose labels namespaceSelectors
 	// select.
 	namespaces rest.Getter
-	conditions plugincel.ConditionCompiler
 }
 
 func newDispatcher(source *Source, namespaces rest.Getter) dispatcher {
-	return dispatcher{source: source, namespaces: namespaces,
-		conditions: plugincel.NewConditionCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))}
+	return dispatcher{source: source, namespaces: namespaces}
 }
 
 // attributes are kube's admission attributes of a request: obj is the
@@ -116,7 +107,7 @@ func withKind(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
 // versions of its resource), then matchConditions. The attributes
 // returned are at the invocation's kind; eq is the version converted to
 // (nil: the request's own).
-func (d *dispatcher) shouldCall(ctx context.Context, h *hook, v *admission.VersionedAttributes) (*generic.WebhookInvocation, *admission.VersionedAttributes, *Equivalent, error) {
+func (d *dispatcher) shouldCall(ctx context.Context, h *hook, v *admission.VersionedAttributes) (*invocation, *admission.VersionedAttributes, *Equivalent, error) {
 	attr := v.Attributes
 	nsMatches, nsErr := d.matchNamespace(ctx, h, attr)
 	if !nsMatches && nsErr == nil {
@@ -126,19 +117,18 @@ func (d *dispatcher) shouldCall(ctx context.Context, h *hook, v *admission.Versi
 	if !objMatches && objErr == nil {
 		return nil, nil, nil, nil
 	}
-	var invocation *generic.WebhookInvocation
-	for _, r := range h.GetRules() {
+	var inv *invocation
+	for _, r := range h.rules {
 		if (&rules.Matcher{Rule: r, Attr: attr}).Matches() {
-			invocation = &generic.WebhookInvocation{Webhook: h.WebhookAccessor, Resource: attr.GetResource(),
-				Subresource: attr.GetSubresource(), Kind: attr.GetKind()}
+			inv = &invocation{resource: attr.GetResource(), subresource: attr.GetSubresource(), kind: attr.GetKind()}
 			break
 		}
 	}
 	var eq *Equivalent
-	if policy := h.GetMatchPolicy(); invocation == nil && policy != nil && *policy == admissionregistrationv1.Equivalent {
-		invocation, eq = d.matchEquivalent(h, attr)
+	if policy := h.matchPolicy; inv == nil && policy != nil && *policy == admissionregistrationv1.Equivalent {
+		inv, eq = d.matchEquivalent(h, attr)
 	}
-	if invocation == nil {
+	if inv == nil {
 		return nil, nil, nil, nil
 	}
 	if nsErr != nil {
@@ -153,8 +143,8 @@ func (d *dispatcher) shouldCall(ctx context.Context, h *hook, v *admission.Versi
 			return nil, nil, nil, err
 		}
 	}
-	if len(h.GetMatchConditions()) > 0 {
-		result := h.GetCompiledMatcher(d.conditions).Match(ctx, v, nil, nil)
+	if len(h.matchConditions) > 0 {
+		result := h.matcher().Match(ctx, v, nil, nil)
 		if result.Error != nil {
 			return nil, nil, nil, apierrors.NewForbidden(attr.GetResource().GroupResource(), attr.GetName(), result.Error)
 		}
@@ -162,7 +152,7 @@ func (d *dispatcher) shouldCall(ctx context.Context, h *hook, v *admission.Versi
 			return nil, nil, nil, nil
 		}
 	}
-	return invocation, v, eq, nil
+	return inv, v, eq, nil
 }
 
 // matchNamespace is kube's namespaceSelector rule: a cluster-scoped object
@@ -174,7 +164,7 @@ func (d *dispatcher) matchNamespace(ctx context.Context, h *hook, attr admission
 	if attr.GetNamespace() == "" && !isNamespace {
 		return true, nil
 	}
-	selector, err := h.GetParsedNamespaceSelector()
+	selector, err := h.namespaceSelector, h.namespaceSelectorErr
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
@@ -209,55 +199,47 @@ func (d *dispatcher) matchNamespace(ctx context.Context, h *hook, attr admission
 
 // call posts the review of v to h and returns kube's view of the answer.
 // Errors are kube's: a dry run h cannot take part in (400), a failure to
-// call (webhookutil.ErrCallingWebhook, which the failure policy judges),
-// or the answer was a refusal (webhookutil.ErrWebhookRejection).
-func call(ctx context.Context, h *hook, sideEffects *admissionregistrationv1.SideEffectClass, invocation *generic.WebhookInvocation,
-	v *admission.VersionedAttributes, mutating bool) (*webhookrequest.AdmissionResponse, error) {
-	name := h.GetName()
+// call (a callError, which the failure policy judges), or the answer was
+// a refusal (a rejection).
+func call(ctx context.Context, h *hook, inv *invocation, v *admission.VersionedAttributes) (*response, error) {
+	name := h.name
 	if v.Attributes.IsDryRun() {
-		if sideEffects == nil {
-			return nil, &webhookutil.ErrCallingWebhook{WebhookName: name, Reason: fmt.Errorf("Webhook SideEffects is nil"),
-				Status: apierrors.NewBadRequest("Webhook SideEffects is nil")}
+		if h.sideEffects == nil {
+			return nil, &callError{webhook: name, reason: fmt.Errorf("Webhook SideEffects is nil"),
+				status: apierrors.NewBadRequest("Webhook SideEffects is nil")}
 		}
-		if *sideEffects != admissionregistrationv1.SideEffectClassNone && *sideEffects != admissionregistrationv1.SideEffectClassNoneOnDryRun {
+		if se := *h.sideEffects; se != admissionregistrationv1.SideEffectClassNone && se != admissionregistrationv1.SideEffectClassNoneOnDryRun {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("admission webhook %q does not support dry run", name))
 		}
 	}
-	uid, review, response, err := webhookrequest.CreateAdmissionObjects(v, invocation)
+	uid, review, answer, err := newReview(h, v, inv)
 	if err != nil {
-		return nil, &webhookutil.ErrCallingWebhook{WebhookName: name, Reason: fmt.Errorf("could not create admission objects: %w", err),
-			Status: apierrors.NewBadRequest("error creating admission objects")}
-	}
-	// Reviews travel with their kind, as kube's codec writes them.
-	switch review.(type) {
-	case *admissionv1.AdmissionReview:
-		review.GetObjectKind().SetGroupVersionKind(admissionv1.SchemeGroupVersion.WithKind("AdmissionReview"))
-	case *admissionv1beta1.AdmissionReview:
-		review.GetObjectKind().SetGroupVersionKind(admissionv1beta1.SchemeGroupVersion.WithKind("AdmissionReview"))
+		return nil, &callError{webhook: name, reason: fmt.Errorf("could not create admission objects: %w", err),
+			status: apierrors.NewBadRequest("error creating admission objects")}
 	}
 	if h.clientErr != nil {
-		return nil, &webhookutil.ErrCallingWebhook{WebhookName: name, Reason: fmt.Errorf("could not get REST client: %w", h.clientErr),
-			Status: apierrors.NewInternalError(h.clientErr)}
+		return nil, &callError{webhook: name, reason: fmt.Errorf("could not get REST client: %w", h.clientErr),
+			status: apierrors.NewInternalError(h.clientErr)}
 	}
-	if t := h.GetTimeoutSeconds(); t != nil {
+	if t := h.timeoutSeconds; t != nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(*t)*time.Second)
 		defer cancel()
 	}
-	if err := h.client.PostWithTimeout(ctx, review, response); err != nil {
-		return nil, &webhookutil.ErrCallingWebhook{WebhookName: name, Reason: fmt.Errorf("failed to call webhook: %w", err),
-			Status: apierrors.NewServiceUnavailable("error calling webhook")}
+	if err := h.client.PostWithTimeout(ctx, review, answer); err != nil {
+		return nil, &callError{webhook: name, reason: fmt.Errorf("failed to call webhook: %w", err),
+			status: apierrors.NewServiceUnavailable("error calling webhook")}
 	}
-	result, err := webhookrequest.VerifyAdmissionResponse(uid, mutating, response)
+	result, err := verify(uid, h.mutating, answer)
 	if err != nil {
-		return nil, &webhookutil.ErrCallingWebhook{WebhookName: name, Reason: fmt.Errorf("received invalid webhook response: %w", err),
-			Status: apierrors.NewServiceUnavailable("error validating webhook response")}
+		return nil, &callError{webhook: name, reason: fmt.Errorf("received invalid webhook response: %w", err),
+			status: apierrors.NewServiceUnavailable("error validating webhook response")}
 	}
-	for _, w := range result.Warnings {
+	for _, w := range result.warnings {
 		request.AddWarning(ctx, w)
 	}
-	if !result.Allowed {
-		return nil, &webhookutil.ErrWebhookRejection{Status: webhookerrors.ToStatusErr(name, result.Result)}
+	if !result.allowed {
+		return nil, &rejection{status: webhookerrors.ToStatusErr(name, result.result)}
 	}
 	return result, nil
 }
@@ -267,7 +249,7 @@ func call(ctx context.Context, h *hook, sideEffects *admissionregistrationv1.Sid
 // policy lets pass.
 func failed(ctx context.Context, policy *admissionregistrationv1.FailurePolicyType, err error) (error, bool) {
 	switch e := err.(type) {
-	case *webhookutil.ErrCallingWebhook:
+	case *callError:
 		if policy != nil && *policy == admissionregistrationv1.Ignore {
 			if ctx.Err() != nil {
 				// The request's own deadline passed: no point going on.
@@ -276,8 +258,8 @@ func failed(ctx context.Context, policy *admissionregistrationv1.FailurePolicyTy
 			return nil, true
 		}
 		return apierrors.NewInternalError(e), false
-	case *webhookutil.ErrWebhookRejection:
-		return e.Status, false
+	case *rejection:
+		return e.status, false
 	}
 	return err, false
 }

@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/plugin/webhook/generic"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules"
 )
 
@@ -41,18 +40,17 @@ func (a *attrAt) GetResource() schema.GroupVersionResource { return a.resource }
 // matchEquivalent is the invocation of h at the first version of the
 // request's resource one of its rules matches (rules in order), as kube
 // tries them when the request's own version matches none; nil when none.
-func (d *dispatcher) matchEquivalent(h *hook, attr admission.Attributes) (*generic.WebhookInvocation, *Equivalent) {
+func (d *dispatcher) matchEquivalent(h *hook, attr admission.Attributes) (*invocation, *Equivalent) {
 	resources := d.source.resources()
 	if resources == nil {
 		return nil, nil
 	}
 	equivalents := resources.Equivalents(attr.GetResource(), attr.GetSubresource())
-	for _, r := range h.GetRules() {
+	for _, r := range h.rules {
 		for i := range equivalents {
 			eq := &equivalents[i]
 			if (&rules.Matcher{Rule: r, Attr: &attrAt{Attributes: attr, resource: eq.Resource}}).Matches() {
-				return &generic.WebhookInvocation{Webhook: h.WebhookAccessor, Resource: eq.Resource,
-					Subresource: attr.GetSubresource(), Kind: eq.Kind}, eq
+				return &invocation{resource: eq.Resource, subresource: attr.GetSubresource(), kind: eq.Kind}, eq
 			}
 		}
 	}

@@ -16,8 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/plugin/webhook/generic"
-	webhookutil "k8s.io/apiserver/pkg/util/webhook"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
@@ -77,15 +75,14 @@ func (p *Mutating) round(ctx context.Context, a handlers.Attributes, v *admissio
 		if err != nil {
 			return err
 		}
-		if invocation == nil || (again && !state.reinvoke.Has(h.GetUID())) {
+		if invocation == nil || (again && !state.reinvoke.Has(h.uid)) {
 			continue
 		}
-		w, _ := h.GetMutatingWebhook()
 		defaults := a.Default
 		if eq != nil {
 			defaults = nil // the request's version's defaults, once converted back
 		}
-		changed, err := p.callOne(ctx, h, w.SideEffects, invocation, hv, defaults)
+		changed, err := p.callOne(ctx, h, invocation, hv, defaults)
 		if changed && eq != nil {
 			// Patched at another version: the request's object becomes
 			// the patched one, converted back.
@@ -96,17 +93,17 @@ func (p *Mutating) round(ctx context.Context, a handlers.Attributes, v *admissio
 			state.reinvoke = state.reinvoke.Union(state.invoked)
 			state.invoked = sets.New[string]()
 		}
-		if w.ReinvocationPolicy != nil && *w.ReinvocationPolicy == admissionregistrationv1.IfNeededReinvocationPolicy {
-			state.invoked.Insert(h.GetUID())
+		if h.reinvocationPolicy != nil && *h.reinvocationPolicy == admissionregistrationv1.IfNeededReinvocationPolicy {
+			state.invoked.Insert(h.uid)
 		}
 		if err == nil {
 			continue
 		}
-		reqErr, ignored := failed(ctx, w.FailurePolicy, err)
+		reqErr, ignored := failed(ctx, h.failurePolicy, err)
 		if !ignored {
 			return reqErr
 		}
-		slog.Warn("admission webhooks: failed calling webhook, failing open", "webhook", w.Name, "error", err)
+		slog.Warn("admission webhooks: failed calling webhook, failing open", "webhook", h.name, "error", err)
 	}
 	return nil
 }
@@ -114,17 +111,17 @@ func (p *Mutating) round(ctx context.Context, a handlers.Attributes, v *admissio
 // callOne calls a mutating webhook and applies its patch to the object,
 // then the object's defaults (as kube decodes a patched object); it
 // reports whether the object changed.
-func (p *Mutating) callOne(ctx context.Context, h *hook, sideEffects *admissionregistrationv1.SideEffectClass, invocation *generic.WebhookInvocation,
+func (p *Mutating) callOne(ctx context.Context, h *hook, inv *invocation,
 	v *admission.VersionedAttributes, defaults func(runtime.Object)) (bool, error) {
-	result, err := call(ctx, h, sideEffects, invocation, v, true)
-	if err != nil || len(result.Patch) == 0 {
+	result, err := call(ctx, h, inv, v)
+	if err != nil || len(result.patch) == 0 {
 		return false, err
 	}
-	name := h.GetName()
-	patch, err := jsonpatch.DecodePatch(result.Patch)
+	name := h.name
+	patch, err := jsonpatch.DecodePatch(result.patch)
 	if err != nil {
-		return false, &webhookutil.ErrCallingWebhook{WebhookName: name, Reason: fmt.Errorf("received undecodable patch in webhook response: %w", err),
-			Status: apierrors.NewServiceUnavailable("error decoding patch in webhook response")}
+		return false, &callError{webhook: name, reason: fmt.Errorf("received undecodable patch in webhook response: %w", err),
+			status: apierrors.NewServiceUnavailable("error decoding patch in webhook response")}
 	}
 	if len(patch) == 0 {
 		return false, nil
@@ -133,8 +130,8 @@ func (p *Mutating) callOne(ctx context.Context, h *hook, sideEffects *admissionr
 	if obj == nil {
 		return false, apierrors.NewInternalError(fmt.Errorf("admission webhook %q attempted to modify the object, which is not supported for this operation", name))
 	}
-	if result.PatchType != admissionv1.PatchTypeJSONPatch {
-		return false, &webhookutil.ErrCallingWebhook{WebhookName: name, Reason: fmt.Errorf("unsupported patch type %q", result.PatchType)}
+	if result.patchType != admissionv1.PatchTypeJSONPatch {
+		return false, &callError{webhook: name, reason: fmt.Errorf("unsupported patch type %q", result.patchType)}
 	}
 	patched, err := applyPatch(obj, patch)
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	kubewebhook "k8s.io/apiserver/pkg/admission/plugin/webhook"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -27,13 +26,6 @@ import (
 type Configurations interface {
 	rest.Lister
 	rest.Watcher
-}
-
-// hook is one webhook of a configuration, with its client.
-type hook struct {
-	kubewebhook.WebhookAccessor
-	client    *webhook.Client
-	clientErr error // why the client could not be made (a bad caBundle)
 }
 
 // Source keeps the webhooks of the configurations in storage, as kube's
@@ -197,8 +189,7 @@ func (s *Source) publishMutating(configs map[string]runtime.Object) {
 	for _, name := range sortedNames(configs) {
 		c := configs[name].(*admissionregistrationv1.MutatingWebhookConfiguration)
 		for i := range c.Webhooks {
-			h := &c.Webhooks[i]
-			hooks = append(hooks, s.newHook(kubewebhook.NewMutatingWebhookAccessor(hookUID(name, h.Name, i), name, h)))
+			hooks = append(hooks, s.withClient(newMutatingHook(name, i, &c.Webhooks[i])))
 		}
 	}
 	closeClients(*s.mutating.Swap(&hooks))
@@ -209,8 +200,7 @@ func (s *Source) publishValidating(configs map[string]runtime.Object) {
 	for _, name := range sortedNames(configs) {
 		c := configs[name].(*admissionregistrationv1.ValidatingWebhookConfiguration)
 		for i := range c.Webhooks {
-			h := &c.Webhooks[i]
-			hooks = append(hooks, s.newHook(kubewebhook.NewValidatingWebhookAccessor(hookUID(name, h.Name, i), name, h)))
+			hooks = append(hooks, s.withClient(newValidatingHook(name, i, &c.Webhooks[i])))
 		}
 	}
 	closeClients(*s.validating.Swap(&hooks))
@@ -230,11 +220,10 @@ func sortedNames(configs map[string]runtime.Object) []string {
 	return names
 }
 
-// newHook makes the client of a webhook; a client that cannot be made
+// withClient makes the client of a webhook; a client that cannot be made
 // fails each call (kube's "could not get REST client").
-func (s *Source) newHook(a kubewebhook.WebhookAccessor) *hook {
-	h := &hook{WebhookAccessor: a}
-	cc := a.GetClientConfig()
+func (s *Source) withClient(h *hook) *hook {
+	cc := h.clientConfig
 	cfg := webhook.ClientConfig{CABundle: cc.CABundle}
 	if cc.URL != nil {
 		cfg.URL = *cc.URL

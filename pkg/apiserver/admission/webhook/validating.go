@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/plugin/webhook/generic"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -37,7 +36,7 @@ func (p *Validating) Validate(ctx context.Context, a handlers.Attributes, obj ru
 	v := versioned(attr)
 	type call struct {
 		hook       *hook
-		invocation *generic.WebhookInvocation
+		invocation *invocation
 		attributes *admission.VersionedAttributes
 	}
 	var calls []call
@@ -69,15 +68,14 @@ func (p *Validating) Validate(ctx context.Context, a handlers.Attributes, obj ru
 }
 
 // callOne calls one validating webhook and returns the request's error.
-func (p *Validating) callOne(ctx context.Context, h *hook, invocation *generic.WebhookInvocation, v *admission.VersionedAttributes) error {
-	w, _ := h.GetValidatingWebhook()
-	_, err := call(ctx, h, w.SideEffects, invocation, v, false)
+func (p *Validating) callOne(ctx context.Context, h *hook, inv *invocation, v *admission.VersionedAttributes) error {
+	_, err := call(ctx, h, inv, v)
 	if err == nil {
 		return nil
 	}
-	reqErr, ignored := failed(ctx, w.FailurePolicy, err)
+	reqErr, ignored := failed(ctx, h.failurePolicy, err)
 	if ignored {
-		slog.Warn("admission webhooks: failed calling webhook, failing open", "webhook", w.Name, "error", err)
+		slog.Warn("admission webhooks: failed calling webhook, failing open", "webhook", h.name, "error", err)
 	}
 	return reqErr
 }
