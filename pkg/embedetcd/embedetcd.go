@@ -106,6 +106,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	} else if timeout == 0 {
 		timeout = 30 * time.Second
 	}
+	if err := checkName(cfg.Dir, ec.Name); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	e, err := startEtcd(ctx, ec, cfg.Dir)

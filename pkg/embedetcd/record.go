@@ -49,6 +49,24 @@ func readRecord(dir string) (record, error) {
 	return r, nil
 }
 
+// checkName refuses to start the data of a member under another name: a
+// server alone started on a member of a cluster's data, or the reverse,
+// or a member renamed. etcd would start, and serve a cluster that is not
+// the one meant.
+func checkName(dir, name string) error {
+	rec, err := readRecord(dir)
+	if err != nil || rec.Name == name {
+		return nil
+	}
+	if rec.Name == memberName {
+		return fmt.Errorf("embedetcd: %s holds the etcd of a server alone, not of a member of an embedded etcd cluster: start it without the cluster flags (a new cluster member needs an empty data dir)", dir)
+	}
+	if name == memberName {
+		return fmt.Errorf("embedetcd: %s holds member %q of an embedded etcd cluster: start it with the cluster flags it was started with (--embedded-etcd-name %s, --embedded-etcd-peer-url, ...)", dir, rec.Name, rec.Name)
+	}
+	return fmt.Errorf("embedetcd: %s holds member %q of an embedded etcd cluster, not %q: a member keeps its name", dir, rec.Name, name)
+}
+
 // randomHex is 8 random bytes in hex.
 func randomHex() string {
 	b := make([]byte, 8)

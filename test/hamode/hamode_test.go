@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +139,17 @@ func TestJoinRefusesDataOfAnotherCluster(t *testing.T) {
 		t.Errorf("the data dir changed:\nbefore %s\nafter  %s", before, after)
 	}
 	checkMembers(t, a, "a")
+
+	// Started without the cluster flags, as a server alone, b refuses too.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "--data-dir", b.dir, "--secure-port", strconv.Itoa(b.securePort)).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `holds member "b" of an embedded etcd cluster`) {
+		t.Errorf("started alone on a member's data: want a refusal naming the member, got %v:\n%s", err, out)
+	}
+	if after := hashDir(t, filepath.Join(b.dir, "etcd")); after != before {
+		t.Errorf("the data dir changed:\nbefore %s\nafter  %s", before, after)
+	}
 }
 
 // writeReadWatch creates a ConfigMap PREFIX-i through each client while
