@@ -78,6 +78,9 @@ type Options struct {
 	Kubelet KubeletOptions
 	// EmbeddedEtcd are the flags of the embedded HA mode.
 	EmbeddedEtcd EmbeddedEtcdOptions
+	// ServiceNodePortRepairInterval is how often the node ports are
+	// repaired (0: kube's 3 min). Not a flag: tests shorten it.
+	ServiceNodePortRepairInterval time.Duration
 }
 
 // NewOptions returns the defaults.

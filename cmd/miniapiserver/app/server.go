@@ -251,6 +251,14 @@ func Start(o *Options) (*Server, error) {
 		defer s.wg.Done()
 		serviceCIDRs.Run(ctx)
 	}()
+	if o.ServiceNodePortRepairInterval > 0 {
+		st.core.ServiceRepair.PortInterval = o.ServiceNodePortRepairInterval
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		st.core.ServiceRepair.Run(ctx)
+	}()
 	if reconciler != nil { // nil: --endpoint-reconciler-type=none, or no address to list
 		// Stopped first when the server stops (kube's pre-shutdown hook):
 		// the endpoints stop listing this replica while it still serves.
