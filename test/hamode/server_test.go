@@ -64,7 +64,7 @@ type server struct {
 // Unless it is the first server of a cluster, the cluster's CA is copied
 // into its pki dir from the first server's (README: "HA with three
 // binaries").
-func newServer(t *testing.T, root, name string, first *server) *server {
+func newServer(t testing.TB, root, name string, first *server) *server {
 	t.Helper()
 	s := &server{name: name, dir: filepath.Join(root, name)}
 	// Stopped at the end of the test that made it, not of the subtest
@@ -106,7 +106,7 @@ func (s *server) args(mode string) []string {
 
 // start starts the process with the flags of mode and waits until its
 // /readyz passes.
-func (s *server) start(t *testing.T, mode string) kubernetes.Interface {
+func (s *server) start(t testing.TB, mode string) kubernetes.Interface {
 	t.Helper()
 	if err := s.launch(mode); err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func (s *server) launch(mode string) error {
 
 // run runs the process with the flags of mode until it exits (bounded),
 // and returns its error and what it wrote on stderr.
-func (s *server) run(t *testing.T, mode string) (error, string) {
+func (s *server) run(t testing.TB, mode string) (error, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -146,7 +146,7 @@ func (s *server) run(t *testing.T, mode string) (error, string) {
 
 // waitReady waits until the server's /readyz passes and returns a client
 // of its administrator.
-func (s *server) waitReady(t *testing.T) kubernetes.Interface {
+func (s *server) waitReady(t testing.TB) kubernetes.Interface {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
@@ -182,7 +182,7 @@ func (s *server) ready(ctx context.Context) (kubernetes.Interface, error) {
 }
 
 // kill kills the process (SIGKILL) as a crash would.
-func (s *server) kill(t *testing.T) {
+func (s *server) kill(t testing.TB) {
 	t.Helper()
 	s.signal(syscall.SIGKILL)
 	<-s.exited
@@ -220,7 +220,7 @@ func (s *server) log() string {
 
 // etcdClient is a client of the member's TLS client URL, authenticated
 // with the member's own certificate.
-func (s *server) etcdClient(t *testing.T) *clientv3.Client {
+func (s *server) etcdClient(t testing.TB) *clientv3.Client {
 	t.Helper()
 	pki := filepath.Join(s.dir, "pki")
 	tlsConfig, err := transport.TLSInfo{CertFile: filepath.Join(pki, "etcd-member.crt"), KeyFile: filepath.Join(pki, "etcd-member.key"),
@@ -237,7 +237,7 @@ func (s *server) etcdClient(t *testing.T) *clientv3.Client {
 }
 
 // isLeader reports whether the server's member is the etcd leader.
-func (s *server) isLeader(t *testing.T) bool {
+func (s *server) isLeader(t testing.TB) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -250,7 +250,7 @@ func (s *server) isLeader(t *testing.T) bool {
 
 // etcdctl runs `miniapiserver etcd ARGS --data-dir DIR` against the
 // member of s.
-func (s *server) etcdctl(t *testing.T, args ...string) string {
+func (s *server) etcdctl(t testing.TB, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -272,7 +272,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -283,7 +283,7 @@ func freePort(t *testing.T) int {
 }
 
 // retry calls f until it succeeds, for at most a minute.
-func retry(t *testing.T, what string, f func(ctx context.Context) error) {
+func retry(t testing.TB, what string, f func(ctx context.Context) error) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
