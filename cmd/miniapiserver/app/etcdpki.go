@@ -105,24 +105,11 @@ func loadEtcdCA(certFile, keyFile string) (*ClientCA, error) {
 	return newClientCA(cert, pair.PrivateKey.(crypto.Signer))
 }
 
-// createEtcdCA makes the cluster's CA, valid for ten years.
+// createEtcdCA makes the cluster's CA.
 func createEtcdCA(certFile, keyFile string) (*ClientCA, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := createCA("miniapiserver-etcd-ca", certFile, keyFile)
 	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "miniapiserver-etcd-ca"},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	certPEM, keyPEM, err := createCert(tmpl, nil, key, 10*365*24*time.Hour)
-	if err != nil {
-		return nil, err
-	}
-	if err := writePair(filepath.Dir(certFile), certFile, keyFile, certPEM, keyPEM); err != nil {
 		return nil, fmt.Errorf("--data-dir: writing the etcd CA: %w", err)
 	}
-	return loadEtcdCA(certFile, keyFile)
+	return ca, nil
 }
