@@ -1,7 +1,10 @@
-// Package embedetcd runs a single-member etcd inside this process
-// (go.etcd.io/etcd/server/v3/embed), listening on loopback only. It is the
-// default store of miniapiserver (no --etcd-servers) and the etcd of every
-// test. It sits beside the layers: only cmd and tests import it.
+// Package embedetcd runs an etcd member inside this process
+// (go.etcd.io/etcd/server/v3/embed). Alone (the default store of
+// miniapiserver without --etcd-servers, and the etcd of every test) it
+// listens on loopback only. With a Cluster configuration it is one member
+// of an etcd cluster whose other members are the embedded etcds of other
+// servers (see cluster.go), speaking TLS to them. It sits beside the
+// layers: only cmd and tests import it.
 package embedetcd
 
 import (
@@ -37,8 +40,12 @@ type Config struct {
 	QuotaBackendBytes int64
 	// LogLevel of etcd's own log ("error" when empty).
 	LogLevel string
-	// StartTimeout bounds the wait for etcd to become ready (30 s when 0).
+	// StartTimeout bounds the wait for etcd to become ready (30 s when 0;
+	// 5 min for a member of a cluster, which waits for a quorum).
 	StartTimeout time.Duration
+	// Cluster makes etcd a member of a cluster of embedded etcds (nil: a
+	// cluster of one on loopback).
+	Cluster *Cluster
 }
 
 // memberName is the name of the one member; the data dir layout is
@@ -53,9 +60,12 @@ func portsFile(dir string) string { return filepath.Join(dir, "ports") }
 type Server struct {
 	etcd      *embed.Etcd
 	clientURL string
+	stopping  chan struct{}
+	failed    chan error
 }
 
-// Start starts etcd and returns once it serves clients.
+// Start starts etcd and returns once it serves clients: for a member of
+// a cluster, once it has joined the cluster as a voting member.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("embedetcd: %w", err)
@@ -83,47 +93,107 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	// nothing and makes it leader (and etcd ready) in tens of milliseconds
 	// instead of about a second (defaults: 100 ms ticks, 1 s elections).
 	ec.TickMs, ec.ElectionMs = 10, 100
-	// etcd keeps the raft log's last SnapshotCatchUpEntries entries in
-	// memory (5,000 by default, each with the object written) so that a
-	// slow follower can catch up without a snapshot. The one member has
-	// no follower: 100 entries keep the log to ~200 (etcd compacts it
-	// every 100 applies) instead of ~5,100, about 10 MB of heap after a
-	// few thousand writes of 2 KiB objects, and the ~400 writes of a
-	// fresh start (bootstrap policy, flow control, system objects) do not
-	// stay in memory for good. A member added later gets a snapshot.
-	ec.SnapshotCatchUpEntries = 100
-	// No metrics or pprof endpoints of etcd's own: nothing listens beyond
-	// the two loopback ports.
+	if cfg.Cluster == nil {
+		// etcd keeps the raft log's last SnapshotCatchUpEntries entries in
+		// memory (5,000 by default, each with the object written) so that
+		// a slow follower can catch up without a snapshot. A lone member
+		// has no follower: 100 entries keep the log to ~200 (etcd compacts
+		// it every 100 applies) instead of ~5,100, about 10 MB of heap
+		// after a few thousand writes of 2 KiB objects. Members of a
+		// cluster keep etcd's default, for their followers.
+		ec.SnapshotCatchUpEntries = 100
+	}
+	// No metrics or pprof endpoints of etcd's own.
 	ec.ListenMetricsUrls = nil
+	timeout := cfg.StartTimeout
+	if cfg.Cluster != nil {
+		if timeout == 0 {
+			timeout = 5 * time.Minute
+		}
+		if err := cfg.Cluster.configure(ctx, ec, cfg.Dir); err != nil {
+			return nil, err
+		}
+	} else if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	if err := checkName(cfg.Dir, ec.Name); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	e, err := startEtcd(ctx, ec, cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Cluster != nil {
+		if err := promote(ctx, e); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
+	if err := writeRecord(cfg.Dir, e); err != nil {
+		e.Close()
+		return nil, err
+	}
+	s := &Server{etcd: e, clientURL: cu.String(), stopping: make(chan struct{}), failed: make(chan error, 1)}
+	go s.watchStop()
+	return s, nil
+}
 
+// startEtcd starts etcd with ec and waits until it is ready: it has
+// published itself to the cluster, which takes a quorum.
+func startEtcd(ctx context.Context, ec *embed.Config, dir string) (*embed.Etcd, error) {
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
-		return nil, fmt.Errorf("embedetcd: starting etcd in %s: %w", cfg.Dir, err)
-	}
-	timeout := cfg.StartTimeout
-	if timeout == 0 {
-		timeout = 30 * time.Second
+		return nil, fmt.Errorf("embedetcd: starting etcd in %s: %w", dir, err)
 	}
 	select {
 	case <-e.Server.ReadyNotify():
+		return e, nil
 	case err := <-e.Err():
 		e.Close()
 		return nil, fmt.Errorf("embedetcd: %w", err)
-	case <-time.After(timeout):
+	case <-e.Server.StopNotify():
 		e.Close()
-		return nil, errors.New("embedetcd: etcd did not become ready in time")
+		return nil, fmt.Errorf("embedetcd: etcd in %s stopped while starting (see its log above)", dir)
 	case <-ctx.Done():
 		e.Close()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, errors.New("embedetcd: etcd did not become ready in time (a member of a cluster waits for a quorum of its members)")
+		}
 		return nil, ctx.Err()
 	}
-	return &Server{etcd: e, clientURL: cu.String()}, nil
 }
+
+// watchStop reports on failed an etcd that stops other than by Stop (a
+// member removed from its cluster stops itself), and closes it.
+func (s *Server) watchStop() {
+	defer close(s.failed)
+	select {
+	case <-s.stopping:
+	case <-s.etcd.Server.StopNotify():
+		select {
+		case <-s.stopping:
+		default:
+			s.failed <- errors.New("embedetcd: etcd stopped (was this member removed from its cluster?)")
+		}
+	case err := <-s.etcd.Err():
+		s.failed <- fmt.Errorf("embedetcd: %w", err)
+	}
+}
+
+// Failed receives an error when etcd stops on its own or fails to serve;
+// it is closed once etcd stops.
+func (s *Server) Failed() <-chan error { return s.failed }
 
 // ClientURL is the URL clients connect to.
 func (s *Server) ClientURL() string { return s.clientURL }
 
 // Stop stops etcd and waits until it has released its data directory.
-func (s *Server) Stop() { s.etcd.Close() }
+func (s *Server) Stop() {
+	close(s.stopping)
+	s.etcd.Close()
+}
 
 // ports returns the client and peer ports: the ones remembered in the data
 // dir, the configured client port, or free ones.
@@ -203,16 +273,19 @@ func quietLogger(level string) *zap.Logger {
 	return zap.New(noiseFilter{core})
 }
 
-// noiseFilter drops two errors etcd logs that are not failures: about its
+// noiseFilter drops errors etcd logs that are not failures: about its
 // own listeners when it is closed on purpose ("setting up serving from
-// embedded etcd failed ... server closed"), and, on a brand new member,
-// the storage version check that runs before the first term is written
-// (it is retried and succeeds).
+// embedded etcd failed ... server closed"); on a brand new member, the
+// storage version check that runs before the first term is written (it
+// is retried and succeeds); and, on the leader of a cluster, the refusal
+// to promote a member that is not a learner (every member of a cluster
+// asks to be promoted when it starts, see promote).
 type noiseFilter struct{ zapcore.Core }
 
 var noise = map[string]bool{
 	"setting up serving from embedded etcd failed.": true,
 	"failed to update storage version":              true,
+	"Validation on configuration change failed":     true,
 }
 
 func (f noiseFilter) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {

@@ -42,7 +42,7 @@ with a generated certificate and admin token, and writes a kubeconfig for kubect
 		},
 	}
 	o.AddFlags(cmd.Flags())
-	cmd.AddCommand(newSnapshotCommand(), &cobra.Command{
+	cmd.AddCommand(newSnapshotCommand(), newEtcdCommand(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,

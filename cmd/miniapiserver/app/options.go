@@ -76,6 +76,11 @@ type Options struct {
 	Audit AuditOptions
 	// Kubelet are the flags of how the server reaches kubelets.
 	Kubelet KubeletOptions
+	// EmbeddedEtcd are the flags of the embedded HA mode.
+	EmbeddedEtcd EmbeddedEtcdOptions
+	// ServiceNodePortRepairInterval is how often the node ports are
+	// repaired (0: kube's 3 min). Not a flag: tests shorten it.
+	ServiceNodePortRepairInterval time.Duration
 }
 
 // NewOptions returns the defaults.
@@ -103,6 +108,7 @@ func NewOptions() *Options {
 		Auth:                       defaultAuthOptions(),
 		Audit:                      defaultAuditOptions(),
 		Kubelet:                    defaultKubeletOptions(),
+		EmbeddedEtcd:               defaultEmbeddedEtcdOptions(),
 	}
 }
 
@@ -163,6 +169,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Auth.addFlags(fs)
 	o.Audit.addFlags(fs)
 	o.Kubelet.addFlags(fs)
+	o.EmbeddedEtcd.addFlags(fs)
 }
 
 // Validate checks the flag values; each error names its flag.
@@ -254,6 +261,9 @@ func (o *Options) Validate() error {
 		return err
 	}
 	if err := o.Audit.validate(); err != nil {
+		return err
+	}
+	if err := o.EmbeddedEtcd.validate(o.EtcdServers); err != nil {
 		return err
 	}
 	return o.Kubelet.validate()

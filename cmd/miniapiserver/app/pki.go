@@ -26,7 +26,7 @@ const (
 
 // ClientCA is the authority of client certificates: the bundle that
 // verifies them and, when the server generated it, the key that signs
-// new ones.
+// new ones. The embedded etcd cluster's CA is one too (etcdpki.go).
 type ClientCA struct {
 	// PEM is the bundle (kube's client-ca-file).
 	PEM  []byte
@@ -56,12 +56,22 @@ func loadClientCA(o *Options) (*ClientCA, error) {
 			return newClientCA(cert, pair.PrivateKey.(crypto.Signer))
 		}
 	}
+	ca, err := createCA("miniapiserver-client-ca", certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--data-dir: writing the client CA: %w", err)
+	}
+	return ca, nil
+}
+
+// createCA makes a CA named commonName, valid for ten years, and writes
+// it to certFile and keyFile (readable by the owner only).
+func createCA(commonName, certFile, keyFile string) (*ClientCA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
 	}
 	tmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "miniapiserver-client-ca"},
+		Subject:               pkix.Name{CommonName: commonName},
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
@@ -70,8 +80,8 @@ func loadClientCA(o *Options) (*ClientCA, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writePair(dir, certFile, keyFile, certPEM, keyPEM); err != nil {
-		return nil, fmt.Errorf("--data-dir: writing the client CA: %w", err)
+	if err := writePair(filepath.Dir(certFile), certFile, keyFile, certPEM, keyPEM); err != nil {
+		return nil, err
 	}
 	block, _ := pem.Decode(certPEM)
 	cert, err := x509.ParseCertificate(block.Bytes)

@@ -30,7 +30,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
-	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
@@ -248,6 +247,14 @@ func Start(o *Options) (*Server, error) {
 		defer s.wg.Done()
 		serviceCIDRs.Run(ctx)
 	}()
+	if o.ServiceNodePortRepairInterval > 0 {
+		st.core.ServiceRepair.PortInterval = o.ServiceNodePortRepairInterval
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		st.core.ServiceRepair.Run(ctx)
+	}()
 	if reconciler != nil { // nil: --endpoint-reconciler-type=none, or no address to list
 		// Stopped first when the server stops (kube's pre-shutdown hook):
 		// the endpoints stop listing this replica while it still serves.
@@ -342,14 +349,12 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
 	endpoints := o.EtcdServers
 	if len(endpoints) == 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: embeddedEtcdDir(o.DataDir), UnsafeNoFsync: o.EtcdUnsafeNoFsync,
-			QuotaBackendBytes: o.EtcdQuotaBackendBytes})
+		etcd, err := startEmbeddedEtcd(context.Background(), o)
 		if err != nil {
 			return nil, err
 		}
 		s.cleanup = append(s.cleanup, etcd.Stop)
+		s.reportEtcdFailure(etcd)
 		endpoints = []string{etcd.ClientURL()}
 	}
 	s.EtcdURL = endpoints[0]

@@ -83,6 +83,8 @@ type LegacyRESTStorage struct {
 	// Services is the services' store: the server creates the kubernetes
 	// service through it.
 	Services *generic.Store
+	// ServiceRepair repairs the services' allocators; the server runs it.
+	ServiceRepair *ServiceRepair
 	// LimitRanges is the LimitRanges' store, which admission reads.
 	LimitRanges *generic.Store
 	// ConfigMaps is the ConfigMaps' store: the server publishes how it
@@ -157,6 +159,7 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	if legacy.Services, err = install(newServices(al, releaseAllocators)); err != nil {
 		return fail(err)
 	}
+	legacy.ServiceRepair = newServiceRepair(al, legacy.Services)
 	// Created as kube's controller manager creates them.
 	defaults := namespaceDefaults{
 		serviceAccounts: fieldmanager.TrackingCreater(legacy.ServiceAccounts, SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager),

@@ -39,6 +39,9 @@ func TestStartup(t *testing.T) {
 			{[]string{"--log-level=loud"}, "--log-level"},
 			{[]string{"--etcd-servers=localhost:2379"}, "--etcd-servers"},
 			{[]string{"--watch-cache-sizes=pods"}, "--watch-cache-sizes"},
+			{[]string{"--embedded-etcd-cluster-init"}, "--embedded-etcd-peer-url"},
+			{[]string{"--embedded-etcd-join=http://10.0.0.1:2380", "--embedded-etcd-peer-url=https://10.0.0.2:2380"}, "--embedded-etcd-join"},
+			{[]string{"--embedded-etcd-cluster-init", "--embedded-etcd-peer-url=https://10.0.0.2:2380", "--etcd-servers=http://10.0.0.3:2379"}, "--etcd-servers"},
 			{[]string{"--no-such-flag"}, "--no-such-flag"},
 		}
 		for _, tc := range cases {

@@ -153,11 +153,17 @@ func (p *Allocator) Release(ctx context.Context, ports ...int) error {
 
 // update applies change to the bitmap, retrying on races.
 func (p *Allocator) update(ctx context.Context, change func(bits *big.Int) error) error {
+	return p.updateStored(ctx, func(_ *corev1.RangeAllocation, bits *big.Int) error { return change(bits) })
+}
+
+// updateStored applies change to the bitmap, given the object it is read
+// from, retrying on races.
+func (p *Allocator) updateStored(ctx context.Context, change func(stored *corev1.RangeAllocation, bits *big.Int) error) error {
 	return p.store.GuaranteedUpdate(ctx, p.key, &corev1.RangeAllocation{}, true, nil,
 		func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			ra := input.(*corev1.RangeAllocation)
 			bits := p.bitmap(ra)
-			if err := change(bits); err != nil {
+			if err := change(ra, bits); err != nil {
 				return nil, nil, err
 			}
 			out := &corev1.RangeAllocation{
