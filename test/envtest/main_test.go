@@ -41,8 +41,10 @@ import (
 // The shared environment of the tests but TestRestart: started once in
 // TestMain with the manager running.
 var (
-	env    *envtest.Environment
-	cfg    *rest.Config
+	env *envtest.Environment
+	cfg *rest.Config
+	// server is the miniapiserver binary the assets come from.
+	server string
 	admin  client.Client
 	scheme = runtime.NewScheme()
 )
@@ -116,6 +118,7 @@ func zapLevel() zapcore.Level {
 // write envtest's asset directory, as an operator author would.
 func buildAssets(work string) (string, error) {
 	bin := os.Getenv("MINIAPISERVER")
+	defer func() { server = bin }()
 	if bin == "" {
 		bin = filepath.Join(work, "miniapiserver")
 		build := exec.Command("go", "build", "-o", bin, "./cmd/miniapiserver")
