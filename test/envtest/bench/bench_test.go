@@ -59,18 +59,21 @@ func start(b *testing.B) (*envtest.Environment, *rest.Config) {
 // the default namespace there) and Stop.
 func BenchmarkStartStop(b *testing.B) {
 	e := newEnv(b)
-	var started time.Duration
+	var started, stopped time.Duration
 	for b.Loop() {
 		t := time.Now()
 		if _, err := e.Start(); err != nil {
 			b.Fatal(err)
 		}
 		started += time.Since(t)
+		t = time.Now()
 		if err := e.Stop(); err != nil {
 			b.Fatal(err)
 		}
+		stopped += time.Since(t)
 	}
 	b.ReportMetric(float64(started.Milliseconds())/float64(b.N), "start-ms/op")
+	b.ReportMetric(float64(stopped.Milliseconds())/float64(b.N), "stop-ms/op")
 }
 
 // crd is a namespaced CRD of group g, one version with a small schema.
