@@ -48,6 +48,10 @@ func (c *Controller) listAndWatch(ctx context.Context, f *follower) error {
 		nodes = append(nodes, n)
 	}
 	c.mu.Lock()
+	if c.following[f.resource.Name] != f {
+		c.mu.Unlock()
+		return nil // stopped: its objects left the graph
+	}
 	// Objects deleted while no watch ran are gone from the list.
 	for uid, n := range c.graph.nodes {
 		if n.resource == f.resource && !listed[uid] {
@@ -76,15 +80,15 @@ func (c *Controller) listAndWatch(ctx context.Context, f *follower) error {
 			if !ok {
 				return errors.New("watch ended")
 			}
-			if err := c.apply(f.resource, ev); err != nil {
+			if err := c.apply(f, ev); err != nil {
 				return err
 			}
 		}
 	}
 }
 
-// apply records one watch event in the graph.
-func (c *Controller) apply(r *Resource, ev storage.Event) error {
+// apply records one watch event of f's resource in the graph.
+func (c *Controller) apply(f *follower, ev storage.Event) error {
 	switch ev.Type {
 	case watch.Error:
 		return ev.Err
@@ -92,12 +96,15 @@ func (c *Controller) apply(r *Resource, ev storage.Event) error {
 	default:
 		return nil
 	}
-	n, err := decodeNode(r, ev.Object)
+	n, err := decodeNode(f.resource, ev.Object)
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.following[f.resource.Name] != f {
+		return nil // stopped: its objects left the graph
+	}
 	if ev.Type == watch.Deleted {
 		c.removeLocked(n.uid)
 	} else {
