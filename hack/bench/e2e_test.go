@@ -175,6 +175,29 @@ func TestScenarios(t *testing.T) {
 		positive(t, memory, "rss_bytes", "hwm_bytes")
 	})
 
+	t.Run("cluster", func(t *testing.T) {
+		cb := &Bench{Config: cfg}
+		cb.Namespace = "bench-cluster"
+		cb.Nodes, cb.PodsPerNode, cb.PodSize, cb.Informers = 3, 3, 2000, 2
+		cb.Duration, cb.ChurnPerSec = 2*time.Second, 2
+		cb.LeasePeriod, cb.NodeStatusPeriod = 300*time.Millisecond, time.Second
+		t.Cleanup(func() {
+			if cb.client != nil {
+				cb.client.CloseIdle()
+			}
+		})
+		line := run(t, cb, "cluster")[0]
+		want(t, line, map[string]any{"objects_lost": 0, "node_watch_out_of_order": 0, "informer_out_of_order": 0,
+			"node_watch_failed": 0, "informer_failed": 0, "node_watch_terminated": 0, "informer_terminated": 0})
+		positive(t, line, "pod_create_samples", "pod_bind_samples", "pod_status_patch_samples", "lease_put_samples",
+			"node_status_patch_samples", "node_watch_delivery_samples", "node_watch_events", "informer_events",
+			"list_all_pods_paged_samples", "list_all_pods_rv0_samples", "pods_churned", "server_cpu_s", "server_rss_bytes")
+		// Every pod placed (9, and those churned) reached its node's watch.
+		if n, _ := line["node_watch_delivery_samples"].(float64); n < 9 {
+			t.Errorf("node_watch_delivery_samples = %v, want every placed pod (at least 9)", n)
+		}
+	})
+
 	t.Run("create skips existing", func(t *testing.T) {
 		line := run(t, b, "create")[0]
 		want(t, line, map[string]any{"created": 0, "skipped_existing": 150, "errors": 0})

@@ -53,6 +53,14 @@ type Config struct {
 	Updates      int
 	WatchObjects int
 
+	Nodes            int
+	PodsPerNode      int
+	PodSize          int
+	Informers        int
+	ChurnPerSec      float64
+	LeasePeriod      time.Duration
+	NodeStatusPeriod time.Duration
+
 	PID     int
 	EtcdPID int
 
@@ -75,22 +83,29 @@ var namespaceRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
 func defaultConfig() Config {
 	return Config{
-		RequestTimeout: 60 * time.Second,
-		Namespace:      "bench",
-		Count:          10000,
-		Size:           1024,
-		Concurrency:    16,
-		Duration:       10 * time.Second,
-		MaxRequests:    1_000_000,
-		Repeats:        20,
-		PageSize:       500,
-		Watchers:       100,
-		Updates:        1000,
-		WatchObjects:   4,
-		StartupIdle:    2 * time.Second,
-		StopTimeout:    15 * time.Second,
-		Deadline:       10 * time.Minute,
-		Scenario:       "all",
+		RequestTimeout:   60 * time.Second,
+		Namespace:        "bench",
+		Count:            10000,
+		Size:             1024,
+		Concurrency:      16,
+		Duration:         10 * time.Second,
+		MaxRequests:      1_000_000,
+		Repeats:          20,
+		PageSize:         500,
+		Watchers:         100,
+		Updates:          1000,
+		WatchObjects:     4,
+		Nodes:            5000,
+		PodsPerNode:      20,
+		PodSize:          3500,
+		Informers:        5,
+		ChurnPerSec:      20,
+		LeasePeriod:      10 * time.Second,
+		NodeStatusPeriod: time.Minute,
+		StartupIdle:      2 * time.Second,
+		StopTimeout:      15 * time.Second,
+		Deadline:         10 * time.Minute,
+		Scenario:         "all",
 	}
 }
 
@@ -110,13 +125,20 @@ func (c *Config) addFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Count, "count", c.Count, "create: how many ConfigMaps (bench-0 .. bench-<count-1>); get, list: how many to expect.")
 	fs.IntVar(&c.Size, "size", c.Size, "Bytes of data in each ConfigMap (one key), and in each watch update.")
 	fs.IntVar(&c.Concurrency, "concurrency", c.Concurrency, "Requests in flight (create, get, raw-etcd).")
-	fs.DurationVar(&c.Duration, "duration", c.Duration, "get: how long to send GETs.")
+	fs.DurationVar(&c.Duration, "duration", c.Duration, "get: how long to send GETs; cluster: how long the steady phase (heartbeats, churn) lasts.")
 	fs.IntVar(&c.MaxRequests, "max-requests", c.MaxRequests, "get: stop after this many GETs even if --duration has not passed.")
 	fs.IntVar(&c.Repeats, "repeats", c.Repeats, "list: how many times to run each kind of LIST.")
 	fs.IntVar(&c.PageSize, "page-size", c.PageSize, "list: limit of each page of the paginated LIST.")
 	fs.IntVar(&c.Watchers, "watchers", c.Watchers, "watch: how many watches to open.")
 	fs.IntVar(&c.Updates, "updates", c.Updates, "watch: how many updates to send, in total.")
 	fs.IntVar(&c.WatchObjects, "watch-objects", c.WatchObjects, "watch: over how many ConfigMaps (bench-watch-<k>) the updates are spread, one writer each.")
+	fs.IntVar(&c.Nodes, "nodes", c.Nodes, "cluster: how many nodes (kubelets: a lease, status heartbeats, a watch of their pods).")
+	fs.IntVar(&c.PodsPerNode, "pods-per-node", c.PodsPerNode, "cluster: pods bound to each node.")
+	fs.IntVar(&c.PodSize, "pod-size", c.PodSize, "cluster: approximate bytes of each pod's JSON.")
+	fs.IntVar(&c.Informers, "informers", c.Informers, "cluster: all-pods informers (paged LIST, then WATCH).")
+	fs.Float64Var(&c.ChurnPerSec, "churn-per-sec", c.ChurnPerSec, "cluster: pods deleted (and replaced) per second during --duration.")
+	fs.DurationVar(&c.LeasePeriod, "lease-period", c.LeasePeriod, "cluster: how often each node renews its lease.")
+	fs.DurationVar(&c.NodeStatusPeriod, "node-status-period", c.NodeStatusPeriod, "cluster: how often each node patches its status.")
 	fs.IntVar(&c.PID, "pid", c.PID, "memory: PID of the server.")
 	fs.IntVar(&c.EtcdPID, "etcd-pid", c.EtcdPID, "memory: PID of etcd (optional).")
 	fs.StringVar(&c.Cmd, "cmd", c.Cmd, "startup: command that starts the server, run with sh -c.")
@@ -135,10 +157,14 @@ func (c *Config) validate() error {
 		return fmt.Errorf("--scenario: %q is not one of %s", c.Scenario, strings.Join(scenarioNames(), ", "))
 	}
 	for name, v := range map[string]int{"--count": c.Count, "--concurrency": c.Concurrency, "--repeats": c.Repeats,
-		"--watchers": c.Watchers, "--updates": c.Updates, "--watch-objects": c.WatchObjects, "--max-requests": c.MaxRequests, "--page-size": c.PageSize} {
+		"--watchers": c.Watchers, "--updates": c.Updates, "--watch-objects": c.WatchObjects, "--max-requests": c.MaxRequests, "--page-size": c.PageSize,
+		"--nodes": c.Nodes, "--pods-per-node": c.PodsPerNode, "--informers": c.Informers} {
 		if v <= 0 {
 			return fmt.Errorf("%s: must be positive", name)
 		}
+	}
+	if c.ChurnPerSec < 0 || c.PodSize < 0 || c.LeasePeriod <= 0 || c.NodeStatusPeriod <= 0 {
+		return fmt.Errorf("--churn-per-sec, --pod-size: must not be negative; --lease-period, --node-status-period: must be positive")
 	}
 	if c.Size < 0 {
 		return fmt.Errorf("--size: must not be negative")
@@ -186,6 +212,7 @@ var scenarios = map[string]scenario{
 	"memory":   one(runMemory),
 	"raw-etcd": runRawEtcd,
 	"cleanup":  one(runCleanup),
+	"cluster":  one(runCluster),
 }
 
 // allScenarios is what --scenario all runs, in order; memory is skipped

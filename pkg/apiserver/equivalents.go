@@ -1,9 +1,8 @@
 package apiserver
 
 import (
-	"fmt"
+	"slices"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	admissionwebhook "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/webhook"
@@ -23,14 +22,52 @@ func (rv resourceVersions) add(e *Endpoint) {
 	rv[k] = append(rv[k], e)
 }
 
+// storageKey names a stored resource (or a subresource of it), what
+// rest.StoredGroupKind tells apart.
+type storageKey struct {
+	stored                schema.GroupKind
+	resource, subresource string
+}
+
+// storageKeyOf is the storage key of the built-in endpoint e: a
+// subresource's is that of its resource.
+func (rv resourceVersions) storageKeyOf(e *Endpoint) storageKey {
+	stored := rest.StoredGroupKind(e.Storage, e.Kind)
+	if e.Subresource != "" {
+		if main := rv[versionKey{e.Resource.Group, e.Resource.Resource, ""}]; len(main) > 0 {
+			stored = rest.StoredGroupKind(main[0].Storage, main[0].Kind)
+		}
+	}
+	return storageKey{stored: stored, resource: e.Resource.Resource, subresource: e.Subresource}
+}
+
+// sharedStorage indexes the endpoints of other groups by what they
+// store: core and events.k8s.io events are one stored resource.
+func (rv resourceVersions) sharedStorage() map[storageKey][]*Endpoint {
+	out := map[storageKey][]*Endpoint{}
+	for _, endpoints := range rv {
+		for _, e := range endpoints {
+			k := rv.storageKeyOf(e)
+			out[k] = append(out[k], e)
+		}
+	}
+	return out
+}
+
 // Equivalents implements admissionwebhook.Resources: the other versions
-// of a resource are those of its group (built-in or custom). kube also
-// counts as equivalent the resources of other groups kept under the same
-// key (core and events.k8s.io events); here they are not.
+// of a resource (built-in or custom), and, as kube counts them, the
+// versions of the resources of other groups that store the same objects
+// (core and events.k8s.io events).
 func (s *Server) Equivalents(resource schema.GroupVersionResource, subresource string) []admissionwebhook.Equivalent {
 	k := versionKey{resource.Group, resource.Resource, subresource}
 	endpoints := s.builtinVersions[k]
-	if custom := s.customResources.versions.Load(); len(endpoints) == 0 && custom != nil {
+	if len(endpoints) > 0 {
+		for _, e := range s.builtinShared[s.builtinVersions.storageKeyOf(endpoints[0])] {
+			if e.Resource.Group != resource.Group {
+				endpoints = append(slices.Clip(endpoints), e)
+			}
+		}
+	} else if custom := s.customResources.versions.Load(); custom != nil {
 		endpoints = (*custom)[k]
 	}
 	var out []admissionwebhook.Equivalent
@@ -38,27 +75,7 @@ func (s *Server) Equivalents(resource schema.GroupVersionResource, subresource s
 		if e.Resource == resource {
 			continue
 		}
-		out = append(out, admissionwebhook.Equivalent{Resource: e.Resource, Kind: e.Kind, Convert: convertFunc(e.Storage)})
+		out = append(out, admissionwebhook.Equivalent{Resource: e.Resource, Kind: e.Kind, Convert: conversion.ForStorage(e.Storage)})
 	}
 	return out
-}
-
-// convertFunc converts between the versions of the objects of storage: a
-// custom resource through its definition's conversion (None or Webhook),
-// a built-in through the registry's conversions.
-func convertFunc(storage rest.Storage) func(runtime.Object, schema.GroupVersionKind) (runtime.Object, error) {
-	if p, ok := storage.(rest.StructureProvider); ok && p.Structure() != nil {
-		convertor := p.Structure().Convertor
-		return func(obj runtime.Object, to schema.GroupVersionKind) (runtime.Object, error) {
-			out, err := convertor.ConvertToVersion(obj, to.GroupVersion())
-			if err != nil {
-				return nil, err
-			}
-			if got := out.GetObjectKind().GroupVersionKind(); got != to {
-				return nil, fmt.Errorf("converted to %v, not %v", got, to)
-			}
-			return out, nil
-		}
-	}
-	return conversion.Builtin().Convert
 }

@@ -37,6 +37,7 @@ func (s *Server) installAPIGroups(r chi.Router, groups []rest.APIGroupInfo) ([]*
 		}
 		gvs = append(gvs, dgv)
 	}
+	s.builtinShared = s.builtinVersions.sharedStorage()
 	return gvs, nil
 }
 

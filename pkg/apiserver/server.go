@@ -90,6 +90,8 @@ type Server struct {
 	builtinGroups map[string]bool
 	// builtinVersions are the built-in endpoints by resource.
 	builtinVersions resourceVersions
+	// builtinShared are the built-in endpoints by what they store.
+	builtinShared map[storageKey][]*Endpoint
 	// customResources are the groups and routes of custom resources.
 	customResources customResources
 	// openapi serves the OpenAPI documents.

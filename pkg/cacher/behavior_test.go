@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -218,23 +219,18 @@ func TestEtcdRestartLosesNothing(t *testing.T) {
 	}
 }
 
-// TestRelistTerminatesWatchers: when the cache's watch of the store fails,
-// the cache lists again, ends every watch cleanly (the channel closes),
-// and serves the state of the new list.
+// TestRelistTerminatesWatchers: when the cache's watch of the store fails
+// for another reason than etcd being out of reach (here: what it read does
+// not make sense), the cache lists again, ends every watch cleanly (the
+// channel closes), and serves the state of the new list.
 func TestRelistTerminatesWatchers(t *testing.T) {
 	etcd := etcdtest.Start(t)
 	cfg := storagetest.PodConfig()
-	faulty := &faultyStorage{Interface: etcd3.New(etcd.Client, cfg), watches: make(chan *faultyWatcher, 10)}
-	c, err := cacher.New(cacher.Config{Storage: faulty, Resource: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
-	waitReady(t, c)
+	faulty, c := newFaultyCacher(t, etcd, cfg)
 	rv := create(t, c, cfg, "ns", "p")
 	w := watchFrom(t, c, cfg, rv, false)
 	reflectorWatch := <-faulty.watches
-	reflectorWatch.fail(storage.NewUnreachableError("", fmt.Errorf("injected failure")))
+	reflectorWatch.fail(storage.NewInternalError("", fmt.Errorf("injected failure")))
 	select {
 	case ev, ok := <-w.ResultChan():
 		if ok {
@@ -249,6 +245,53 @@ func TestRelistTerminatesWatchers(t *testing.T) {
 	if err != nil || len(res.Items) != 1 {
 		t.Fatalf("after the re-list: %v, %d items", err, len(res.Items))
 	}
+}
+
+// TestUnreachableStoreKeepsWatchers: when the cache's watch of the store
+// fails because etcd cannot be reached (a lost quorum), the cache watches
+// again from its revision without a new list: the watches stay open, and
+// a change made meanwhile reaches them.
+func TestUnreachableStoreKeepsWatchers(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	cfg := storagetest.PodConfig()
+	faulty, c := newFaultyCacher(t, etcd, cfg)
+	rv := create(t, c, cfg, "ns", "p")
+	w := watchFrom(t, c, cfg, rv, false)
+	reflectorWatch := <-faulty.watches
+	// Lists from now on would hang: the cache must not list again.
+	faulty.listGate = make(chan struct{})
+	reflectorWatch.fail(storage.NewUnreachableError("", fmt.Errorf("etcdserver: no leader")))
+	// Written while the cache's watch is down, straight to etcd.
+	after := create(t, etcd3.New(etcd.Client, cfg), cfg, "ns", "meanwhile")
+	select {
+	case ev, ok := <-w.ResultChan():
+		if !ok {
+			t.Fatal("the watch was ended when etcd could not be reached")
+		}
+		if ev.Type != watch.Added || ev.Object.ResourceVersion != after {
+			t.Fatalf("got %s at %d, want ADDED at %d", ev.Type, ev.Object.ResourceVersion, after)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the change made while the cache's watch was down never came")
+	}
+	if err := c.ReadinessCheck(); err != nil {
+		t.Errorf("the cache is not ready after watching again: %v", err)
+	}
+	close(faulty.listGate)
+}
+
+// newFaultyCacher returns a ready cache over the real store whose watches
+// the test can break.
+func newFaultyCacher(t *testing.T, etcd *etcdtest.Etcd, cfg storage.Config) (*faultyStorage, *cacher.Cacher) {
+	t.Helper()
+	faulty := &faultyStorage{Interface: etcd3.New(etcd.Client, cfg), watches: make(chan *faultyWatcher, 10)}
+	c, err := cacher.New(cacher.Config{Storage: faulty, Resource: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	waitReady(t, c)
+	return faulty, c
 }
 
 func waitReady(t *testing.T, c *cacher.Cacher) {
@@ -372,4 +415,55 @@ func TestNotReadyUntilFirstList(t *testing.T) {
 		t.Fatalf("paged list: %v", err)
 	}
 	waitReady(t, c)
+}
+
+// TestBookmarksNeverOvertakeEvents: a bookmark at revision R tells a
+// watcher it has every event up to R, so it must never be sent while an
+// event at or before R is still on its way to the watchers (the watcher
+// skips that event as one it already has). Bookmarks are due at every tick
+// here while writers keep the dispatcher busy; every watcher must get every
+// update.
+func TestBookmarksNeverOvertakeEvents(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	cfg := storagetest.PodConfig()
+	c := newCacher(t, etcd, cfg, func(cc *cacher.Config) { cc.BookmarkFrequency = time.Nanosecond })
+	const writers, watchers = 4, 100
+	var rv int64
+	for i := range writers {
+		rv = create(t, c, cfg, "ns", fmt.Sprint("p", i))
+	}
+	counts := make([]atomic.Int64, watchers)
+	for i := range watchers {
+		w := watchFrom(t, c, cfg, rv, true)
+		go func() {
+			for ev := range w.ResultChan() {
+				if ev.Type == watch.Modified {
+					counts[i].Add(1)
+				}
+			}
+		}()
+	}
+	// Long enough for a few ticks of the dispatcher's bookmark timer.
+	deadline := time.Now().Add(3500 * time.Millisecond)
+	var total atomic.Int64
+	var writing sync.WaitGroup
+	for i := range writers {
+		writing.Go(func() {
+			for n := 0; time.Now().Before(deadline); n++ {
+				touch(t, c, cfg, "ns", fmt.Sprint("p", i), n)
+				total.Add(1)
+			}
+		})
+	}
+	writing.Wait()
+	want := total.Load()
+	waitUntil := time.Now().Add(30 * time.Second)
+	for i := range counts {
+		for counts[i].Load() < want && time.Now().Before(waitUntil) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := counts[i].Load(); got != want {
+			t.Errorf("watcher %d got %d of the %d updates", i, got, want)
+		}
+	}
 }

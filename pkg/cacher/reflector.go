@@ -51,8 +51,12 @@ func (c *Cacher) runReflector() {
 	}
 }
 
-// listAndWatch fills the cache from a list and follows its changes until
-// the watch fails.
+// listAndWatch fills the cache from a list and follows its changes. When
+// etcd cannot be reached (a member lost, no quorum), it watches again from
+// the cache's revision, as kube's reflector does: the history and the
+// watchers stay, and the changes made meanwhile reach them once etcd
+// answers. Any other failure (the revision compacted, an object that
+// does not decode) ends it, for a new list.
 func (c *Cacher) listAndWatch() error {
 	entries, rev, err := c.list()
 	if err != nil {
@@ -62,9 +66,41 @@ func (c *Cacher) listAndWatch() error {
 	// The watchers' history ended with the old contents: their clients
 	// must start again (from a list, or from a revision still served).
 	c.dispatcher.terminateAll()
+	if err := c.passProgress(rev); err != nil {
+		return err
+	}
 	c.metrics.resourceVersion.Set(float64(rev))
 	c.ready.set(true)
 
+	backoff := initialRewatchBackoff
+	for {
+		start := time.Now()
+		err := c.watch(c.wc.resourceVersion())
+		if !storage.IsUnreachable(err) {
+			return err
+		}
+		if time.Since(start) > backoffReset {
+			backoff = initialRewatchBackoff
+		}
+		slog.Warn("cacher: watch of the store failed; watching again from the cache's revision", "resource", c.resource.Resource, "error", err, "in", backoff)
+		select {
+		case <-c.ctx.Done():
+			return c.ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxRewatchBackoff)
+	}
+}
+
+// Backoff of the watches started again while etcd cannot be reached: short,
+// so that the cache follows again soon after etcd's quorum returns.
+const (
+	initialRewatchBackoff = 100 * time.Millisecond
+	maxRewatchBackoff     = 2 * time.Second
+)
+
+// watch applies the changes after rev to the cache until the watch fails.
+func (c *Cacher) watch(rev int64) error {
 	w, err := c.storage.Watch(c.ctx, c.resource.ResourcePrefix, storage.ListOptions{
 		ResourceVersion: fmt.Sprint(rev),
 		Recursive:       true,
@@ -82,6 +118,9 @@ func (c *Cacher) listAndWatch() error {
 		case watch.Bookmark:
 			c.wc.progress(ev.ResourceVersion)
 			c.metrics.resourceVersion.Set(float64(ev.ResourceVersion))
+			if err := c.passProgress(ev.ResourceVersion); err != nil {
+				return err
+			}
 			continue
 		}
 		cached, err := c.processEvent(ev)
@@ -95,6 +134,17 @@ func (c *Cacher) listAndWatch() error {
 		}
 	}
 	return fmt.Errorf("watch closed")
+}
+
+// passProgress tells the dispatcher, in line with the events, that the
+// cache has every change up to rev: the revision its bookmarks may carry.
+func (c *Cacher) passProgress(rev int64) error {
+	select {
+	case c.incoming <- &event{typ: watch.Bookmark, rv: rev}:
+		return nil
+	case <-c.ctx.Done():
+		return c.ctx.Err()
+	}
 }
 
 // processEvent records a change in the watch cache.
@@ -161,16 +211,23 @@ func (c *Cacher) newEntry(obj *storage.Object) (*entry, error) {
 }
 
 // dispatchEvents hands incoming events to the watchers, and every second
-// sends the bookmarks that are due.
+// sends the bookmarks that are due. A bookmark carries the revision of the
+// last event (or progress) dispatched, never the watch cache's: the cache
+// is ahead by the events still queued in incoming, and a watcher given a
+// bookmark past them would skip them as events it already has.
 func (c *Cacher) dispatchEvents() {
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
+	var dispatched int64
 	for {
 		select {
 		case <-c.ctx.Done():
 			return
 		case ev := <-c.incoming:
-			c.dispatcher.dispatch(ev, c.relKey, c.triggerValue)
+			if ev.typ != watch.Bookmark {
+				c.dispatcher.dispatch(ev, c.relKey, c.triggerValue)
+			}
+			dispatched = max(dispatched, ev.rv)
 		case now := <-ticker.C:
 			// Bookmarks due by the next tick get a fresh revision: etcd is
 			// asked for progress now, so that an idle resource's bookmarks
@@ -178,7 +235,7 @@ func (c *Cacher) dispatchEvents() {
 			if c.dispatcher.bookmarksDue(now.Add(time.Second)) {
 				c.progress.requestOnce()
 			}
-			c.dispatcher.bookmarks(c.wc.resourceVersion(), now)
+			c.dispatcher.bookmarks(dispatched, now)
 		}
 	}
 }

@@ -174,6 +174,9 @@ func IsConflict(err error) bool { return CodeOf(err) == ErrCodeResourceVersionCo
 // IsInvalid reports whether err is an InvalidObj storage error.
 func IsInvalid(err error) bool { return CodeOf(err) == ErrCodeInvalidObj }
 
+// IsUnreachable reports whether err says etcd could not be reached.
+func IsUnreachable(err error) bool { return CodeOf(err) == ErrCodeUnreachable }
+
 // IsExpired reports whether err is a compacted-revision storage error.
 func IsExpired(err error) bool { return CodeOf(err) == ErrCodeExpired }
 

@@ -2,25 +2,20 @@ package ha
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
+	"github.com/miniapiserver/miniapiserver/test/internal/etcdcluster"
 )
 
 // serviceRange is the service CIDR of the shared cluster's replicas.
@@ -65,7 +60,7 @@ func runMain(m *testing.M) int {
 // cluster is an etcd cluster of members and the miniapiserver replicas
 // over it, each replica configured with every member's client URL.
 type cluster struct {
-	etcd *etcdCluster
+	etcd *etcdcluster.Cluster
 	// port is the secure port of every replica.
 	port     int
 	replicas []*testserver.TestServer
@@ -75,13 +70,13 @@ type cluster struct {
 // startCluster starts the etcd members and the replicas, with their data
 // under dir.
 func startCluster(dir string, opts ...testserver.Option) (*cluster, error) {
-	ec, err := startEtcdCluster(filepath.Join(dir, "etcd"), members)
+	ec, err := etcdcluster.Start(filepath.Join(dir, "etcd"), members)
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := etcdcluster.FreePort()
 	if err != nil {
-		ec.stop()
+		ec.Stop()
 		return nil, err
 	}
 	c := &cluster{etcd: ec, port: port}
@@ -102,7 +97,7 @@ func startCluster(dir string, opts ...testserver.Option) (*cluster, error) {
 // Service's endpoints list addresses on one port), and advertises
 // 10.200.0.<i+1> (endpoints may not list loopback addresses).
 func (c *cluster) startReplica(dir string, i int, opts ...testserver.Option) (*testserver.TestServer, kubernetes.Interface, error) {
-	opts = append([]testserver.Option{testserver.WithEtcd(c.etcd.clientURLs()...), func(o *app.Options) {
+	opts = append([]testserver.Option{testserver.WithEtcd(c.etcd.ClientURLs()...), func(o *app.Options) {
 		o.BindAddress = replicaAddress(i)
 		o.SecurePort = c.port
 		o.AdvertiseAddress = advertisedAddress(i)
@@ -130,134 +125,7 @@ func (c *cluster) stop() {
 		wg.Go(r.Server.Stop)
 	}
 	wg.Wait()
-	c.etcd.stop()
-}
-
-// etcdCluster is a cluster of etcd members inside this process, each on
-// its own loopback ports and data dir.
-type etcdCluster struct {
-	members []*embed.Etcd
-	mu      sync.Mutex
-	killed  []chan struct{} // closed when a killed member is closed
-}
-
-func startEtcdCluster(dir string, n int) (*etcdCluster, error) {
-	names := make([]string, n)
-	clientURLs := make([]url.URL, n)
-	peerURLs := make([]url.URL, n)
-	var initial []string
-	for i := range n {
-		names[i] = "m" + strconv.Itoa(i)
-		cp, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		pp, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		clientURLs[i] = url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(cp))}
-		peerURLs[i] = url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(pp))}
-		initial = append(initial, names[i]+"="+peerURLs[i].String())
-	}
-	ec := &etcdCluster{}
-	for i := range n {
-		cfg := embed.NewConfig()
-		cfg.Name = names[i]
-		cfg.Dir = filepath.Join(dir, names[i])
-		cfg.UnsafeNoFsync = true
-		cfg.LogLevel = "error"
-		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{clientURLs[i]}, []url.URL{clientURLs[i]}
-		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURLs[i]}, []url.URL{peerURLs[i]}
-		cfg.ListenMetricsUrls = nil
-		cfg.InitialCluster = strings.Join(initial, ",")
-		cfg.InitialClusterToken = "miniapiserver-ha-test"
-		cfg.ClusterState = embed.ClusterStateFlagNew
-		e, err := embed.StartEtcd(cfg)
-		if err != nil {
-			ec.stop()
-			return nil, fmt.Errorf("etcd member %s: %w", names[i], err)
-		}
-		ec.members = append(ec.members, e)
-	}
-	timeout := time.After(time.Minute)
-	for _, e := range ec.members {
-		select {
-		case <-e.Server.ReadyNotify():
-		case err := <-e.Err():
-			ec.stop()
-			return nil, fmt.Errorf("etcd member %s: %w", e.Config().Name, err)
-		case <-timeout:
-			ec.stop()
-			return nil, errors.New("the etcd cluster did not become ready in a minute")
-		}
-	}
-	return ec, nil
-}
-
-func (ec *etcdCluster) clientURLs() []string {
-	var urls []string
-	for _, e := range ec.members {
-		urls = append(urls, e.Config().AdvertiseClientUrls[0].String())
-	}
-	return urls
-}
-
-// leader returns the index of the member that is leader, or -1.
-func (ec *etcdCluster) leader() int {
-	for i, e := range ec.members {
-		if e.Server.Leader() == e.Server.MemberID() && e.Server.Leader() != 0 {
-			select {
-			case <-e.Server.StopNotify():
-				continue
-			default:
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-// kill stops member i as a crash would: its raft node stops at once,
-// without handing leadership over; its listeners close in the background.
-func (ec *etcdCluster) kill(i int) {
-	e := ec.members[i]
-	e.Server.HardStop()
-	done := make(chan struct{})
-	ec.mu.Lock()
-	ec.killed = append(ec.killed, done)
-	ec.mu.Unlock()
-	go func() {
-		defer close(done)
-		e.Close()
-	}()
-}
-
-func (ec *etcdCluster) stop() {
-	var wg sync.WaitGroup
-	ec.mu.Lock()
-	for _, done := range ec.killed {
-		wg.Go(func() { <-done })
-	}
-	ec.mu.Unlock()
-	for _, e := range ec.members {
-		select {
-		case <-e.Server.StopNotify():
-		default:
-			wg.Go(e.Close)
-		}
-	}
-	wg.Wait()
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	c.etcd.Stop()
 }
 
 // createNamespace creates a namespace for t through the first replica.

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/miniapiserver/miniapiserver/test/internal/etcdcluster"
 )
 
 // TestWritesResumeAfterEtcdLeaderKilled kills the etcd leader while a
@@ -39,13 +41,13 @@ func leaderFailover(tb testing.TB) time.Duration {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := tb.TempDir()
-	ec, err := startEtcdCluster(filepath.Join(dir, "etcd"), members)
+	ec, err := etcdcluster.Start(filepath.Join(dir, "etcd"), members)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	c := &cluster{etcd: ec}
-	defer ec.stop()
-	port, err := freePort()
+	defer ec.Stop()
+	port, err := etcdcluster.FreePort()
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -66,11 +68,11 @@ func leaderFailover(tb testing.TB) time.Duration {
 			tb.Fatalf("no write succeeded within the bound after the etcd leader was killed (%d acknowledged before)", len(acked))
 		}
 		if i == 10 {
-			leader := ec.leader()
+			leader := ec.Leader()
 			if leader < 0 {
 				tb.Fatal("the etcd cluster has no leader")
 			}
-			ec.kill(leader)
+			ec.Kill(leader)
 			killed = time.Now()
 		}
 		name := fmt.Sprintf("failover-%d", i)

@@ -232,14 +232,10 @@ func Start(o *Options) (*Server, error) {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
-	s.wg.Add(6)
+	s.wg.Add(5)
 	go func() {
 		defer s.wg.Done()
 		policies.run(ctx)
-	}()
-	go func() {
-		defer s.wg.Done()
-		apiServices.Run(ctx)
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -271,7 +267,7 @@ func Start(o *Options) (*Server, error) {
 	crdController := crd.New(crd.Config{
 		Definitions: st.apiextensions.CustomResourceDefinitions, Status: st.apiextensions.Status,
 		Server: api, Storage: customResourceOptions{getter},
-		Services: services,
+		Services: services, APIServices: apiServices,
 	})
 	s.wg.Add(1)
 	go func() {
@@ -279,10 +275,22 @@ func Start(o *Options) (*Server, error) {
 		webhooks.Run(ctx, api, servedStorage(groups, admissionregistrationv1.GroupName, "mutatingwebhookconfigurations").(admissionwebhook.Configurations),
 			servedStorage(groups, admissionregistrationv1.GroupName, "validatingwebhookconfigurations").(admissionwebhook.Configurations))
 	}()
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		crdController.Run(ctx)
+	}()
+	go func() {
+		defer s.wg.Done()
+		// As kube's: the APIServices of custom resources left from an
+		// earlier run are kept, not deleted, until the definitions
+		// have been listed and registered them again.
+		select {
+		case <-ctx.Done():
+			return
+		case <-crdController.Listed():
+		}
+		apiServices.Run(ctx)
 	}()
 	if o.NamespaceController {
 		nc := namespaceController(groups, st.core.Namespaces, st.core.NamespaceFinalize, crdController)

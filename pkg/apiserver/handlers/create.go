@@ -33,7 +33,12 @@ func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
 			WriteError(w, r, err)
 			return
 		}
-		result, err := creater.Create(s.withMutation(ctx, ns, name, opts), obj, s.validation(Create, ns, name, opts), opts)
+		ctx, err = s.mutateCreate(ctx, ns, name, obj, opts)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		result, err := creater.Create(ctx, obj, s.validation(Create, ns, name, opts), opts)
 		if err != nil {
 			WriteError(w, r, err)
 			return

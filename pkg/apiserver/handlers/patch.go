@@ -79,7 +79,8 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 		}
 		apply := patchType == types.ApplyYAMLPatchType
 		updateOpts := &metav1.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
-		result, created, err := updater.Update(s.withMutation(ctx, ns, name, updateOpts), name, p,
+		mctx, admitted := s.mutateUpdate(ctx, ns, name, p, updateOpts)
+		result, created, err := updater.Update(mctx, name, admitted,
 			s.validation(Create, ns, name, updateOpts), s.updateValidation(ns, name, updateOpts), apply, updateOpts)
 		if err != nil {
 			WriteError(w, r, err)

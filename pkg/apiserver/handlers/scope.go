@@ -79,6 +79,9 @@ type Attributes struct {
 	// Default applies the defaults of Kind (to an object a mutating
 	// webhook patched, as kube's decoder would); nil when none.
 	Default func(runtime.Object)
+	// Structure is that of Kind when its Go type does not give it (a
+	// custom resource's schema), for what merges apply configurations.
+	Structure *rest.Structure
 }
 
 // requestContext returns r's context carrying the namespace of the URL,
@@ -115,6 +118,9 @@ func (s *Scope) attributes(op Operation, ns, name string, obj, old, opts runtime
 	if d, ok := s.Storage.(rest.Defaulter); ok {
 		attrs.Default = d.Default
 	}
+	if p, ok := s.Storage.(rest.StructureProvider); ok {
+		attrs.Structure = p.Structure()
+	}
 	if name == "" && obj != nil {
 		if m, err := meta.Accessor(obj); err == nil {
 			attrs.Name = m.GetName() // a generated name
@@ -141,18 +147,54 @@ func (s *Scope) admitDelete(ctx context.Context, ns, name string, opts *metav1.D
 	return m.Admit(ctx, s.attributes(Delete, ns, name, nil, nil, opts), nil)
 }
 
-// withMutation returns ctx carrying the endpoint's mutating admission of
-// a create or an update (a create when the update creates: old is nil),
-// for the registry to run where kube runs it: after the resource's
-// built-in mutation (its Begin hooks), before its strategy
-// (rest.WithMutation). It admits the endpoint's own objects only: where a
-// subresource writes another kind (a Scale, a Binding into its Pod) the
-// Store's object is not the one admission is about, and is left alone.
-func (s *Scope) withMutation(ctx context.Context, ns, name string, opts runtime.Object) context.Context {
+// mutateCreate runs the endpoint's mutating admission of a create of obj
+// where kube runs it: a storage that hosts it (rest.MutationHost) gets it
+// in the returned context, to run after its built-in mutation (its Begin
+// hooks) and before its strategy; the object of any other storage (a
+// Binding, an Eviction, a TokenRequest, a review) is admitted here, before
+// the storage sees it, as kube's create handler does.
+func (s *Scope) mutateCreate(ctx context.Context, ns, name string, obj runtime.Object, opts runtime.Object) (context.Context, error) {
 	m, ok := s.Admission.(MutatingAdmission)
 	if !ok {
-		return ctx
+		return ctx, nil
 	}
+	if rest.HostsMutation(s.Storage) {
+		return s.withMutation(ctx, m, ns, name, opts), nil
+	}
+	if err := m.Admit(ctx, s.attributes(Create, ns, name, obj, nil, opts), obj); err != nil {
+		return ctx, err
+	}
+	dedupOwnerReferences(ctx, obj, true)
+	return ctx, nil
+}
+
+// mutateUpdate is mutateCreate for an update (or a patch) computed by
+// info: a storage that does not host mutating admission (a Scale) gets an
+// info whose object is admitted against the old one once computed, as
+// kube's update handler's admission transformer does.
+func (s *Scope) mutateUpdate(ctx context.Context, ns, name string, info rest.UpdatedObjectInfo, opts runtime.Object) (context.Context, rest.UpdatedObjectInfo) {
+	m, ok := s.Admission.(MutatingAdmission)
+	if !ok {
+		return ctx, info
+	}
+	if rest.HostsMutation(s.Storage) {
+		return s.withMutation(ctx, m, ns, name, opts), info
+	}
+	return ctx, &admittedInfo{UpdatedObjectInfo: info, admit: func(ctx context.Context, obj, old runtime.Object) error {
+		if err := m.Admit(ctx, s.attributes(Update, ns, name, obj, old, opts), obj); err != nil {
+			return err
+		}
+		dedupOwnerReferences(ctx, obj, true)
+		return nil
+	}}
+}
+
+// withMutation returns ctx carrying the endpoint's mutating admission of
+// a create or an update (a create when the update creates: old is nil),
+// for a storage that hosts it to run (rest.WithMutation). It admits the
+// endpoint's own objects only: the objects the storage writes on the way
+// are not the request's.
+func (s *Scope) withMutation(ctx context.Context, m MutatingAdmission, ns, name string, opts runtime.Object) context.Context {
 	endpointType := reflect.TypeOf(s.Storage.New())
 	return rest.WithMutation(ctx, func(ctx context.Context, obj, old runtime.Object) error {
 		if reflect.TypeOf(obj) != endpointType {
@@ -168,6 +210,23 @@ func (s *Scope) withMutation(ctx context.Context, ns, name string, opts runtime.
 		dedupOwnerReferences(ctx, obj, true)
 		return nil
 	})
+}
+
+// admittedInfo admits the object its inner info computes.
+type admittedInfo struct {
+	rest.UpdatedObjectInfo
+	admit func(ctx context.Context, obj, old runtime.Object) error
+}
+
+func (i *admittedInfo) UpdatedObject(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+	obj, err := i.UpdatedObjectInfo.UpdatedObject(ctx, old)
+	if err != nil {
+		return nil, err
+	}
+	if err := i.admit(ctx, obj, old); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 // updateValidation is the admission check of an update.

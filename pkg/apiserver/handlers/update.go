@@ -36,7 +36,8 @@ func (s *Scope) Update(updater rest.Updater) http.HandlerFunc {
 		info := &rest.DefaultUpdatedObjectInfo{Obj: obj, Transformers: []rest.TransformFunc{
 			s.updateTracker(managerOrUserAgent(opts.FieldManager, r.UserAgent())),
 		}}
-		result, created, err := updater.Update(s.withMutation(ctx, ns, name, opts), name, info,
+		mctx, admitted := s.mutateUpdate(ctx, ns, name, info, opts)
+		result, created, err := updater.Update(mctx, name, admitted,
 			s.validation(Create, ns, name, opts), s.updateValidation(ns, name, opts), false, opts)
 		if err != nil {
 			WriteError(w, r, err)

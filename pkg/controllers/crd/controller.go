@@ -27,8 +27,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/autoregister"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions/customresource"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
@@ -65,6 +67,9 @@ type Config struct {
 	Storage generic.RESTOptionsGetter
 	// Services finds the conversion webhooks served by services.
 	Services webhook.ServiceResolver
+	// APIServices, when set, keeps an APIService for every group version
+	// a definition serves (kube's crdregistration controller).
+	APIServices autoregister.Registration
 }
 
 // Controller keeps the definitions' status and serves their custom
@@ -75,6 +80,7 @@ type Controller struct {
 	server      Server
 	storage     generic.RESTOptionsGetter
 	services    webhook.ServiceResolver
+	apiServices autoregister.Registration
 	// retry is how long a definition whose sync failed waits before the
 	// next attempt.
 	retry time.Duration
@@ -88,6 +94,12 @@ type Controller struct {
 	// failed are queued again on the next tick.
 	failed map[string]bool
 	wake   chan struct{}
+	// registered are the group versions given to apiServices.
+	registered map[schema.GroupVersion]bool
+	// listed is closed once the definitions have been listed (and their
+	// group versions registered).
+	listed     chan struct{}
+	listedOnce sync.Once
 
 	// served is what each definition serves; only the worker touches
 	// it, and publishes a copy in servedNow for others. retired are the
@@ -96,6 +108,10 @@ type Controller struct {
 	servedNow atomic.Pointer[[]*customresource.Served]
 	retired   sync.WaitGroup
 }
+
+// Listed is closed once the definitions have been listed: the APIServices
+// of the group versions they serve are registered by then.
+func (c *Controller) Listed() <-chan struct{} { return c.listed }
 
 // Served returns what the definitions serve now.
 func (c *Controller) Served() []*customresource.Served {
@@ -117,8 +133,10 @@ func (c *Controller) publishServed() {
 // New returns a controller working with cfg.
 func New(cfg Config) *Controller {
 	return &Controller{
-		definitions: cfg.Definitions, status: cfg.Status, server: cfg.Server, storage: cfg.Storage, services: cfg.Services, retry: time.Second,
+		definitions: cfg.Definitions, status: cfg.Status, server: cfg.Server, storage: cfg.Storage, services: cfg.Services,
+		apiServices: cfg.APIServices, retry: time.Second,
 		known: map[string]*apiextensionsv1.CustomResourceDefinition{}, pending: map[string]bool{}, failed: map[string]bool{},
+		registered: map[schema.GroupVersion]bool{}, listed: make(chan struct{}),
 		wake: make(chan struct{}, 1), served: map[string]*servedDefinition{},
 	}
 }
@@ -174,7 +192,9 @@ func (c *Controller) follow(ctx context.Context) error {
 	for name := range known {
 		c.pending[name] = true
 	}
+	c.registerGroupVersionsLocked()
 	c.mu.Unlock()
+	c.listedOnce.Do(func() { close(c.listed) })
 	c.signal()
 
 	w, err := c.definitions.Watch(ctx, &metainternalversion.ListOptions{Watch: true, ResourceVersion: fmt.Sprint(list.ResourceVersion)})
@@ -210,6 +230,7 @@ func (c *Controller) observe(crd *apiextensionsv1.CustomResourceDefinition, dele
 	c.mu.Lock()
 	if deleted {
 		delete(c.known, crd.Name)
+		c.registerGroupVersionsLocked()
 	} else {
 		c.rememberLocked(crd)
 	}
@@ -225,6 +246,36 @@ func (c *Controller) rememberLocked(crd *apiextensionsv1.CustomResourceDefinitio
 		return
 	}
 	c.known[crd.Name] = crd
+	c.registerGroupVersionsLocked()
+}
+
+// registerGroupVersionsLocked keeps the APIServices of the group versions
+// the known definitions serve, as kube's crdregistration controller:
+// every served version of every definition, whether established or
+// terminating, until no definition serves it.
+func (c *Controller) registerGroupVersionsLocked() {
+	if c.apiServices == nil {
+		return
+	}
+	served := map[schema.GroupVersion]bool{}
+	for _, crd := range c.known {
+		for _, v := range crd.Spec.Versions {
+			if v.Served {
+				served[schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}] = true
+			}
+		}
+	}
+	for gv := range served {
+		if !c.registered[gv] {
+			c.apiServices.AddGroupVersion(gv, autoregister.CustomResourcePriority)
+		}
+	}
+	for gv := range c.registered {
+		if !served[gv] {
+			c.apiServices.RemoveGroupVersion(gv)
+		}
+	}
+	c.registered = served
 }
 
 func revision(crd *apiextensionsv1.CustomResourceDefinition) int64 {
@@ -348,6 +399,7 @@ func (c *Controller) forget(ctx context.Context, name string) {
 	c.mu.Lock()
 	crd := c.known[name]
 	delete(c.known, name)
+	c.registerGroupVersionsLocked()
 	c.mu.Unlock()
 	if crd != nil {
 		c.enqueueGroup(crd.Spec.Group, name)

@@ -349,3 +349,9 @@ func namespaceGCFinalizers(current []string, options *metav1.DeleteOptions) []st
 	}
 	return out
 }
+
+// HostsMutation implements rest.MutationHost (its Store runs it).
+func (r *NamespaceREST) HostsMutation() bool { return true }
+
+// HostsMutation implements rest.MutationHost (its Store runs it).
+func (r *namespaceFinalizeREST) HostsMutation() bool { return true }

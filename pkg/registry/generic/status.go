@@ -64,3 +64,6 @@ func (r *StatusREST) NamespaceScoped() bool { return r.store.NamespaceScoped() }
 func (r *StatusREST) ConvertToTable(ctx context.Context, obj runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
 	return r.store.ConvertToTable(ctx, obj, tableOptions)
 }
+
+// HostsMutation implements rest.MutationHost (the Store runs it).
+func (r *StatusREST) HostsMutation() bool { return true }

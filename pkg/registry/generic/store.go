@@ -338,3 +338,7 @@ func (e *Store) setKind(obj runtime.Object) {
 // StorageReadiness reports whether the resource's store can serve (a watch
 // cache has its first list).
 func (e *Store) StorageReadiness() error { return e.storage.ReadinessCheck() }
+
+// HostsMutation implements rest.MutationHost: the Store runs the
+// request's mutating admission after its Begin hooks.
+func (e *Store) HostsMutation() bool { return true }

@@ -257,3 +257,7 @@ func (s *VersionedStore) Delete(ctx context.Context, name string, deleteValidati
 	served, err := s.toServed(out)
 	return served, immediately, err
 }
+
+// HostsMutation implements rest.MutationHost: the object is admitted at
+// the served version (mutation in version_convert.go).
+func (s *VersionedStore) HostsMutation() bool { return true }

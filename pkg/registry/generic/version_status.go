@@ -119,3 +119,6 @@ func InstallVersion(resources map[string]rest.Storage, name string, main *Store,
 type StoreRef struct {
 	Store *Store
 }
+
+// HostsMutation implements rest.MutationHost.
+func (r *VersionedStatusREST) HostsMutation() bool { return true }

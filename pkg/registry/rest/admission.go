@@ -38,6 +38,21 @@ func TakeMutation(ctx context.Context) (MutateObjectFunc, context.Context) {
 	return mutate, context.WithValue(ctx, mutationKey{}, MutateObjectFunc(nil))
 }
 
+// MutationHost is implemented by the storages that run the request's
+// mutating admission themselves (TakeMutation), at the point where kube
+// runs it relative to their built-in mutation. The handlers admit the
+// objects of other storages (a Scale, a Binding, an Eviction) themselves,
+// before those storages see them, as kube's handlers do.
+type MutationHost interface {
+	HostsMutation() bool
+}
+
+// HostsMutation reports whether storage runs mutating admission itself.
+func HostsMutation(storage any) bool {
+	h, ok := storage.(MutationHost)
+	return ok && h.HostsMutation()
+}
+
 // ReplaceObject makes dst (a pointer) hold what src holds: how a mutation
 // that computes a new object (a patched copy, a conversion) changes the
 // object it was given. Both must be of the same type.

@@ -52,6 +52,19 @@ type StorageVersionProvider interface {
 	StorageVersion() schema.GroupVersionKind
 }
 
+// StoredGroupKind is the group kind storage keeps the objects of kind as:
+// its storage version's, or kind's own. Two resources kept as one group
+// kind, under one resource name, are one stored resource served twice
+// (its versions, or core and events.k8s.io events), which admission's
+// matchPolicy Equivalent counts as equivalent, as kube's registry of
+// equivalent resources does from their storage prefix.
+func StoredGroupKind(storage Storage, kind schema.GroupVersionKind) schema.GroupKind {
+	if p, ok := storage.(StorageVersionProvider); ok {
+		return p.StorageVersion().GroupKind()
+	}
+	return kind.GroupKind()
+}
+
 // StoredMetadataReader is implemented by storages that serve objects at
 // another version than they store them: the metadata of a served object's
 // stored form. Metadata views (PartialObjectMetadata, Table rows) show it,

@@ -7,6 +7,8 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -54,4 +56,59 @@ func TestMatchPolicy(t *testing.T) {
 	if n := len(w.calls("/warn")); n != 0 {
 		t.Errorf("the Exact webhook was called %d times", n)
 	}
+}
+
+// TestEventsEquivalent: core and events.k8s.io events are one stored
+// resource, so (matchPolicy Equivalent) a webhook naming either group is
+// called on a write through the other, with the object converted to the
+// kind it names, and its patch reaches the stored event.
+func TestEventsEquivalent(t *testing.T) {
+	t.Parallel()
+	w := startWebhookServer(t)
+	events := []string{"events"}
+
+	t.Run("core write, events.k8s.io webhook", func(t *testing.T) {
+		ns := namespace(t)
+		registerMutating(t, mutating("events.admission.test", w, "/annotate", ns, rule("events.k8s.io", "v1", events, admissionregistrationv1.Create)))
+		eventually(t, func(i int) error {
+			ev, err := clientset(t).CoreV1().Events(ns).Create(ctx(t), &corev1.Event{
+				ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("e%d", i)},
+				InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "p", Namespace: ns},
+				Reason:         "Tested", Message: "a core event", Type: corev1.EventTypeNormal, Source: corev1.EventSource{Component: "test"},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				return err
+			}
+			if ev.Annotations["annotated"] != "yes" {
+				return fmt.Errorf("not annotated yet: %v", ev.Annotations)
+			}
+			return nil
+		})
+		reviews := w.calls("/annotate")
+		req := reviews[len(reviews)-1].Request
+		if req.Kind != (metav1.GroupVersionKind{Group: "events.k8s.io", Version: "v1", Kind: "Event"}) ||
+			req.RequestKind.Group != "" || req.RequestResource.Group != "" ||
+			!strings.Contains(string(req.Object.Raw), `"apiVersion":"events.k8s.io/v1"`) || !strings.Contains(string(req.Object.Raw), `"note":"a core event"`) {
+			t.Errorf("the review at events.k8s.io/v1: kind %v, request kind %v\n%s", req.Kind, req.RequestKind, req.Object.Raw)
+		}
+	})
+
+	t.Run("events.k8s.io write, core webhook", func(t *testing.T) {
+		ns := namespace(t)
+		registerMutating(t, mutating("core.events.admission.test", w, "/deny", ns, rule("", "v1", events, admissionregistrationv1.Create)))
+		eventually(t, func(i int) error {
+			_, err := clientset(t).EventsV1().Events(ns).Create(ctx(t), &eventsv1.Event{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e%d", i)}, EventTime: metav1.NowMicro(),
+				ReportingController: "example.com/test", ReportingInstance: "test-1", Action: "Test", Reason: "Tested",
+				Regarding: corev1.ObjectReference{Kind: "Pod", Name: "p", Namespace: ns}, Type: corev1.EventTypeNormal,
+			}, metav1.CreateOptions{})
+			if err == nil {
+				return fmt.Errorf("created: the core webhook was not called yet")
+			}
+			if !strings.Contains(err.Error(), `admission webhook "core.events.admission.test" denied the request`) {
+				t.Fatalf("the refusal: %v", err)
+			}
+			return nil
+		})
+	})
 }

@@ -26,6 +26,8 @@ import (
 //	/slow     answers after 3 seconds
 //	/invalid  sets the label mutated to a value no label may have
 //	/garbage  answers what is not a review
+//	/scale3   sets spec.replicas to 3 (of a Scale)
+//	/annotate sets the annotations to annotated=yes
 type webhookServer struct {
 	server *testserver.WebhookServer
 
@@ -64,6 +66,12 @@ func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
 	case "/invalid":
 		patch, _ := json.Marshal([]map[string]interface{}{{"op": "add", "path": "/metadata/labels/mutated", "value": "-bad-"}})
+		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
+	case "/scale3":
+		patch, _ := json.Marshal([]map[string]interface{}{{"op": "replace", "path": "/spec/replicas", "value": 3}})
+		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
+	case "/annotate":
+		patch, _ := json.Marshal([]map[string]interface{}{{"op": "add", "path": "/metadata/annotations", "value": map[string]string{"annotated": "yes"}}})
 		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
 	case "/warn":
 		resp.Warnings = []string{"first warning", "second warning"}

@@ -31,18 +31,32 @@ func newAttributes(ctx context.Context, a handlers.Attributes, obj runtime.Objec
 
 // versionedAttributes returns the objects of a as CEL reads them:
 // unstructured, with their apiVersion and kind (this server's typed
-// objects leave them empty). kind is the kind the policy matched.
-func versionedAttributes(a admission.Attributes, kind schema.GroupVersionKind) (*admission.VersionedAttributes, error) {
-	obj, err := unstructuredWithKind(a.GetObject(), a.GetKind())
-	if err != nil {
-		return nil, err
+// objects leave them empty), at kind, the kind the policy matched: the
+// request's, or (matchPolicy Equivalent) another version's, to which
+// they are converted as kube converts them.
+func versionedAttributes(a admission.Attributes, kind schema.GroupVersionKind, resources *Resources) (*admission.VersionedAttributes, error) {
+	objs := [2]runtime.Object{a.GetObject(), a.GetOldObject()}
+	for i, o := range objs {
+		if o == nil || reflect.ValueOf(o).IsNil() {
+			objs[i] = nil
+			continue
+		}
+		objKind := a.GetKind()
+		if kind != a.GetKind() {
+			converted, err := resources.convert(o, kind)
+			if err != nil {
+				return nil, err
+			}
+			o, objKind = converted, kind
+		}
+		u, err := unstructuredWithKind(o, objKind)
+		if err != nil {
+			return nil, err
+		}
+		objs[i] = u
 	}
-	old, err := unstructuredWithKind(a.GetOldObject(), a.GetKind())
-	if err != nil {
-		return nil, err
-	}
-	return &admission.VersionedAttributes{Attributes: a, VersionedObject: admission.NewLazyObject(obj),
-		VersionedOldObject: admission.NewLazyObject(old), VersionedKind: kind}, nil
+	return &admission.VersionedAttributes{Attributes: a, VersionedObject: admission.NewLazyObject(objs[0]),
+		VersionedOldObject: admission.NewLazyObject(objs[1]), VersionedKind: kind}, nil
 }
 
 func unstructuredWithKind(obj runtime.Object, kind schema.GroupVersionKind) (runtime.Object, error) {

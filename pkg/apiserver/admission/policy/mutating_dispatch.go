@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
 	admissionauthorizer "k8s.io/apiserver/pkg/admission/plugin/authorizer"
@@ -26,6 +27,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // Mutating is the MutatingAdmissionPolicy admission step: it runs at
@@ -70,8 +72,8 @@ func (m *Mutating) Admit(ctx context.Context, ha handlers.Attributes, obj runtim
 	if len(hooks) == 0 {
 		return nil
 	}
-	r := &mutation{Mutating: m, attrs: newAttributes(ctx, ha, obj), object: obj, reinvoke: sets.New[invocationKey](),
-		invoked: sets.New[invocationKey]()}
+	r := &mutation{Mutating: m, attrs: newAttributes(ctx, ha, obj), object: obj, defaults: ha.Default, structure: ha.Structure,
+		reinvoke: sets.New[invocationKey](), invoked: sets.New[invocationKey]()}
 	if m.authz != nil {
 		r.authz = admissionauthorizer.NewCachingAuthorizer(m.authz)
 	}
@@ -103,8 +105,12 @@ type mutation struct {
 	*Mutating
 	attrs  admission.Attributes
 	object runtime.Object
-	authz  authorizer.UnconditionalAuthorizer
-	errs   []policyError
+	// defaults are the resource's; structure is its kind's when its Go
+	// type does not give it (a custom resource).
+	defaults  func(runtime.Object)
+	structure *rest.Structure
+	authz     authorizer.UnconditionalAuthorizer
+	errs      []policyError
 	// invoked are the IfNeeded invocations run since the last change;
 	// reinvoke those a second pass runs.
 	invoked, reinvoke sets.Set[invocationKey]
@@ -182,11 +188,11 @@ func (r *mutation) pass(ctx context.Context, invocations []invocation, reinvocat
 	if err != nil {
 		return false, err
 	}
-	va, err := versionedAttributes(r.attrs, invocations[0].gvk)
+	va, err := versionedAttributes(r.attrs, invocations[0].gvk, r.resources)
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
-	tc, err := fieldmanager.TypeConverter()
+	tc, err := r.typeConverter()
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
@@ -211,6 +217,19 @@ func (r *mutation) pass(ctx context.Context, invocations []invocation, reinvocat
 		key := inv.key()
 		if reinvocation && !r.reinvoke.Has(key) {
 			continue
+		}
+		if inv.gvk != va.VersionedKind {
+			// Matched at another version (matchPolicy Equivalent): what
+			// the invocations so far made goes back into the request's
+			// object, which this one sees converted to its kind.
+			if patched {
+				if err := r.store(va.VersionedObject.Object()); err != nil {
+					return false, err
+				}
+			}
+			if va, err = versionedAttributes(r.attrs, inv.gvk, r.resources); err != nil {
+				return false, apierrors.NewInternalError(err)
+			}
 		}
 		before := va.VersionedObject.Object()
 		for _, patcher := range inv.policy.patchers {
@@ -257,13 +276,26 @@ func (r *mutation) store(out runtime.Object) error {
 	if !ok {
 		return apierrors.NewInternalError(fmt.Errorf("a mutation returned %T", out))
 	}
+	want := r.attrs.GetKind()
 	if into, ok := r.object.(*unstructured.Unstructured); ok { // a custom resource
+		if u.GroupVersionKind() != want { // patched at an equivalent version
+			converted, err := r.resources.convert(u, want)
+			if err != nil {
+				return apierrors.NewInternalError(err)
+			}
+			if u, ok = converted.(*unstructured.Unstructured); !ok {
+				return apierrors.NewInternalError(fmt.Errorf("converted to %T", converted))
+			}
+		}
 		into.Object = u.Object
+		if r.defaults != nil {
+			r.defaults(into)
+		}
 		return nil
 	}
-	typed := reflect.New(reflect.TypeOf(r.object).Elem()).Interface().(runtime.Object)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
-		return apierrors.NewInternalError(fmt.Errorf("failed to convert object: %w", err))
+	typed, err := r.typed(u, want)
+	if err != nil {
+		return apierrors.NewInternalError(err)
 	}
 	if res, ok := r.resources.byGVR[endpointKey{r.attrs.GetResource(), r.attrs.GetSubresource()}]; ok {
 		fieldmanager.Defaulter(res.Storage).Default(typed)
@@ -271,6 +303,42 @@ func (r *mutation) store(out runtime.Object) error {
 	typed.GetObjectKind().SetGroupVersionKind(r.object.GetObjectKind().GroupVersionKind())
 	reflect.ValueOf(r.object).Elem().Set(reflect.ValueOf(typed).Elem())
 	return nil
+}
+
+// typeConverter gives the structure apply configurations merge with: the
+// custom resource's schema, or the built-in kinds'.
+func (r *mutation) typeConverter() (managedfields.TypeConverter, error) {
+	if r.structure != nil && r.structure.TypeConverter != nil {
+		return r.structure.TypeConverter()
+	}
+	return fieldmanager.TypeConverter()
+}
+
+// typed returns u as an object of the request's type, converted from u's
+// kind when that is another version's (matchPolicy Equivalent).
+func (r *mutation) typed(u *unstructured.Unstructured, want schema.GroupVersionKind) (runtime.Object, error) {
+	if u.GroupVersionKind() == want || u.GetKind() == "" {
+		typed := reflect.New(reflect.TypeOf(r.object).Elem()).Interface().(runtime.Object)
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+			return nil, fmt.Errorf("failed to convert object: %w", err)
+		}
+		return typed, nil
+	}
+	at, err := api.Scheme.New(u.GroupVersionKind())
+	if err != nil {
+		return nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, at); err != nil {
+		return nil, fmt.Errorf("failed to convert object: %w", err)
+	}
+	out, err := r.resources.convert(at, want)
+	if err != nil {
+		return nil, err
+	}
+	if reflect.TypeOf(out) != reflect.TypeOf(r.object) {
+		return nil, fmt.Errorf("converted to %T, not %T", out, r.object)
+	}
+	return out, nil
 }
 
 // namespace is the request's namespace object (nil for cluster-scoped

@@ -1,8 +1,12 @@
 package policy
 
 import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/conversion"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -61,17 +65,11 @@ func NewResources(endpoints []Resource) *Resources {
 }
 
 func (r *Resources) equivalenceKey(e *Resource) equivalenceKey {
-	stored := e.Kind.GroupKind()
-	if p, ok := e.Storage.(rest.StorageVersionProvider); ok && e.Subresource == "" {
-		stored = p.StorageVersion().GroupKind()
-	}
+	stored := rest.StoredGroupKind(e.Storage, e.Kind)
 	if e.Subresource != "" {
 		// A subresource shares the storage of its resource.
 		if main, ok := r.byGVR[endpointKey{e.Resource, ""}]; ok {
-			stored = main.Kind.GroupKind()
-			if p, ok := main.Storage.(rest.StorageVersionProvider); ok {
-				stored = p.StorageVersion().GroupKind()
-			}
+			stored = rest.StoredGroupKind(main.Storage, main.Kind)
 		}
 	}
 	return equivalenceKey{storage: stored, resource: e.Resource.Resource, subresource: e.Subresource}
@@ -100,4 +98,18 @@ func (r *Resources) EquivalentResourcesFor(gvr schema.GroupVersionResource, subr
 		return nil
 	}
 	return r.equivalents[r.equivalenceKey(e)]
+}
+
+// convert returns a copy of obj, an object of a served resource, at the
+// kind to, through the conversions of the resource serving to.
+func (r *Resources) convert(obj runtime.Object, to schema.GroupVersionKind) (runtime.Object, error) {
+	e, ok := r.byKind[to]
+	if !ok {
+		return nil, fmt.Errorf("unable to convert to %v: no resource serves it", to)
+	}
+	out, err := conversion.ForStorage(e.Storage)(obj.DeepCopyObject(), to)
+	if err != nil {
+		return nil, fmt.Errorf("unable to convert to %v: %w", to, err)
+	}
+	return out, nil
 }

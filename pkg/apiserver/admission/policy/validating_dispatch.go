@@ -153,7 +153,7 @@ func (d *dispatch) runBinding(ctx context.Context, p *validatingPolicy, b *valid
 	va := d.versioned[gvk]
 	if va == nil && len(params) > 0 {
 		var err error
-		if va, err = versionedAttributes(d.attrs, gvk); err != nil {
+		if va, err = versionedAttributes(d.attrs, gvk, d.matcher.resources); err != nil {
 			d.configError(fmt.Errorf("failed to convert object version: %w", err), p, b)
 			return nil
 		}
