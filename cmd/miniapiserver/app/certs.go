@@ -28,9 +28,15 @@ func servingCert(o *Options) (cert tls.Certificate, caPEM []byte, err error) {
 		return cert, nil, nil
 	}
 	dir := filepath.Join(o.DataDir, "pki")
+	if o.CertDir != "" {
+		dir = o.CertDir
+	}
 	certFile, keyFile := filepath.Join(dir, "apiserver.crt"), filepath.Join(dir, "apiserver.key")
 	hosts := certHosts(o.BindAddress)
-	if cert, err := tls.LoadX509KeyPair(certFile, keyFile); err == nil && covers(cert, hosts) {
+	// As kube's, a pair in --cert-dir is served as it is (envtest puts
+	// one signed by its own CA there); the one generated in the data dir
+	// is made again when it no longer fits.
+	if cert, err := tls.LoadX509KeyPair(certFile, keyFile); err == nil && (o.CertDir != "" || covers(cert, hosts)) {
 		pemData, err := os.ReadFile(certFile)
 		return cert, pemData, err
 	}

@@ -29,6 +29,12 @@ with a generated certificate and admin token, and writes a kubeconfig for kubect
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// kube-apiserver has no data dir: run as it (by envtest, say),
+			// the files it generates go beside its certificates rather
+			// than into the working directory.
+			if cmd.Flags().Changed("cert-dir") && !cmd.Flags().Changed("data-dir") {
+				o.DataDir = o.CertDir
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -42,7 +48,7 @@ with a generated certificate and admin token, and writes a kubeconfig for kubect
 		},
 	}
 	o.AddFlags(cmd.Flags())
-	cmd.AddCommand(newSnapshotCommand(), newEtcdCommand(), &cobra.Command{
+	cmd.AddCommand(newSnapshotCommand(), newEtcdCommand(), newEnvtestAssetsCommand(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,

@@ -13,10 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
+	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/autoregister"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/flowcontrol"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/garbagecollector"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/namespace"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
 	flowcontrolregistry "github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
@@ -59,6 +61,58 @@ func namespaceController(groups []rest.APIGroupInfo, namespaces namespace.Namesp
 		}
 		return out
 	})
+}
+
+// garbageCollector builds the ownerReference garbage collector over
+// every resource of the served groups that can be listed, watched,
+// updated and deleted (but events, which kube's collector ignores too),
+// and the custom resources served for now.
+func garbageCollector(groups []rest.APIGroupInfo, crds *crd.Controller) *garbagecollector.Controller {
+	var resources []garbagecollector.Resource
+	for _, g := range groups {
+		version := g.PrioritizedVersions[0]
+		for name, st := range g.VersionedResourcesStorageMap[version] {
+			store, ok := st.(garbagecollector.Storage)
+			scoper, scoped := st.(rest.Scoper)
+			if strings.Contains(name, "/") || name == "events" || !ok || !scoped {
+				continue
+			}
+			kind, ok := storageKind(st, g.GroupName)
+			if !ok {
+				continue
+			}
+			qualified := name
+			if g.GroupName != "" {
+				qualified += "." + g.GroupName
+			}
+			resources = append(resources, garbagecollector.Resource{Name: qualified, Kind: kind, Namespaced: scoper.NamespaceScoped(), Store: store})
+		}
+	}
+	return garbagecollector.New(resources, func() []garbagecollector.Resource {
+		var out []garbagecollector.Resource
+		for _, served := range crds.Served() {
+			out = append(out, garbagecollector.Resource{
+				Name: served.Resource() + "." + served.Group.GroupName, Kind: schema.GroupKind{Group: served.Group.GroupName, Kind: served.Kind()},
+				Namespaced: served.Store.NamespaceScoped(), Store: served.Store,
+			})
+		}
+		return out
+	})
+}
+
+// storageKind is the group and kind of the objects a storage of group
+// serves, as owner references name them.
+func storageKind(st rest.Storage, group string) (schema.GroupKind, bool) {
+	kinds, _, err := api.Scheme.ObjectKinds(st.New())
+	if err != nil {
+		return schema.GroupKind{}, false
+	}
+	for _, k := range kinds {
+		if k.Group == group {
+			return k.GroupKind(), true
+		}
+	}
+	return schema.GroupKind{}, false
 }
 
 // flowControlController builds the controller that keeps kube's flow

@@ -45,10 +45,17 @@ type Options struct {
 	SecurePort                                        int
 	TLSCertFile                                       string
 	TLSPrivateKeyFile                                 string
-	TokenAuthFile                                     string
-	InsecurePort                                      int
-	InsecureBindAddr                                  string
-	InsecureAllowRemote                               bool
+	// CertDir is kube's --cert-dir: where the serving certificate is
+	// found (apiserver.crt, apiserver.key) or generated, without
+	// --tls-cert-file ("": --data-dir's pki).
+	CertDir string
+	// AllowPrivileged is kube's --allow-privileged; only true (privileged
+	// containers admitted) is implemented.
+	AllowPrivileged     bool
+	TokenAuthFile       string
+	InsecurePort        int
+	InsecureBindAddr    string
+	InsecureAllowRemote bool
 
 	WatchCache      bool
 	WatchCacheSizes []string
@@ -68,12 +75,17 @@ type Options struct {
 	ServiceClusterIPRange string
 	Profiling             bool
 	NamespaceController   bool
-	LogLevel              string
+	// GarbageCollector runs the ownerReference garbage collector in
+	// process (for tests: off by default, as kube-apiserver has none).
+	GarbageCollector bool
+	LogLevel         string
 
 	// Auth are the flags of authentication, authorization and the
 	// in-flight limits; Audit those of the audit log.
 	Auth  AuthOptions
 	Audit AuditOptions
+	// Admission are the flags that choose the admission plugins.
+	Admission AdmissionOptions
 	// Kubelet are the flags of how the server reaches kubelets.
 	Kubelet KubeletOptions
 	// EmbeddedEtcd are the flags of the embedded HA mode.
@@ -105,6 +117,7 @@ func NewOptions() *Options {
 		ServiceClusterIPRange:      core.DefaultServiceClusterIPRange.String(),
 		LogLevel:                   "info",
 		NamespaceController:        true,
+		AllowPrivileged:            true,
 		Auth:                       defaultAuthOptions(),
 		Audit:                      defaultAuditOptions(),
 		Kubelet:                    defaultKubeletOptions(),
@@ -138,6 +151,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile,
 		"Serving certificate (PEM). Without it, a self-signed certificate for the bind address and localhost is generated in --data-dir and reused.")
 	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "Private key (PEM) of --tls-cert-file.")
+	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir,
+		"Directory of the serving certificate, as kube's: apiserver.crt and apiserver.key are served when there, generated there (self-signed) when not. Ignored with --tls-cert-file. Without --data-dir, also where the server keeps the files it generates.")
+	fs.BoolVar(&o.AllowPrivileged, "allow-privileged", o.AllowPrivileged,
+		"Admit privileged containers. miniapiserver always does: false is refused.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile,
 		`Static bearer tokens, kube's CSV format: token,user,uid,"group1,group2". Without it, an admin token is generated once in --data-dir, a second way in of the generated kubeconfig.`)
 	fs.IntVar(&o.InsecurePort, "insecure-port", o.InsecurePort,
@@ -165,9 +182,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve /debug/pprof on the API ports.")
 	fs.BoolVar(&o.NamespaceController, "namespace-controller", o.NamespaceController,
 		"Finish namespace deletions (delete their contents, then the namespace), as kube-controller-manager's namespace controller does. Turn off when a kube-controller-manager runs against this server.")
+	fs.BoolVar(&o.GarbageCollector, "garbage-collector", o.GarbageCollector,
+		"Delete the dependents of deleted owners (metadata.ownerReferences; background, foreground and orphan propagation), as kube-controller-manager's garbage collector does. For tests without a controller-manager (envtest); leave off when a kube-controller-manager runs against this server.")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log level: debug, info, warn or error.")
 	o.Auth.addFlags(fs)
 	o.Audit.addFlags(fs)
+	o.Admission.addFlags(fs)
 	o.Kubelet.addFlags(fs)
 	o.EmbeddedEtcd.addFlags(fs)
 }
@@ -248,6 +268,12 @@ func (o *Options) Validate() error {
 	}
 	if o.EventTTL <= 0 {
 		return fmt.Errorf("--event-ttl: must be positive")
+	}
+	if !o.AllowPrivileged {
+		return fmt.Errorf("--allow-privileged: miniapiserver always admits privileged containers; false is not supported")
+	}
+	if err := o.Admission.validate(); err != nil {
+		return err
 	}
 	if _, err := o.serviceClusterIPRange(); err != nil {
 		return err

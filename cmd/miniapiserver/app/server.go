@@ -168,9 +168,13 @@ func Start(o *Options) (*Server, error) {
 	services := webhook.EndpointsResolver{Services: st.core.Services, Endpoints: servedStorage(groups, "", "endpoints").(rest.Getter)}
 	webhooks := admissionwebhook.NewSource(services)
 	apiServices := apiServiceRegistration(groups, st.apiRegistration)
-	s.readyChecks = []healthz.Check{etcdCheck(client), watchCacheCheck(groups), rbacReadyCheck(authorization),
+	// The boot sequence's checks fail /healthz and /livez too until they
+	// pass, as kube's post-start hooks do: a client that waits for
+	// /healthz (envtest does) finds the bootstrap policy in place.
+	bootChecks := []healthz.Check{etcdCheck(client), rbacReadyCheck(authorization),
 		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }},
 		{Name: "autoregister-completion", Fn: func(context.Context) error { return apiServices.Ready() }}}
+	s.readyChecks = append(slices.Clip(bootChecks), watchCacheCheck(groups))
 	policies, err := newAdmissionPolicies(groups, st, sec.authorizer)
 	if err != nil {
 		return nil, err
@@ -178,7 +182,8 @@ func Start(o *Options) (*Server, error) {
 	cfg := s.apiConfig(o, groups, st, sec, creds, policies, webhooks)
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
-	cfg.ReadyzChecks = append(slices.Clip(s.readyChecks), etcdAlarmsCheck(client), s.shutdownCheck())
+	cfg.LivezChecks = bootChecks
+	cfg.ReadyzChecks = []healthz.Check{watchCacheCheck(groups), etcdAlarmsCheck(client), s.shutdownCheck()}
 	api, err := apiserver.New(cfg)
 	if err != nil {
 		return nil, err
@@ -302,6 +307,10 @@ func Start(o *Options) (*Server, error) {
 			nc.Run(ctx)
 		}()
 	}
+	if o.GarbageCollector {
+		gc := garbageCollector(groups, crdController)
+		s.goUntilDone(func() { gc.Run(ctx) })
+	}
 	ok = true
 	return s, nil
 }
@@ -323,21 +332,21 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 		AuditPolicy: sec.auditPolicy,
 		AuditSink:   auditSink(sec.auditLog),
 		NonResource: discoveryHandlers(creds.discovery(o, s.SecureURL)),
-		Admission: admission.Chain{
-			&admission.NamespaceLifecycle{Namespaces: st.core.Namespaces},
-			&admission.LimitRanger{LimitRanges: st.core.LimitRanges},
-			&admission.Priority{PriorityClasses: st.scheduling.PriorityClasses},
-			&admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses},
-			&admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}},
+		Admission: admission.Chain(o.Admission.chain([]namedAdmission{
+			{"NamespaceLifecycle", &admission.NamespaceLifecycle{Namespaces: st.core.Namespaces}},
+			{"LimitRanger", &admission.LimitRanger{LimitRanges: st.core.LimitRanges}},
+			{"Priority", &admission.Priority{PriorityClasses: st.scheduling.PriorityClasses}},
+			{"PersistentVolumeClaimResize", &admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses}},
+			{"RuntimeClass", &admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}}},
 			// kube's order: admission policies then webhooks, the
 			// mutating ones at the mutating step (the registry runs them
 			// after the built-in mutation of its hooks), the validating
 			// ones at the validating step.
-			policies.mutating,
-			admissionwebhook.NewMutating(webhooks, st.core.Namespaces),
-			policies.validating,
-			admissionwebhook.NewValidating(webhooks, st.core.Namespaces),
-		},
+			{"MutatingAdmissionPolicy", policies.mutating},
+			{"MutatingAdmissionWebhook", admissionwebhook.NewMutating(webhooks, st.core.Namespaces)},
+			{"ValidatingAdmissionPolicy", policies.validating},
+			{"ValidatingAdmissionWebhook", admissionwebhook.NewValidating(webhooks, st.core.Namespaces)},
+		})),
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
 		Version:           Version(),

@@ -7,24 +7,50 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// build compiles miniapiserver into a temporary directory.
+// binary is miniapiserver, built once for the package's tests.
+var binary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binary.dir != "" {
+		os.RemoveAll(binary.dir)
+	}
+	os.Exit(code)
+}
+
+// build compiles miniapiserver into a temporary directory, once.
 func build(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "miniapiserver")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/miniapiserver/miniapiserver/cmd/miniapiserver")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	binary.once.Do(func() {
+		if binary.dir, binary.err = os.MkdirTemp("", "startup-test-"); binary.err != nil {
+			return
+		}
+		binary.path = filepath.Join(binary.dir, "miniapiserver")
+		cmd := exec.Command("go", "build", "-o", binary.path, "github.com/miniapiserver/miniapiserver/cmd/miniapiserver")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binary.err != nil {
+		t.Fatal(binary.err)
 	}
-	return bin
+	return binary.path
 }
 
 func TestStartup(t *testing.T) {
@@ -43,6 +69,10 @@ func TestStartup(t *testing.T) {
 			{[]string{"--embedded-etcd-join=http://10.0.0.1:2380", "--embedded-etcd-peer-url=https://10.0.0.2:2380"}, "--embedded-etcd-join"},
 			{[]string{"--embedded-etcd-cluster-init", "--embedded-etcd-peer-url=https://10.0.0.2:2380", "--etcd-servers=http://10.0.0.3:2379"}, "--etcd-servers"},
 			{[]string{"--no-such-flag"}, "--no-such-flag"},
+			{[]string{"--allow-privileged=false"}, "--allow-privileged"},
+			{[]string{"--disable-admission-plugins=NoSuchPlugin"}, "--disable-admission-plugins"},
+			{[]string{"--enable-admission-plugins=AlwaysPullImages"}, "--enable-admission-plugins"},
+			{[]string{"--enable-admission-plugins=LimitRanger", "--disable-admission-plugins=LimitRanger"}, "--disable-admission-plugins"},
 		}
 		for _, tc := range cases {
 			t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -77,6 +77,9 @@ func (s *Served) Terminating() bool { return s.r.terminating.Load() }
 // Resource is the resource served (the accepted plural).
 func (s *Served) Resource() string { return s.r.plural }
 
+// Kind is the kind of the objects served.
+func (s *Served) Kind() string { return s.r.kind }
+
 // SetTerminating makes creates fail (the definition is being deleted)
 // or succeed again.
 func (s *Served) SetTerminating(terminating bool) { s.r.terminating.Store(terminating) }

@@ -1,0 +1,113 @@
+package app
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
+)
+
+// AdmissionOptions are kube-apiserver's flags that choose the admission
+// plugins, with kube's plugin names.
+type AdmissionOptions struct {
+	EnablePlugins  []string
+	DisablePlugins []string
+}
+
+type kubePlugin struct {
+	name      string
+	defaultOn bool
+}
+
+// kubeAdmissionPlugins are kube-apiserver 1.37's admission plugins, in
+// kube's order, and whether kube runs each by default.
+var kubeAdmissionPlugins = []kubePlugin{
+	{"AlwaysAdmit", false}, {"NamespaceAutoProvision", false}, {"NamespaceLifecycle", true}, {"NamespaceExists", false},
+	{"LimitPodHardAntiAffinityTopology", false}, {"LimitRanger", true}, {"ServiceAccount", true}, {"NodeRestriction", false},
+	{"TaintNodesByCondition", true}, {"AlwaysPullImages", false}, {"ImagePolicyWebhook", false}, {"PodSecurity", true},
+	{"PodNodeSelector", false}, {"Priority", true}, {"DefaultTolerationSeconds", true}, {"PodTolerationRestriction", false},
+	{"EventRateLimit", false}, {"ExtendedResourceToleration", false}, {"DefaultStorageClass", true},
+	{"StorageObjectInUseProtection", true}, {"PodGroupProtection", true}, {"OwnerReferencesPermissionEnforcement", false},
+	{"PersistentVolumeClaimResize", true}, {"RuntimeClass", true}, {"CertificateApproval", true}, {"CertificateSigning", true},
+	{"ClusterTrustBundleAttest", true}, {"CertificateSubjectRestriction", true}, {"DefaultIngressClass", true},
+	{"DenyServiceExternalIPs", false}, {"PodTopologyLabels", true}, {"NodeDeclaredFeatureValidator", true},
+	{"PodResizeValidator", true}, {"MutatingAdmissionPolicy", true}, {"MutatingAdmissionWebhook", true},
+	{"ValidatingAdmissionPolicy", true}, {"ValidatingAdmissionWebhook", true}, {"ResourceQuota", true}, {"AlwaysDeny", false},
+}
+
+// separatePlugins are the plugins this server runs as steps of its
+// admission chain (apiConfig), which the flags can turn off. The rest of
+// kube's default plugins are either not implemented (ServiceAccount,
+// PodSecurity, ResourceQuota...) or part of the registry's own strategy
+// (the defaults of DefaultStorageClass, for one): disabling them changes
+// nothing here, and is logged.
+var separatePlugins = []string{
+	"NamespaceLifecycle", "LimitRanger", "Priority", "PersistentVolumeClaimResize", "RuntimeClass",
+	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
+}
+
+func (o *AdmissionOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&o.EnablePlugins, "enable-admission-plugins", o.EnablePlugins,
+		"Admission plugins to enable beside the default ones, by kube's names (comma separated). Of the plugins kube runs only when asked, miniapiserver has none: naming one is an error.")
+	fs.StringSliceVar(&o.DisablePlugins, "disable-admission-plugins", o.DisablePlugins,
+		"Admission plugins to disable, by kube's names (comma separated). "+strings.Join(separatePlugins, ", ")+
+			" are steps of their own here and are turned off; naming another of kube's plugins (ServiceAccount, as envtest does) is accepted and changes nothing, as miniapiserver does not run it.")
+}
+
+func (o *AdmissionOptions) validate() error {
+	for _, flag := range []struct {
+		name    string
+		plugins []string
+	}{{"--enable-admission-plugins", o.EnablePlugins}, {"--disable-admission-plugins", o.DisablePlugins}} {
+		for _, p := range flag.plugins {
+			if !slices.ContainsFunc(kubeAdmissionPlugins, func(k kubePlugin) bool { return k.name == p }) {
+				return fmt.Errorf("%s: plugin %q is unknown", flag.name, p)
+			}
+		}
+	}
+	for _, p := range o.EnablePlugins {
+		if slices.Contains(o.DisablePlugins, p) {
+			return fmt.Errorf("--enable-admission-plugins and --disable-admission-plugins: %s in both", p)
+		}
+		if !slices.Contains(separatePlugins, p) && !defaultOnPlugin(p) {
+			return fmt.Errorf("--enable-admission-plugins: plugin %q is not implemented by miniapiserver", p)
+		}
+	}
+	return nil
+}
+
+func defaultOnPlugin(name string) bool {
+	for _, k := range kubeAdmissionPlugins {
+		if k.name == name {
+			return k.defaultOn
+		}
+	}
+	return false
+}
+
+// namedAdmission is a step of the admission chain under its kube
+// plugin's name.
+type namedAdmission struct {
+	name string
+	step handlers.Admission
+}
+
+// chain is the admission chain of steps, less the disabled plugins.
+func (o *AdmissionOptions) chain(steps []namedAdmission) []handlers.Admission {
+	for _, p := range o.DisablePlugins {
+		if !slices.Contains(separatePlugins, p) {
+			slog.Info("admission: a disabled plugin is not run by miniapiserver anyway", "plugin", p)
+		}
+	}
+	var out []handlers.Admission
+	for _, s := range steps {
+		if !slices.Contains(o.DisablePlugins, s.name) {
+			out = append(out, s.step)
+		}
+	}
+	return out
+}
