@@ -111,6 +111,18 @@ const extensionAuthConfigMap = "extension-apiserver-authentication"
 // extension-apiserver-authentication with the client CA bundle, as
 // kube-apiserver does at start (again when the bundle changed).
 func ensureExtensionAuthConfigMap(ctx context.Context, configMaps *generic.Store, clientCA []byte) error {
+	// Replicas starting together race to write it (kube's hook retries
+	// too): a conflict means another wrote in between; read it again.
+	var err error
+	for range 10 {
+		if err = writeExtensionAuthConfigMap(ctx, configMaps, clientCA); !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	return err
+}
+
+func writeExtensionAuthConfigMap(ctx context.Context, configMaps *generic.Store, clientCA []byte) error {
 	ctx = request.WithNamespace(ctx, metav1.NamespaceSystem)
 	data := map[string]string{"client-ca-file": string(clientCA)}
 	old, err := configMaps.Get(ctx, extensionAuthConfigMap, &metav1.GetOptions{})
