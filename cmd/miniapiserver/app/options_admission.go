@@ -40,13 +40,14 @@ var kubeAdmissionPlugins = []kubePlugin{
 }
 
 // separatePlugins are the plugins this server runs as steps of its
-// admission chain (apiConfig), which the flags can turn off. The rest of
-// kube's default plugins are either not implemented (ServiceAccount,
-// PodSecurity, ResourceQuota...) or part of the registry's own strategy
-// (the defaults of DefaultStorageClass, for one): disabling them changes
-// nothing here, and is logged.
+// admission chain (apiConfig) and, for those that change new pods, of the
+// pods' storage (buildGroups), which the flags can turn off. The rest of
+// kube's default plugins are either not implemented (PodSecurity,
+// ResourceQuota...) or part of the registry's own strategy (the defaults
+// of DefaultStorageClass, for one): disabling them changes nothing here,
+// and is logged.
 var separatePlugins = []string{
-	"NamespaceLifecycle", "LimitRanger", "Priority", "PersistentVolumeClaimResize", "RuntimeClass",
+	"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "Priority", "PersistentVolumeClaimResize", "RuntimeClass",
 	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
 }
 
@@ -55,7 +56,7 @@ func (o *AdmissionOptions) addFlags(fs *pflag.FlagSet) {
 		"Admission plugins to enable beside the default ones, by kube's names (comma separated). Of the plugins kube runs only when asked, miniapiserver has none: naming one is an error.")
 	fs.StringSliceVar(&o.DisablePlugins, "disable-admission-plugins", o.DisablePlugins,
 		"Admission plugins to disable, by kube's names (comma separated). "+strings.Join(separatePlugins, ", ")+
-			" are steps of their own here and are turned off; naming another of kube's plugins (ServiceAccount, as envtest does) is accepted and changes nothing, as miniapiserver does not run it.")
+			" are steps of their own here and are turned off; naming another of kube's plugins is accepted and changes nothing, as miniapiserver does not run it.")
 }
 
 func (o *AdmissionOptions) validate() error {
@@ -78,6 +79,11 @@ func (o *AdmissionOptions) validate() error {
 		}
 	}
 	return nil
+}
+
+// disabled reports whether the flags turn off plugin name.
+func (o *AdmissionOptions) disabled(name string) bool {
+	return slices.Contains(o.DisablePlugins, name)
 }
 
 func defaultOnPlugin(name string) bool {
@@ -105,7 +111,7 @@ func (o *AdmissionOptions) chain(steps []namedAdmission) []handlers.Admission {
 	}
 	var out []handlers.Admission
 	for _, s := range steps {
-		if !slices.Contains(o.DisablePlugins, s.name) {
+		if !o.disabled(s.name) {
 			out = append(out, s.step)
 		}
 	}

@@ -335,6 +335,8 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 		Admission: admission.Chain(o.Admission.chain([]namedAdmission{
 			{"NamespaceLifecycle", &admission.NamespaceLifecycle{Namespaces: st.core.Namespaces}},
 			{"LimitRanger", &admission.LimitRanger{LimitRanges: st.core.LimitRanges}},
+			{"ServiceAccount", &admission.ServiceAccount{Pods: core.PodServiceAccount{
+				ServiceAccounts: st.core.ServiceAccounts, Namespaces: st.core.Namespaces}}},
 			{"Priority", &admission.Priority{PriorityClasses: st.scheduling.PriorityClasses}},
 			{"PersistentVolumeClaimResize", &admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses}},
 			{"RuntimeClass", &admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}}},
@@ -530,8 +532,15 @@ func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest
 	if err := buildNamed(true); err != nil {
 		return fail(err)
 	}
-	coreProvider.PodPriority = scheduling.PodPriority{Classes: st.scheduling.PriorityClasses}
-	coreProvider.PodRuntimeClass = node.PodRuntimeClass{Classes: st.node.RuntimeClasses}
+	// The mutating halves of kube's plugins of new pods, unless the flags
+	// turn them off (their validating halves are in apiConfig's chain).
+	if !o.Admission.disabled("Priority") {
+		coreProvider.PodPriority = scheduling.PodPriority{Classes: st.scheduling.PriorityClasses}
+	}
+	if !o.Admission.disabled("RuntimeClass") {
+		coreProvider.PodRuntimeClass = node.PodRuntimeClass{Classes: st.node.RuntimeClasses}
+	}
+	coreProvider.NoPodServiceAccount = o.Admission.disabled("ServiceAccount")
 	coreProvider.ClaimStorageClass = storagegroup.ClaimDefaulter{Classes: st.storage.StorageClasses}
 	if st.core, groups[0], err = coreProvider.NewLegacyRESTStorage(getter); err != nil {
 		return fail(fmt.Errorf("building the core API group: %w", err))

@@ -19,16 +19,14 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// podLookups are the other resources of the group that new pods need.
+// podLookups are the other resources that new pods need.
 type podLookups struct {
-	// serviceAccounts gives a new pod's service account: its automount
-	// setting and image pull secrets.
-	serviceAccounts rest.Getter
 	// limitRanges give new pods their default resources.
 	limitRanges rest.Lister
-	// priority and runtimeClass, when set, are the admission steps of new
-	// pods that read other groups' objects (RESTStorageProvider).
-	priority, runtimeClass PodAdmitter
+	// serviceAccount, priority and runtimeClass, when set, are the
+	// admission steps of new pods that --disable-admission-plugins turns
+	// off (RESTStorageProvider).
+	serviceAccount, priority, runtimeClass PodAdmitter
 	// budgets are what evictions honour.
 	budgets DisruptionBudgets
 }

@@ -50,6 +50,10 @@ type RESTStorageProvider struct {
 	PodPriority       PodAdmitter
 	PodRuntimeClass   PodAdmitter
 	ClaimStorageClass ClaimAdmitter
+	// NoPodServiceAccount turns off the mutating half of kube's
+	// ServiceAccount admission plugin (PodServiceAccount), which new pods
+	// otherwise go through (--disable-admission-plugins=ServiceAccount).
+	NoPodServiceAccount bool
 	// DisruptionBudgets are the budgets pods/eviction honours (nil:
 	// evictions of running pods fail, as no budget can be read).
 	DisruptionBudgets DisruptionBudgets
@@ -169,10 +173,12 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	if legacy.Namespaces, legacy.NamespaceFinalize, err = installNamespaces(getter, defaults, resources); err != nil {
 		return fail(err)
 	}
-	if legacy.Pods, err = install(newPods(podLookups{
-		serviceAccounts: legacy.ServiceAccounts, limitRanges: legacy.LimitRanges,
-		priority: p.PodPriority, runtimeClass: p.PodRuntimeClass, budgets: p.DisruptionBudgets,
-	})); err != nil {
+	lookups := podLookups{limitRanges: legacy.LimitRanges, priority: p.PodPriority, runtimeClass: p.PodRuntimeClass,
+		budgets: p.DisruptionBudgets}
+	if !p.NoPodServiceAccount {
+		lookups.serviceAccount = PodServiceAccount{ServiceAccounts: legacy.ServiceAccounts, Namespaces: legacy.Namespaces}
+	}
+	if legacy.Pods, err = install(newPods(lookups)); err != nil {
 		return fail(err)
 	}
 	if err := p.installProxies(resources, legacy); err != nil {
