@@ -261,7 +261,9 @@ func TestServiceAccountMountableSecrets(t *testing.T) {
 		{"init-env", func(s *corev1.PodSpec) {
 			s.InitContainers = []corev1.Container{{Name: "i", Image: "busybox", Env: secretEnv("bad")}}
 		}, `init container i with envVar E referencing secret.secretName="bad" is not allowed because service account strict does not reference that secret`},
-		{"pull", func(s *corev1.PodSpec) { s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "okpull"}, {Name: "bad"}} },
+		{"pull", func(s *corev1.PodSpec) {
+			s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "okpull"}, {Name: "bad"}}
+		},
 			`imagePullSecrets[1].name="bad" is not allowed because service account strict does not reference that imagePullSecret`},
 	} {
 		pod := podOf(tc.name, "c")
