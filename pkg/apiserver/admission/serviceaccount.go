@@ -8,6 +8,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
 // ServiceAccount is the validating half of kube's plugin of that name: a
@@ -31,7 +32,10 @@ func (s *ServiceAccount) Validate(ctx context.Context, a handlers.Attributes, ob
 	}
 	switch {
 	case a.Operation == handlers.Create && a.Subresource == "":
-		return s.Pods.Validate(ctx, pod, a.Name)
+		// Named as the request names it (a generateName prefix, not the
+		// name generated since): kube refuses such a pod when it runs
+		// the mutating half again after a webhook changed the pod.
+		return s.Pods.Validate(ctx, pod, generic.RequestedName(pod))
 	case a.Operation == handlers.Update && a.Subresource == "ephemeralcontainers":
 		return s.Pods.ValidateEphemeralContainers(ctx, pod, a.Name)
 	}

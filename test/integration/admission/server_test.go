@@ -67,6 +67,9 @@ func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 	case "/invalid":
 		patch, _ := json.Marshal([]map[string]interface{}{{"op": "add", "path": "/metadata/labels/mutated", "value": "-bad-"}})
 		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
+	case "/ghost-account":
+		patch, _ := json.Marshal([]map[string]interface{}{{"op": "replace", "path": "/spec/serviceAccountName", "value": "ghost"}})
+		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
 	case "/scale3":
 		patch, _ := json.Marshal([]map[string]interface{}{{"op": "replace", "path": "/spec/replicas", "value": 3}})
 		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)

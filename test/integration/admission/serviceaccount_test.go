@@ -2,11 +2,13 @@ package admission
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"regexp"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -186,6 +188,33 @@ func TestServiceAccountMissing(t *testing.T) {
 	if s := statusOf(t, err); s.Code != http.StatusNotFound || s.Message != `namespaces "`+ns+`-nowhere" not found` {
 		t.Errorf("a namespace that does not exist: %+v", s)
 	}
+}
+
+// TestServiceAccountAfterWebhooks: a new pod is checked again once the
+// mutating webhooks have changed it (kube runs the plugin again then): an
+// account a webhook names must exist too. The pod is named as the request
+// names it (the generateName prefix).
+func TestServiceAccountAfterWebhooks(t *testing.T) {
+	t.Parallel()
+	w := startWebhookServer(t)
+	cs := clientset(t)
+	ns := saNamespace(t, cs)
+	registerMutating(t, mutating("ghost.admission.test", w, "/ghost-account", ns, rule("", "v1", []string{"pods"}, admissionregistrationv1.Create)))
+	eventually(t, func(int) error {
+		pod := podOf("", "c")
+		pod.GenerateName = "gen-"
+		_, err := cs.CoreV1().Pods(ns).Create(ctx(t), pod, metav1.CreateOptions{})
+		if err == nil {
+			return errors.New("the webhook is not called yet")
+		}
+		want := metav1.Status{Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+			Message: `pods "gen-" is forbidden: error looking up service account ` + ns + `/ghost: serviceaccount "ghost" not found`,
+			Details: &metav1.StatusDetails{Name: "gen-", Kind: "pods"}}
+		if diff := cmp.Diff(want, statusOf(t, err), ignoreTypeMeta); diff != "" {
+			t.Fatalf("an account a webhook names (-kube's +got):\n%s", diff)
+		}
+		return nil
+	})
 }
 
 var ignoreTypeMeta = cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "TypeMeta" || p.String() == "ListMeta" }, cmp.Ignore())
