@@ -46,7 +46,11 @@ func leaderFailover(tb testing.TB) time.Duration {
 		tb.Fatal(err)
 	}
 	c := &cluster{etcd: ec}
-	defer ec.Stop()
+	defer func() {
+		if err := ec.Stop(); err != nil {
+			tb.Error(err)
+		}
+	}()
 	port, err := etcdcluster.FreePort()
 	if err != nil {
 		tb.Fatal(err)

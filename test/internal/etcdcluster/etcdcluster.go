@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -218,22 +219,49 @@ func (c *Cluster) Restart(i int) error {
 	return c.startMember(i)
 }
 
-// Stop stops every member (those killed: waits for their close).
-func (c *Cluster) Stop() {
+// Stop stops every member (those killed: waits for their close). It
+// returns an error naming the members that did not close within
+// readyTimeout rather than hanging the test binary until its -timeout:
+// a member that cannot stop is a finding, and the test that owns it says
+// so while its goroutines are still there to read.
+func (c *Cluster) Stop() error {
 	var wg sync.WaitGroup
 	c.mu.Lock()
+	stuck := make([]atomic.Bool, len(c.members))
 	for i, e := range c.members {
 		if e == nil {
 			continue
 		}
-		if done := c.closed[i]; done != nil {
-			wg.Go(func() { <-done })
-		} else if running(e) {
-			wg.Go(e.Close)
+		stuck[i].Store(true)
+		done := c.closed[i]
+		if done == nil && !running(e) {
+			stuck[i].Store(false)
+			continue
 		}
+		wg.Go(func() {
+			if done == nil {
+				e.Close()
+			} else {
+				<-done
+			}
+			stuck[i].Store(false)
+		})
 	}
 	c.mu.Unlock()
-	wg.Wait()
+	closed := make(chan struct{})
+	go func() { wg.Wait(); close(closed) }()
+	select {
+	case <-closed:
+		return nil
+	case <-time.After(readyTimeout):
+	}
+	var names []string
+	for i := range stuck {
+		if stuck[i].Load() {
+			names = append(names, c.configs[i].Name)
+		}
+	}
+	return fmt.Errorf("etcd members %v did not close in %v", names, readyTimeout)
 }
 
 // Endpoint is the client URL of member i.
