@@ -27,6 +27,9 @@ func runCluster(ctx context.Context, b *Bench) (Result, error) {
 	if err := c.ensureNamespace(ctx, b.Namespace); err != nil {
 		return Result{}, err
 	}
+	if err := c.ensureDefaultServiceAccount(ctx, b.Namespace); err != nil {
+		return Result{}, err
+	}
 	cpu0, etcdCPU0 := procCPU(b.PID), procCPU(b.EtcdPID)
 	t0 := time.Now()
 	if err := cl.registerNodes(ctx); err != nil {
