@@ -76,7 +76,9 @@ func leaderFailover(tb testing.TB) time.Duration {
 			if leader < 0 {
 				tb.Fatal("the etcd cluster has no leader")
 			}
-			ec.Kill(leader)
+			if err := ec.Kill(leader); err != nil {
+				tb.Fatal(err)
+			}
 			killed = time.Now()
 		}
 		name := fmt.Sprintf("failover-%d", i)

@@ -182,13 +182,23 @@ func (c *Cluster) Running(i int) bool { return running(c.member(i)) }
 
 // Kill stops member i as a crash would: its raft node stops at once,
 // without handing leadership over; its listeners close in the background
-// (Restart waits for them).
-func (c *Cluster) Kill(i int) {
+// (Restart waits for them). A raft node that does not stop within
+// readyTimeout is an error rather than a hung test.
+func (c *Cluster) Kill(i int) error {
 	e := c.member(i)
 	if !running(e) {
-		return
+		return nil
 	}
-	e.Server.HardStop()
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		e.Server.HardStop()
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(readyTimeout):
+		return fmt.Errorf("etcd member %s: its raft node did not stop in %v", c.configs[i].Name, readyTimeout)
+	}
 	done := make(chan struct{})
 	c.mu.Lock()
 	c.closed[i] = done
@@ -197,6 +207,7 @@ func (c *Cluster) Kill(i int) {
 		defer close(done)
 		e.Close()
 	}()
+	return nil
 }
 
 // Restart starts killed member i again on its data dir and ports; it
