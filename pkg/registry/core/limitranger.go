@@ -16,7 +16,7 @@ import (
 
 // kube-apiserver's LimitRanger admission plugin, in two halves: the
 // defaults it gives the containers of a new pod (applied by the pods'
-// BeginCreate, where kube's mutating admission runs), and the minimums,
+// AdmitCreate hook, where kube's mutating admission runs), and the minimums,
 // maximums and ratios it enforces on pods and claims (ValidatePodLimits
 // and ValidateClaimLimits, which the validating admission of
 // pkg/apiserver runs).

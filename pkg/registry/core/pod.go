@@ -44,7 +44,7 @@ func newPods(lookups podLookups) generic.Resource {
 		NewList:              func() runtime.Object { return &corev1.PodList{} },
 		Strategy:             strategy,
 		StatusStrategy:       podStatusStrategy{strategy},
-		Hooks:                generic.Hooks{BeginCreate: admitNewPod(lookups)},
+		Hooks:                generic.Hooks{AdmitCreate: admitNewPod(lookups)},
 		AttrFunc:             podAttrs,
 		FieldLabelConversion: podFieldLabelConversion,
 		// The watch cache indexes pods by node: every kubelet watches its own.

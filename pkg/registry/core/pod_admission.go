@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
@@ -20,7 +19,7 @@ import (
 // DefaultTolerationSeconds lets it survive a node problem for five
 // minutes, and RuntimeClass adds its runtime class's overhead and
 // scheduling. miniapiserver has no chain of built-in mutating plugins:
-// the pods' BeginCreate hook (admitNewPod) makes the same changes, before
+// the pods' AdmitCreate hook (admitNewPod) makes the same changes, before
 // the mutating webhooks, as in kube. The steps that
 // --disable-admission-plugins turns off (ServiceAccount, Priority,
 // RuntimeClass) are PodAdmitters, absent when off.
@@ -38,27 +37,24 @@ type PodAdmitter interface {
 	Admit(ctx context.Context, pod *corev1.Pod, name string) error
 }
 
-// admitNewPod is the pods' BeginCreate hook: the admission steps that run
-// before the mutating webhooks and the strategy see a new pod, in kube's
-// order.
-func admitNewPod(lookups podLookups) generic.BeginCreateFunc {
-	return func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (generic.FinishFunc, error) {
+// admitNewPod is the pods' AdmitCreate hook: the admission steps that run
+// before the mutating webhooks and the strategy see a new pod (and again
+// once the webhooks changed it), in kube's order.
+func admitNewPod(lookups podLookups) generic.AdmitCreateFunc {
+	return func(ctx context.Context, obj runtime.Object) error {
 		pod := obj.(*corev1.Pod)
 		name := generic.RequestedName(pod)
 		ranges, err := ListLimitRanges(ctx, lookups.limitRanges)
 		if err != nil {
-			return nil, apierrors.NewForbidden(corev1.Resource("pods"), name,
+			return apierrors.NewForbidden(corev1.Resource("pods"), name,
 				errors.New("unable to create pods at this time because there was an error enforcing limit ranges"))
 		}
 		applyLimitRangeDefaults(pod, ranges)
 		if err := admitWith(ctx, pod, name, lookups.serviceAccount, lookups.priority); err != nil {
-			return nil, err
+			return err
 		}
 		addDefaultTolerations(&pod.Spec)
-		if err := admitWith(ctx, pod, name, lookups.runtimeClass); err != nil {
-			return nil, err
-		}
-		return func(context.Context, bool) {}, nil
+		return admitWith(ctx, pod, name, lookups.runtimeClass)
 	}
 }
 

@@ -35,8 +35,9 @@ const (
 )
 
 // PodServiceAccount is kube's ServiceAccount admission plugin of pods.
-// Admit, its mutating half, is run by the pods' BeginCreate hook, before
-// the mutating webhooks as in kube: a new pod gets the service account
+// Admit, its mutating half, is run by the pods' AdmitCreate hook, before
+// the mutating webhooks as in kube (and again once they changed the pod,
+// so that a container they add mounts the credentials too): a new pod gets the service account
 // "default" when it names none, that account must exist, and unless the
 // pod or the account says automountServiceAccountToken: false every
 // init and regular container mounts the API credentials (a projected

@@ -71,7 +71,7 @@ func TestPodServiceAccountAdmit(t *testing.T) {
 			if pod.Spec.InitContainers == nil {
 				pod.Spec.InitContainers = []corev1.Container{{Name: "i", Image: "busybox"}}
 			}
-			podspec.SetDefaultsPod(pod) // as the Store does before its BeginCreate hook
+			podspec.SetDefaultsPod(pod) // as the Store does before its AdmitCreate hook
 			if err := testPodServiceAccount().Admit(nsContext(), pod, "p"); err != nil {
 				t.Fatal(err)
 			}

@@ -39,7 +39,7 @@ func (e *Store) create(ctx context.Context, obj runtime.Object, createValidation
 	}
 	fillSystemFields(m)
 	generateName(m, e.nameGenerator)
-	finish, err := e.beforeCreate(ctx, e.mainUpdate.beginCreate, obj, options)
+	finish, err := e.beforeCreate(ctx, &e.mainUpdate, obj, options)
 	if err != nil {
 		return nil, err
 	}

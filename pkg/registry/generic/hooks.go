@@ -10,10 +10,11 @@ import (
 )
 
 // Hooks let a resource act around its writes beyond what its strategy
-// does to the object alone: reserve and release what its objects hold
-// outside their own key (a service's cluster IP and node ports), or read
-// other resources as kube's mutating admission does (the LimitRange
-// defaults of a new pod). Any may be nil.
+// does to the object alone: read other resources as kube's built-in
+// mutating admission does (the LimitRange defaults and the service
+// account of a new pod), or reserve and release what its objects hold
+// outside their own key (a service's cluster IP and node ports). Any may
+// be nil.
 //
 // As in kube, the Begin hooks run on the resource's own endpoint only (and
 // its scale subresource, which writes through it): a status update leaves
@@ -21,10 +22,19 @@ import (
 // endpoint removes the object, a status update that drops the last
 // finalizer included.
 type Hooks struct {
+	AdmitCreate AdmitCreateFunc
 	BeginCreate BeginCreateFunc
 	BeginUpdate BeginUpdateFunc
 	AfterDelete AfterDeleteFunc
 }
+
+// AdmitCreateFunc is a resource's part of kube's built-in mutating
+// admission of a new object: it runs after defaulting, before
+// BeginCreate, and may change obj but holds nothing, so that it can run
+// again: as kube runs its built-in plugins again once a mutating webhook
+// or policy changed the object, the Store runs it again when the
+// request's mutating admission changed obj. An error refuses the create.
+type AdmitCreateFunc func(ctx context.Context, obj runtime.Object) error
 
 // FinishFunc ends what a Begin hook started. success reports that the
 // object was written; on false the hook undoes what it reserved.
@@ -55,8 +65,9 @@ func finishNothing(context.Context, bool) {}
 // Each endpoint keeps its path; all share the one Store by pointer.
 type updatePath struct {
 	strategy rest.RESTUpdateStrategy
-	// beginCreate runs when an update creates the object (PUT or apply
-	// of a missing object, where the strategy allows it).
+	// admitCreate and beginCreate run when an update creates the object
+	// (PUT or apply of a missing object, where the strategy allows it).
+	admitCreate AdmitCreateFunc
 	beginCreate BeginCreateFunc
 	beginUpdate BeginUpdateFunc
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	genericvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -100,10 +101,10 @@ func ensureNamespace(ctx context.Context, m metav1.Object, namespaced bool) erro
 }
 
 // beforeCreate prepares and validates an object about to be created,
-// running begin (the BeginCreate hook of the endpoint, or nil). The
-// FinishFunc it returns (never nil on success) must be called with whether
-// the object was stored.
-func (e *Store) beforeCreate(ctx context.Context, begin BeginCreateFunc, obj runtime.Object, options *metav1.CreateOptions) (FinishFunc, error) {
+// running the create hooks of path (the endpoint's). The FinishFunc it
+// returns (never nil on success) must be called with whether the object
+// was stored.
+func (e *Store) beforeCreate(ctx context.Context, path *updatePath, obj runtime.Object, options *metav1.CreateOptions) (FinishFunc, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -119,11 +120,16 @@ func (e *Store) beforeCreate(ctx context.Context, begin BeginCreateFunc, obj run
 		d.Default(obj)
 	}
 	mutate, ctx := rest.TakeMutation(ctx)
-	finish, err := runBeginCreate(ctx, begin, obj, options)
+	if path.admitCreate != nil {
+		if err := path.admitCreate(ctx, obj); err != nil {
+			return nil, err
+		}
+	}
+	finish, err := runBeginCreate(ctx, path.beginCreate, obj, options)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.admit(ctx, mutate, obj, nil); err != nil {
+	if err := e.admitNew(ctx, path.admitCreate, mutate, obj); err != nil {
 		finish(ctx, false)
 		return nil, err
 	}
@@ -165,6 +171,24 @@ func (e *Store) admit(ctx context.Context, mutate rest.MutateObjectFunc, obj, ol
 		old = old.DeepCopyObject()
 	}
 	return mutate(ctx, obj, old)
+}
+
+// admitNew runs the request's mutating admission on a new obj, then again
+// the path's AdmitCreate hook if that admission changed obj (kube's
+// reinvocation of its built-in plugins: a container a webhook adds gets
+// its pod's service account token mounted too).
+func (e *Store) admitNew(ctx context.Context, again AdmitCreateFunc, mutate rest.MutateObjectFunc, obj runtime.Object) error {
+	if again == nil || mutate == nil {
+		return e.admit(ctx, mutate, obj, nil)
+	}
+	before := obj.DeepCopyObject()
+	if err := mutate(ctx, obj, nil); err != nil {
+		return err
+	}
+	if equality.Semantic.DeepEqual(before, obj) {
+		return nil
+	}
+	return again(ctx, obj)
 }
 
 // beforeUpdate prepares and validates obj replacing old, as the endpoint

@@ -67,7 +67,7 @@ func (e *Store) update(ctx context.Context, path *updatePath, name string, objIn
 			}
 			if existingRV == 0 {
 				creating = true
-				obj, ttl, f, err := e.prepareCreateOnUpdate(ctx, path.beginCreate, obj, createValidation, options)
+				obj, ttl, f, err := e.prepareCreateOnUpdate(ctx, path, obj, createValidation, options)
 				finish = f
 				return obj, ttl, err
 			}
@@ -145,10 +145,10 @@ func (e *Store) checkResourceVersion(strategy rest.RESTUpdateStrategy, name stri
 	return nil
 }
 
-// prepareCreateOnUpdate runs the create path, with begin as its
-// BeginCreate hook, on the object of a PUT or apply that creates.
-// The FinishFunc returned is never nil, whatever the error.
-func (e *Store) prepareCreateOnUpdate(ctx context.Context, begin BeginCreateFunc, obj runtime.Object, createValidation rest.ValidateObjectFunc,
+// prepareCreateOnUpdate runs the create path, with the create hooks of
+// path, on the object of a PUT or apply that creates. The FinishFunc
+// returned is never nil, whatever the error.
+func (e *Store) prepareCreateOnUpdate(ctx context.Context, path *updatePath, obj runtime.Object, createValidation rest.ValidateObjectFunc,
 	options *metav1.UpdateOptions) (runtime.Object, *uint64, FinishFunc, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -159,7 +159,7 @@ func (e *Store) prepareCreateOnUpdate(ctx context.Context, begin BeginCreateFunc
 	if err := storage.SetResourceVersion(obj, 0); err != nil {
 		return nil, nil, finishNothing, err
 	}
-	finish, err := e.beforeCreate(ctx, begin, obj, createOptionsFromUpdate(options))
+	finish, err := e.beforeCreate(ctx, path, obj, createOptionsFromUpdate(options))
 	if err != nil {
 		return nil, nil, finishNothing, err
 	}

@@ -70,6 +70,9 @@ func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 	case "/ghost-account":
 		patch, _ := json.Marshal([]map[string]interface{}{{"op": "replace", "path": "/spec/serviceAccountName", "value": "ghost"}})
 		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
+	case "/sidecar":
+		patch, _ := json.Marshal([]map[string]interface{}{{"op": "add", "path": "/spec/containers/-", "value": map[string]string{"name": "sidecar", "image": "busybox"}}})
+		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
 	case "/scale3":
 		patch, _ := json.Marshal([]map[string]interface{}{{"op": "replace", "path": "/spec/replicas", "value": 3}})
 		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)

@@ -3,6 +3,7 @@ package admission
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"testing"
@@ -215,6 +216,38 @@ func TestServiceAccountAfterWebhooks(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestServiceAccountSidecar: a container a mutating webhook adds (a
+// sidecar injector) mounts the pod's credentials too, from the same
+// volume: kube runs its built-in plugins again after a webhook changed
+// the pod.
+func TestServiceAccountSidecar(t *testing.T) {
+	t.Parallel()
+	w := startWebhookServer(t)
+	cs := clientset(t)
+	ns := saNamespace(t, cs)
+	registerMutating(t, mutating("sidecar.admission.test", w, "/sidecar", ns, rule("", "v1", []string{"pods"}, admissionregistrationv1.Create)))
+	var pod *corev1.Pod
+	eventually(t, func(i int) error {
+		var err error
+		if pod, err = cs.CoreV1().Pods(ns).Create(ctx(t), podOf(fmt.Sprintf("p%d", i), "app"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if len(pod.Spec.Containers) < 2 {
+			return errors.New("the webhook is not called yet")
+		}
+		return nil
+	})
+	if len(pod.Spec.Volumes) != 1 || !tokenVolumeName.MatchString(pod.Spec.Volumes[0].Name) {
+		t.Fatalf("volumes %+v, want one kube-api-access-xxxxx", pod.Spec.Volumes)
+	}
+	mount := corev1.VolumeMount{Name: pod.Spec.Volumes[0].Name, ReadOnly: true, MountPath: tokenPath}
+	for _, c := range pod.Spec.Containers {
+		if diff := cmp.Diff([]corev1.VolumeMount{mount}, c.VolumeMounts); diff != "" {
+			t.Errorf("container %s's mounts (-want +got):\n%s", c.Name, diff)
+		}
+	}
 }
 
 var ignoreTypeMeta = cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "TypeMeta" || p.String() == "ListMeta" }, cmp.Ignore())
