@@ -88,7 +88,15 @@ func runCluster(ctx context.Context, b *Bench) (Result, error) {
 			r.Fields["etcd_rss_bytes"] = m.RSS
 		}
 	}
-	return r, cl.cleanup(ctx)
+	// The run is measured: a cleanup that fails (deleting 100,000 pods
+	// may take longer than a request may) is reported with it, not
+	// instead of it.
+	began := time.Now()
+	if err := cl.cleanup(ctx); err != nil {
+		r.Fields["cleanup_error"] = err.Error()
+	}
+	r.Fields["cleanup_ms"] = ms(time.Since(began))
+	return r, nil
 }
 
 // registerNodes creates the nodes with their status and leases.
@@ -190,6 +198,10 @@ func (cl *cluster) steady(ctx context.Context, pods int) Fields {
 			for _, q := range []url.Values{{"limit": {strconv.Itoa(cl.PageSize)}}, {"resourceVersion": {"0"}}} {
 				t0 := time.Now()
 				if _, _, err := listPods(sctx, cl.c, podsPath, q, 0); err != nil {
+					if sctx.Err() == nil {
+						op := map[bool]string{true: "list_all_pods_paged", false: "list_all_pods_rv0"}[q.Has("limit")]
+						cl.ops.fail(op, err)
+					}
 					continue
 				}
 				if q.Has("limit") {
