@@ -191,16 +191,25 @@ func TestServiceAccountMissing(t *testing.T) {
 	}
 }
 
+// withPodMutator registers the test webhook server's path as the
+// mutating webhook of new pods in a namespace of the test's with the
+// account "default".
+func withPodMutator(t *testing.T, path string) (kubernetes.Interface, string) {
+	t.Helper()
+	w := startWebhookServer(t)
+	cs := clientset(t)
+	ns := saNamespace(t, cs)
+	registerMutating(t, mutating("pods.admission.test", w, path, ns, rule("", "v1", []string{"pods"}, admissionregistrationv1.Create)))
+	return cs, ns
+}
+
 // TestServiceAccountAfterWebhooks: a new pod is checked again once the
 // mutating webhooks have changed it (kube runs the plugin again then): an
 // account a webhook names must exist too. The pod is named as the request
 // names it (the generateName prefix).
 func TestServiceAccountAfterWebhooks(t *testing.T) {
 	t.Parallel()
-	w := startWebhookServer(t)
-	cs := clientset(t)
-	ns := saNamespace(t, cs)
-	registerMutating(t, mutating("ghost.admission.test", w, "/ghost-account", ns, rule("", "v1", []string{"pods"}, admissionregistrationv1.Create)))
+	cs, ns := withPodMutator(t, "/ghost-account")
 	eventually(t, func(int) error {
 		pod := podOf("", "c")
 		pod.GenerateName = "gen-"
@@ -224,10 +233,7 @@ func TestServiceAccountAfterWebhooks(t *testing.T) {
 // the pod.
 func TestServiceAccountSidecar(t *testing.T) {
 	t.Parallel()
-	w := startWebhookServer(t)
-	cs := clientset(t)
-	ns := saNamespace(t, cs)
-	registerMutating(t, mutating("sidecar.admission.test", w, "/sidecar", ns, rule("", "v1", []string{"pods"}, admissionregistrationv1.Create)))
+	cs, ns := withPodMutator(t, "/sidecar")
 	var pod *corev1.Pod
 	eventually(t, func(i int) error {
 		var err error
