@@ -4,9 +4,10 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 )
 
-// TestRunDeep: runDeep runs every call once and waits for it, from many
+// TestRunDeep (not parallel: the workers are the process's): runDeep runs every call once and waits for it, from many
 // goroutines at once (more than its workers: the rest run inline), and a
 // panic reaches the caller with its value.
 func TestRunDeep(t *testing.T) {
@@ -41,5 +42,17 @@ func TestRunDeep(t *testing.T) {
 	runDeep(func() { ran = true })
 	if !ran {
 		t.Fatal("runDeep after a panic did not run its call")
+	}
+}
+
+// TestDeepWorkersExitWhenIdle: an idle process keeps no worker. (Not
+// parallel: the workers are the process's, and other tests write.)
+func TestDeepWorkersExitWhenIdle(t *testing.T) {
+	runDeep(func() {})
+	for i := 0; len(deepWorkers) > 0; i++ {
+		if i == 100 {
+			t.Fatalf("%d workers still running after %v", len(deepWorkers), 100*deepWorkerIdle/5)
+		}
+		time.Sleep(deepWorkerIdle / 5)
 	}
 }
