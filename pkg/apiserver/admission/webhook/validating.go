@@ -55,7 +55,7 @@ func (p *Validating) Validate(ctx context.Context, a handlers.Attributes, obj ru
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = p.callOne(ctx, c.hook, c.invocation, c.attributes)
+			errs[i] = p.callOne(ctx, c.hook, callSite{index: i}, c.invocation, c.attributes)
 		}()
 	}
 	wg.Wait()
@@ -68,7 +68,7 @@ func (p *Validating) Validate(ctx context.Context, a handlers.Attributes, obj ru
 }
 
 // callOne calls one validating webhook and returns the request's error.
-func (p *Validating) callOne(ctx context.Context, h *hook, inv *invocation, v *admission.VersionedAttributes) error {
+func (p *Validating) callOne(ctx context.Context, h *hook, at callSite, inv *invocation, v *admission.VersionedAttributes) error {
 	_, err := call(ctx, h, inv, v)
 	if err == nil {
 		return nil
@@ -76,6 +76,7 @@ func (p *Validating) callOne(ctx context.Context, h *hook, inv *invocation, v *a
 	reqErr, ignored := failed(ctx, h.failurePolicy, err)
 	if ignored {
 		slog.Warn("admission webhooks: failed calling webhook, failing open", "webhook", h.name, "error", err)
+		annotateFailedOpen(ctx, h, at)
 	}
 	return reqErr
 }
