@@ -64,12 +64,13 @@ func (s *Scope) streamProtobufList(w http.ResponseWriter, r *http.Request, res *
 		if err != nil {
 			return 0, err
 		}
-		n, err := writeField(w, listMetaTag, lmBytes)
+		fw := &fieldWriter{w: w} // one header buffer for every field
+		n, err := fw.write(listMetaTag, lmBytes)
 		if err != nil {
 			return n, err
 		}
 		for _, item := range items.items {
-			m, err := writeField(w, listItemTag, item)
+			m, err := fw.write(listItemTag, item)
 			n += m
 			if err != nil {
 				return n, err
@@ -126,16 +127,21 @@ func encodeProtobufItems(obj runtime.Object, stored []*storage.Object) (protobuf
 	return out, nil
 }
 
-// writeField writes one length-delimited protobuf field.
-func writeField(w io.Writer, tag byte, data []byte) (int, error) {
-	var header [1 + 10]byte
-	header[0] = tag
-	h := 1 + putVarint(header[1:], uint64(len(data)))
-	n, err := w.Write(header[:h])
+// fieldWriter writes length-delimited protobuf fields to w.
+type fieldWriter struct {
+	w      io.Writer
+	header [1 + 10]byte
+}
+
+// write writes one length-delimited protobuf field.
+func (f *fieldWriter) write(tag byte, data []byte) (int, error) {
+	f.header[0] = tag
+	h := 1 + putVarint(f.header[1:], uint64(len(data)))
+	n, err := f.w.Write(f.header[:h])
 	if err != nil {
 		return n, err
 	}
-	m, err := w.Write(data)
+	m, err := f.w.Write(data)
 	return n + m, err
 }
 
