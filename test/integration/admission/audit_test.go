@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,13 +21,14 @@ import (
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
 )
 
-// TestAuditAnnotations: webhook calls leave kube's annotations on the
-// request's audit event: each mutating webhook called, by round and
-// index, and whether it changed the object; its patch only at the Request
-// level; the webhooks that failed open; and what a webhook's answer asked
-// for, under the webhook's name. The server is the test's own (its audit
+// TestAuditAnnotationsAndMetrics: webhook calls leave kube's annotations
+// on the request's audit event: each mutating webhook called, by round
+// and index, and whether it changed the object; its patch only at the
+// Request level; the webhooks that failed open; and what a webhook's
+// answer asked for, under the webhook's name. They are counted in kube's
+// admission webhook metrics. The server is the test's own (its audit
 // policy audits one namespace at Request, another at Metadata).
-func TestAuditAnnotations(t *testing.T) {
+func TestAuditAnnotationsAndMetrics(t *testing.T) {
 	if *reference {
 		t.Skip("needs a server started with the test's audit policy")
 	}
@@ -64,8 +66,10 @@ func TestAuditAnnotations(t *testing.T) {
 	check := validating("dead.validating.test", w, "", "", configMaps)
 	check.ClientConfig, check.NamespaceSelector = dead, both
 	check.FailurePolicy = ptr.To(admissionregistrationv1.Ignore)
+	deny := validating("deny.validating.test", w, "/deny", "", rule("", "v1", []string{"configmaps"}, admissionregistrationv1.Delete))
+	deny.NamespaceSelector = both
 	if _, err := c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx(t), &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "audit-validating"}, Webhooks: []admissionregistrationv1.ValidatingWebhook{check}}, metav1.CreateOptions{}); err != nil {
+		ObjectMeta: metav1.ObjectMeta{Name: "audit-validating"}, Webhooks: []admissionregistrationv1.ValidatingWebhook{check, deny}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, func(int) error {
@@ -102,6 +106,51 @@ func TestAuditAnnotations(t *testing.T) {
 			t.Errorf("%s (audited at %s): annotation %s = %q, want %q", ns, map[string]string{atRequest: "Request", atMetadata: "Metadata"}[ns], patchKey, got[patchKey], wantPatch)
 		}
 	}
+
+	if err := c.CoreV1().ConfigMaps(atRequest).Delete(ctx(t), "audited", metav1.DeleteOptions{}); err == nil {
+		t.Fatal("the delete was not refused by deny.validating.test")
+	}
+	data, err := c.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The dry runs that waited for the configuration called the webhooks
+	// too: those counts are at least the two creates'.
+	for series, least := range map[string]float64{
+		`apiserver_admission_webhook_request_total{code="200",name="label.mutating.test",operation="CREATE",rejected="false",type="admit"}`:         2,
+		`apiserver_admission_webhook_request_total{code="503",name="dead.mutating.test",operation="CREATE",rejected="false",type="admit"}`:          2,
+		`apiserver_admission_webhook_fail_open_count{name="dead.mutating.test",type="admit"}`:                                                       2,
+		`apiserver_admission_webhook_fail_open_count{name="dead.validating.test",type="validating"}`:                                                2,
+		`apiserver_admission_webhook_admission_duration_seconds_count{name="label.mutating.test",operation="CREATE",rejected="false",type="admit"}`: 2,
+	} {
+		if got := sample(t, data, series); got < least {
+			t.Errorf("%s = %v, want at least %v", series, got, least)
+		}
+	}
+	for series, want := range map[string]float64{
+		`apiserver_admission_webhook_rejection_count{error_type="no_error",name="deny.validating.test",operation="DELETE",rejection_code="403",type="validating"}`: 1,
+		`apiserver_admission_webhook_request_total{code="403",name="deny.validating.test",operation="DELETE",rejected="true",type="validating"}`:                   1,
+	} {
+		if got := sample(t, data, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+}
+
+// sample is the value of series in a Prometheus text exposition.
+func sample(t *testing.T, exposition []byte, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(string(exposition), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Errorf("no sample of %s", series)
+	return 0
 }
 
 // createEvent returns the audit event of the create of ConfigMap

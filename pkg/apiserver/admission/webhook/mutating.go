@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -87,7 +88,9 @@ func (p *Mutating) round(ctx context.Context, a handlers.Attributes, v *admissio
 		if eq != nil {
 			defaults = nil // the request's version's defaults, once converted back
 		}
+		began := time.Now()
 		changed, err := p.callOne(ctx, h, at, invocation, hv, defaults)
+		observeCall(h, string(v.Attributes.GetOperation()), time.Since(began), err)
 		annotateMutation(ctx, h, at, changed)
 		if changed && eq != nil {
 			// Patched at another version: the request's object becomes
@@ -110,7 +113,7 @@ func (p *Mutating) round(ctx context.Context, a handlers.Attributes, v *admissio
 			return reqErr
 		}
 		slog.Warn("admission webhooks: failed calling webhook, failing open", "webhook", h.name, "error", err)
-		annotateFailedOpen(ctx, h, at)
+		failedOpen(ctx, h, at)
 	}
 	return nil
 }
