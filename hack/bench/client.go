@@ -24,6 +24,8 @@ type Client struct {
 	token   string
 	hc      *http.Client
 	timeout time.Duration
+	// listAccept is the media type lists are asked in.
+	listAccept string
 }
 
 // ClientOptions configure a Client.
@@ -46,6 +48,9 @@ type ClientOptions struct {
 	Gzip bool
 	// RequestTimeout bounds each request but watches.
 	RequestTimeout time.Duration
+	// ListProtobuf asks for lists in protobuf, as client-go's typed
+	// clients do (JSON otherwise).
+	ListProtobuf bool
 }
 
 // NewClient checks that the server is on loopback (unless AllowRemote) and
@@ -94,7 +99,11 @@ func NewClient(o ClientOptions) (*Client, error) {
 		// A non-nil empty map is how net/http is told not to negotiate h2.
 		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	}
-	return &Client{base: u, token: o.Token, hc: &http.Client{Transport: tr}, timeout: o.RequestTimeout}, nil
+	c := &Client{base: u, token: o.Token, hc: &http.Client{Transport: tr}, timeout: o.RequestTimeout, listAccept: "application/json"}
+	if o.ListProtobuf {
+		c.listAccept = mediaTypeProtobuf
+	}
+	return c, nil
 }
 
 // dialer refuses, at connect time, any address that is not loopback: a
@@ -163,12 +172,17 @@ type Response struct {
 // and otherwise only counting it: either way the body is drained, so that
 // the connection goes back to the pool. A non-2xx status is a *StatusError.
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, body []byte, contentType string, keep bool) (Response, error) {
+	return c.do(ctx, method, path, query, body, contentType, "application/json", keep)
+}
+
+// do is Do asking for the media type accept.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, body []byte, contentType, accept string, keep bool) (Response, error) {
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	resp, err := c.send(ctx, method, path, query, body, contentType)
+	resp, err := c.send(ctx, method, path, query, body, contentType, accept)
 	if err != nil {
 		return Response{}, err
 	}
@@ -200,7 +214,7 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 // Stream opens a request whose body the caller reads and closes (a watch).
 // It is bounded by ctx only. A non-2xx status is a *StatusError.
 func (c *Client) Stream(ctx context.Context, path string, query url.Values) (*http.Response, error) {
-	resp, err := c.send(ctx, http.MethodGet, path, query, nil, "")
+	resp, err := c.send(ctx, http.MethodGet, path, query, nil, "", "application/json")
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +226,7 @@ func (c *Client) Stream(ctx context.Context, path string, query url.Values) (*ht
 	return resp, nil
 }
 
-func (c *Client) send(ctx context.Context, method, path string, query url.Values, body []byte, contentType string) (*http.Response, error) {
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, body []byte, contentType, accept string) (*http.Response, error) {
 	u := *c.base
 	u.Path = path
 	u.RawQuery = query.Encode()
@@ -224,7 +238,7 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}

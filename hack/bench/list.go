@@ -55,13 +55,18 @@ func (c *Client) list(ctx context.Context, ns string, query url.Values, limit in
 	}
 	for {
 		t0 := time.Now()
-		resp, err := c.Do(ctx, http.MethodGet, configMapsPath(ns), q, nil, "", true)
+		resp, err := c.do(ctx, http.MethodGet, configMapsPath(ns), q, nil, "", c.listAccept, true)
 		out.Elapsed += time.Since(t0)
 		if err != nil {
 			return out, err
 		}
 		var page listBody
-		if err := json.Unmarshal(resp.Body, &page); err != nil {
+		if c.listAccept == mediaTypeProtobuf {
+			page, err = decodeProtobufList(resp.Body)
+		} else {
+			err = json.Unmarshal(resp.Body, &page)
+		}
+		if err != nil {
 			return out, fmt.Errorf("decoding list: %w", err)
 		}
 		if out.Pages == 0 {

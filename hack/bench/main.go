@@ -39,6 +39,7 @@ type Config struct {
 	HTTP1          bool
 	Gzip           bool
 	RequestTimeout time.Duration
+	Protobuf       bool
 
 	Namespace   string
 	Count       int
@@ -120,6 +121,7 @@ func (c *Config) addFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.AllowRemote, "allow-remote", c.AllowRemote, "Allow --server and --etcd-url hosts that are not loopback.")
 	fs.BoolVar(&c.HTTP1, "http1", c.HTTP1, "Use HTTP/1.1 even over TLS (default: HTTP/2 when the server offers it).")
 	fs.BoolVar(&c.Gzip, "gzip", c.Gzip, "Accept gzip-compressed responses, as client-go does (default: uncompressed).")
+	fs.BoolVar(&c.Protobuf, "protobuf", c.Protobuf, "Ask for lists in protobuf, as client-go's typed clients do (default: JSON); the tool checks them as JSON ones.")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "Timeout of each request (watches excepted).")
 	fs.StringVar(&c.Namespace, "namespace", c.Namespace, "Namespace of the benchmark's ConfigMaps (created if missing).")
 	fs.IntVar(&c.Count, "count", c.Count, "create: how many ConfigMaps (bench-0 .. bench-<count-1>); get, list: how many to expect.")
@@ -254,6 +256,7 @@ func (b *Bench) Client() (*Client, error) {
 	c, err := NewClient(ClientOptions{
 		Server: b.Server, Token: b.Token, Insecure: b.Insecure, CAFile: b.CAFile, CertFile: b.CertFile, KeyFile: b.KeyFile, AllowRemote: b.AllowRemote,
 		IdleConns: b.Concurrency + b.Watchers + 4, HTTP1: b.HTTP1, Gzip: b.Gzip, RequestTimeout: b.RequestTimeout,
+		ListProtobuf: b.Protobuf,
 	})
 	if err != nil {
 		return nil, err
@@ -265,7 +268,7 @@ func (b *Bench) Client() (*Client, error) {
 // result starts a result line for scenario, timed at the scenario's start,
 // with the parameters every line carries.
 func (b *Bench) result(scenario string, params Fields) Result {
-	p := Fields{"namespace": b.Namespace, "http1": b.HTTP1, "gzip": b.Gzip}
+	p := Fields{"namespace": b.Namespace, "http1": b.HTTP1, "gzip": b.Gzip, "protobuf": b.Protobuf}
 	if b.Label != "" {
 		p["label"] = b.Label
 	}

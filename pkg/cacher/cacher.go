@@ -28,6 +28,11 @@ type Config struct {
 	// CompactionCheckPeriod is how often the cache asks etcd how far it
 	// compacted (10 s when 0).
 	CompactionCheckPeriod time.Duration
+	// EncodingBudget, when set, lets the cached objects remember their
+	// other encodings (the protobuf of a list item) within it, so that
+	// repeated protobuf LISTs do not decode and encode every item again.
+	// Several caches may share one.
+	EncodingBudget *storage.EncodingBudget
 }
 
 // freshnessTimeout bounds how long a read waits for the cache to reach the
@@ -58,15 +63,16 @@ type Cacher struct {
 var _ storage.Interface = (*Cacher)(nil)
 
 // StorageWithCacher is the Decorator that puts a watch cache of the given
-// capacity in front of the raw store (capacity <= 0: self-sizing). A
+// capacity in front of the raw store (capacity <= 0: self-sizing), whose
+// objects remember their other encodings within budget (nil: none). A
 // resource whose cache is off uses the registry's UndecoratedStorage.
-func StorageWithCacher(capacity int) storage.Decorator {
+func StorageWithCacher(capacity int, budget *storage.EncodingBudget) storage.Decorator {
 	return func(raw storage.Factory, cfg storage.Config) (storage.Interface, storage.DestroyFunc, error) {
 		s, destroyRaw, err := raw(cfg)
 		if err != nil {
 			return nil, nil, err
 		}
-		c, err := New(Config{Storage: s, Resource: cfg, Capacity: capacity})
+		c, err := New(Config{Storage: s, Resource: cfg, Capacity: capacity, EncodingBudget: budget})
 		if err != nil {
 			destroyRaw()
 			return nil, nil, err

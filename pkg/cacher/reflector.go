@@ -207,7 +207,7 @@ func (c *Cacher) newEntry(obj *storage.Object) (*entry, error) {
 	if err != nil {
 		return nil, storage.NewInternalError(obj.Key, err)
 	}
-	return &entry{obj: obj, labels: newPairs(l, obj.Key), fields: newPairs(f, obj.Key)}, nil
+	return &entry{obj: obj.Remembering(c.cfg.EncodingBudget), labels: newPairs(l, obj.Key), fields: newPairs(f, obj.Key)}, nil
 }
 
 // dispatchEvents hands incoming events to the watchers, and every second

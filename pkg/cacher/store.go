@@ -69,6 +69,15 @@ func (s *store) remove(key string) (*entry, bool) {
 
 func (s *store) len() int { return s.tree.Len() }
 
+// forget gives back the room the objects' remembered encodings take in
+// their budget (storage.Object.Forget), once the store is dropped.
+func (s *store) forget() {
+	s.tree.Ascend(func(e *entry) bool {
+		e.obj.Forget()
+		return true
+	})
+}
+
 func (s *store) index(e *entry) {
 	for field, values := range s.indexes {
 		v := e.fields.Get(field)

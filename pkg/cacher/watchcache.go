@@ -69,11 +69,13 @@ func (wc *watchCache) replace(entries []*entry, rev int64) {
 		s.put(e)
 	}
 	wc.mu.Lock()
+	old := wc.store
 	wc.store = s
 	wc.history.reset(rev)
 	wc.rv = rev
 	wc.mu.Unlock()
 	wc.cond.Broadcast()
+	old.forget()
 }
 
 func indexFieldsOf(s *store) []string {
@@ -94,6 +96,7 @@ func (wc *watchCache) apply(typ watch.EventType, cur *entry, now time.Time) *eve
 	case watch.Deleted:
 		prev, ok := wc.store.remove(ev.key)
 		if ok {
+			prev.obj.Forget()
 			// The deleted state has the stored entry's attributes.
 			cur = &entry{obj: cur.obj, labels: prev.labels, fields: prev.fields}
 			ev.prev = prev
@@ -101,6 +104,7 @@ func (wc *watchCache) apply(typ watch.EventType, cur *entry, now time.Time) *eve
 	default:
 		prev, ok := wc.store.put(cur)
 		if ok {
+			prev.obj.Forget()
 			ev.prev = prev
 			ev.typ = watch.Modified
 		} else {

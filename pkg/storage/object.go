@@ -36,7 +36,8 @@ type Object struct {
 	// memo, when set, remembers other encodings of this object (protobuf,
 	// ...) and its conversions to other versions, so that the watchers
 	// sharing one event convert and encode it once. Only Shareable copies
-	// carry one; see Shareable.
+	// carry one (see Shareable), and the copies a cache's store holds,
+	// within a budget (see Remembering).
 	memo *encodingMemo
 }
 
@@ -77,7 +78,7 @@ func (o *Object) WithResourceVersion(rev int64) *Object {
 // Shareable returns a copy of o that remembers the encodings computed
 // through Encoded and the conversions computed through Converted, for an
 // event that many watchers receive. Objects held long term (a cache's
-// store) stay without one, so they never grow.
+// store) remember within a budget instead (Remembering).
 func (o *Object) Shareable() *Object {
 	c := *o
 	c.memo = &encodingMemo{}
@@ -144,9 +145,10 @@ func (o *Object) Encoded(format string, encode func() ([]byte, error)) ([]byte, 
 // kind), computing it with convert the first time. On a Shareable object
 // the result is remembered per version and is Shareable itself: the
 // watchers of one event at that version convert it once, and share its
-// encodings (Encoded) too. Otherwise convert runs on every call.
+// encodings (Encoded) too. Otherwise (Remembering objects too) convert
+// runs on every call.
 func (o *Object) Converted(version string, convert func() (*Object, error)) (*Object, error) {
-	if o.memo == nil {
+	if o.memo == nil || o.memo.budget != nil {
 		return convert()
 	}
 	return o.memo.converted(version, convert)
@@ -154,6 +156,10 @@ func (o *Object) Converted(version string, convert func() (*Object, error)) (*Ob
 
 type encodingMemo struct {
 	mu sync.Mutex
+	// budget, when set, bounds what the memo keeps (Remembering); once
+	// forgotten (Forget) it keeps nothing more.
+	budget    *EncodingBudget
+	forgotten bool
 	// A handful of formats and versions at most: slices beat maps.
 	entries     []memoEntry
 	conversions []conversionEntry
@@ -180,6 +186,9 @@ func (m *encodingMemo) get(format string, encode func() ([]byte, error)) ([]byte
 		}
 	}
 	data, err := encode()
+	if m.budget != nil && (err != nil || m.forgotten || !m.budget.reserve(len(data))) {
+		return data, err
+	}
 	m.entries = append(m.entries, memoEntry{format: format, data: data, err: err})
 	return data, err
 }

@@ -59,6 +59,9 @@ type Options struct {
 
 	WatchCache      bool
 	WatchCacheSizes []string
+	// WatchCacheEncodingBudget bounds the bytes of the protobuf encodings
+	// the watch caches' objects remember, all caches together (0: none).
+	WatchCacheEncodingBudget int64
 
 	// EncryptionProviderConfig is the EncryptionConfiguration file of
 	// encryption at rest ("": values stored as they are).
@@ -110,6 +113,7 @@ func NewOptions() *Options {
 		SecurePort:                 6443,
 		InsecureBindAddr:           "127.0.0.1",
 		WatchCache:                 true,
+		WatchCacheEncodingBudget:   64 << 20,
 		MinRequestTimeout:          1800 * time.Second,
 		RequestTimeout:             time.Minute,
 		ShutdownTimeout:            10 * time.Second,
@@ -168,6 +172,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve LIST and WATCH from a watch cache in front of etcd.")
 	fs.StringSliceVar(&o.WatchCacheSizes, "watch-cache-sizes", o.WatchCacheSizes,
 		"Per resource watch cache sizes, resource[.group]#size, comma separated (deployments.apps#0 turns the cache off for deployments).")
+	fs.Int64Var(&o.WatchCacheEncodingBudget, "watch-cache-encoding-budget", o.WatchCacheEncodingBudget,
+		"Bytes of protobuf encodings the watch caches keep beside the stored objects, all resources together, so that protobuf LISTs reuse them (0: encode every item at every LIST).")
 	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout,
 		"A watch without timeoutSeconds ends after a random time between this and twice this.")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout,
@@ -256,6 +262,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := parseWatchCacheSizes(o.WatchCacheSizes); err != nil {
 		return err
+	}
+	if o.WatchCacheEncodingBudget < 0 {
+		return fmt.Errorf("--watch-cache-encoding-budget: must not be negative")
 	}
 	if o.ShutdownDelayDuration < 0 {
 		return fmt.Errorf("--shutdown-delay-duration: must not be negative")

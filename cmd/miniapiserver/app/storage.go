@@ -94,14 +94,20 @@ func (o customResourceOptions) GetRESTOptions(gr schema.GroupResource) (generic.
 
 // decoratorFor chooses each resource's Decorator from the flags: the watch
 // cache (sized by --watch-cache-sizes, self-sizing otherwise) unless
-// --watch-cache=false or a size of 0 turns it off.
+// --watch-cache=false or a size of 0 turns it off. The caches share one
+// budget for the encodings their objects remember
+// (--watch-cache-encoding-budget).
 func decoratorFor(o *Options) func(resource string) storage.Decorator {
 	sizes, _ := parseWatchCacheSizes(o.WatchCacheSizes) // validated already
+	var budget *storage.EncodingBudget
+	if o.WatchCacheEncodingBudget > 0 {
+		budget = storage.NewEncodingBudget(o.WatchCacheEncodingBudget)
+	}
 	return func(resource string) storage.Decorator {
 		size, sized := sizes[resource]
 		if !o.WatchCache || (sized && size == 0) {
 			return generic.UndecoratedStorage
 		}
-		return cacher.StorageWithCacher(size)
+		return cacher.StorageWithCacher(size, budget)
 	}
 }

@@ -25,7 +25,8 @@ func (p *patcher) applyConfiguration(ctx context.Context, current runtime.Object
 	if err != nil {
 		return nil, err
 	}
-	obj, err := fm.Apply(current, config, p.manager, p.force)
+	var obj runtime.Object
+	runDeep(func() { obj, err = fm.Apply(current, config, p.manager, p.force) })
 	if err != nil {
 		return nil, err
 	}

@@ -112,6 +112,68 @@ func TestProtobufListIsKubes(t *testing.T) {
 	}
 }
 
+// TestProtobufListRemembered checks that the items of a cache that
+// remember their encodings (within a budget) give the same list as those
+// that do not, at the first LIST and the next, and that the budget bounds
+// what they keep: half the budget, half the items remembered.
+func TestProtobufListRemembered(t *testing.T) {
+	s, _ := newScope()
+	plain := storedConfigMaps(t, 1000, 64)
+	list := func(res *storage.ListResult) []byte {
+		rec := httptest.NewRecorder()
+		s.streamProtobufList(rec, httptest.NewRequest(http.MethodGet, "/", nil), res)
+		if rec.Code != 200 {
+			t.Fatalf("got %d %s", rec.Code, rec.Body)
+		}
+		return rec.Body.Bytes()
+	}
+	want := list(plain)
+	for _, tc := range []struct {
+		name       string
+		budget     func(full int64) int64
+		remembered int
+	}{
+		{"all", func(full int64) int64 { return full }, 1000},
+		{"half", func(full int64) int64 { return full / 2 }, 500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The full size of the items' encodings, from a generous budget.
+			probe := storage.NewEncodingBudget(1 << 30)
+			probeRes := remembering(plain, probe)
+			list(probeRes)
+			budget := storage.NewEncodingBudget(tc.budget(probe.Used()))
+			res := remembering(plain, budget)
+			for i := range 2 {
+				if got := list(res); !bytes.Equal(got, want) {
+					t.Fatalf("LIST %d: %d bytes differ from the list without memory (%d bytes)", i, len(got), len(want))
+				}
+			}
+			// All items are the same size, apart from a name one digit longer.
+			if used, per := budget.Used(), probe.Used()/1000; used < int64(tc.remembered-2)*per || used > int64(tc.remembered)*(per+2) {
+				t.Errorf("%d bytes remembered, want about %d items of %d", used, tc.remembered, per)
+			}
+			for _, item := range res.Items {
+				item.Forget()
+			}
+			if used := budget.Used(); used != 0 {
+				t.Errorf("%d bytes still used after Forget", used)
+			}
+			if got := list(res); !bytes.Equal(got, want) || budget.Used() != 0 {
+				t.Errorf("after Forget: list differs (%v) or remembered again (%d bytes)", !bytes.Equal(got, want), budget.Used())
+			}
+		})
+	}
+}
+
+func remembering(res *storage.ListResult, budget *storage.EncodingBudget) *storage.ListResult {
+	out := *res
+	out.Items = make([]*storage.Object, len(res.Items))
+	for i, item := range res.Items {
+		out.Items[i] = item.Remembering(budget)
+	}
+	return &out
+}
+
 // TestWatchEncodingShared checks that the protobuf encoding of a watch
 // event is computed once for all the watchers that receive the same
 // (Shareable) event, and once per watcher otherwise.
@@ -251,6 +313,24 @@ func benchmarkList(b *testing.B, accept, encoding string) {
 func BenchmarkListJSON10k(b *testing.B)     { benchmarkList(b, negotiation.MediaTypeJSON, "") }
 func BenchmarkListJSON10kGzip(b *testing.B) { benchmarkList(b, negotiation.MediaTypeJSON, "gzip") }
 func BenchmarkListProtobuf10k(b *testing.B) { benchmarkList(b, negotiation.MediaTypeProtobuf, "") }
+
+// BenchmarkListProtobuf10kRemembered is the protobuf list of a watch
+// cache whose items remember their encodings (the budget holds them all):
+// the first LIST encodes them, the next ones only copy.
+func BenchmarkListProtobuf10kRemembered(b *testing.B) {
+	s, _ := newScope()
+	res := remembering(storedConfigMaps(b, 10000, 1024), storage.NewEncodingBudget(1<<30))
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	w := &discardWriter{header: http.Header{}}
+	s.streamProtobufList(w, r, res)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		w.n = 0
+		s.streamProtobufList(w, r, res)
+	}
+	b.ReportMetric(float64(w.n), "bytes/list")
+}
 func BenchmarkListProtobuf10kGzip(b *testing.B) {
 	benchmarkList(b, negotiation.MediaTypeProtobuf, "gzip")
 }

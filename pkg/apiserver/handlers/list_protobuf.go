@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/bits"
 	"net/http"
+	"reflect"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,9 +36,11 @@ const (
 // streamProtobufList writes a list in protobuf, byte for byte as kube's
 // encoder writes it. The envelope and the list carry their lengths up
 // front, so every item is encoded first: each stored item is decoded into
-// one reused object and encoded into a chunk of bytes, then the decoded
-// object is dropped. The memory held is the encoded list, never the list
-// of decoded objects.
+// one reused object and encoded, then the decoded object is dropped; an
+// item of the watch cache remembers its encoding (within the cache's
+// budget, storage.EncodingBudget), so that the next LIST neither decodes
+// nor encodes it. The memory held is the encoded list, never the list of
+// decoded objects.
 func (s *Scope) streamProtobufList(w http.ResponseWriter, r *http.Request, res *storage.ListResult) {
 	items, err := encodeProtobufItems(s.Storage.New(), res.Items)
 	if err != nil {
@@ -61,12 +64,13 @@ func (s *Scope) streamProtobufList(w http.ResponseWriter, r *http.Request, res *
 		if err != nil {
 			return 0, err
 		}
-		n, err := writeField(w, listMetaTag, lmBytes)
+		fw := &fieldWriter{w: w} // one header buffer for every field
+		n, err := fw.write(listMetaTag, lmBytes)
 		if err != nil {
 			return n, err
 		}
 		for _, item := range items.items {
-			m, err := writeField(w, listItemTag, item)
+			m, err := fw.write(listItemTag, item)
 			n += m
 			if err != nil {
 				return n, err
@@ -79,59 +83,65 @@ func (s *Scope) streamProtobufList(w http.ResponseWriter, r *http.Request, res *
 	}
 }
 
-// protobufItems are the encoded items of a list, kept in large chunks.
+// protobufItems are the encoded items of a list.
 type protobufItems struct {
 	items [][]byte
 	// size is the length of the items as list fields (tag, length, bytes).
 	size int
 }
 
-// chunkSize is the size of the blocks the encoded items are packed in: no
-// allocation per item, and no copy of everything encoded so far when the
-// list grows.
-const chunkSize = 256 * 1024
-
-// encodeProtobufItems decodes each stored item into obj (reset before
-// each) and appends its protobuf encoding.
+// encodeProtobufItems returns the protobuf encoding of each stored item:
+// the one it remembers (storage.Object.Encoded), else decoded into obj
+// (reset before each) and encoded.
 func encodeProtobufItems(obj runtime.Object, stored []*storage.Object) (protobufItems, error) {
 	marshaler, ok := obj.(protoMarshaler)
 	if !ok {
 		return protobufItems{}, fmt.Errorf("%T has no protobuf encoding", obj)
 	}
-	out := protobufItems{items: make([][]byte, 0, len(stored))}
-	var chunk []byte
-	for _, item := range stored {
+	// The encoding of an item is that of its Go type (protobuf items carry
+	// no kind): the format names the type.
+	format := "protobuf item " + reflect.TypeOf(obj).String()
+	// One closure for all items (none allocated per item).
+	var item *storage.Object
+	encode := func() ([]byte, error) {
 		if err := storage.Zero(obj); err != nil {
-			return protobufItems{}, err
+			return nil, err
 		}
 		if err := item.Decode(obj); err != nil {
+			return nil, err
+		}
+		// Its own slice, exactly sized: the item may keep it.
+		data := make([]byte, marshaler.Size())
+		n, err := marshaler.MarshalToSizedBuffer(data)
+		return data[len(data)-n:], err
+	}
+	out := protobufItems{items: make([][]byte, 0, len(stored))}
+	for _, item = range stored {
+		data, err := item.Encoded(format, encode)
+		if err != nil {
 			return protobufItems{}, err
 		}
-		n := marshaler.Size()
-		if cap(chunk)-len(chunk) < n {
-			chunk = make([]byte, 0, max(chunkSize, n))
-		}
-		start := len(chunk)
-		chunk = chunk[:start+n]
-		if _, err := marshaler.MarshalToSizedBuffer(chunk[start:]); err != nil {
-			return protobufItems{}, err
-		}
-		out.items = append(out.items, chunk[start:start+n:start+n])
-		out.size += 1 + varintSize(n) + n
+		out.items = append(out.items, data)
+		out.size += 1 + varintSize(len(data)) + len(data)
 	}
 	return out, nil
 }
 
-// writeField writes one length-delimited protobuf field.
-func writeField(w io.Writer, tag byte, data []byte) (int, error) {
-	var header [1 + 10]byte
-	header[0] = tag
-	h := 1 + putVarint(header[1:], uint64(len(data)))
-	n, err := w.Write(header[:h])
+// fieldWriter writes length-delimited protobuf fields to w.
+type fieldWriter struct {
+	w      io.Writer
+	header [1 + 10]byte
+}
+
+// write writes one length-delimited protobuf field.
+func (f *fieldWriter) write(tag byte, data []byte) (int, error) {
+	f.header[0] = tag
+	h := 1 + putVarint(f.header[1:], uint64(len(data)))
+	n, err := f.w.Write(f.header[:h])
 	if err != nil {
 		return n, err
 	}
-	m, err := w.Write(data)
+	m, err := f.w.Write(data)
 	return n + m, err
 }
 

@@ -48,7 +48,9 @@ func (s *Scope) trackUpdate(live, obj runtime.Object, manager string) (runtime.O
 	if err != nil {
 		return nil, err
 	}
-	return fm.UpdateNoErrors(live, obj, manager), nil
+	var out runtime.Object
+	runDeep(func() { out = fm.UpdateNoErrors(live, obj, manager) })
+	return out, nil
 }
 
 // updateTracker is the transformer of a PUT: it sees the current object
