@@ -292,3 +292,15 @@ func (c *Client) ensureNamespace(ctx context.Context, ns string) error {
 	}
 	return nil
 }
+
+// ensureDefaultServiceAccount creates ns's ServiceAccount "default" unless
+// it exists: without a controller-manager nothing else does, and the
+// ServiceAccount admission step refuses pods until it exists.
+func (c *Client) ensureDefaultServiceAccount(ctx context.Context, ns string) error {
+	body := []byte(`{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"default","namespace":"` + ns + `"}}`)
+	_, err := c.Do(ctx, http.MethodPost, "/api/v1/namespaces/"+ns+"/serviceaccounts", nil, body, "application/json", false)
+	if err != nil && !isStatus(err, http.StatusConflict) {
+		return fmt.Errorf("creating service account %s/default: %w", ns, err)
+	}
+	return nil
+}

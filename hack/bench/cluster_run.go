@@ -27,6 +27,9 @@ func runCluster(ctx context.Context, b *Bench) (Result, error) {
 	if err := c.ensureNamespace(ctx, b.Namespace); err != nil {
 		return Result{}, err
 	}
+	if err := c.ensureDefaultServiceAccount(ctx, b.Namespace); err != nil {
+		return Result{}, err
+	}
 	cpu0, etcdCPU0 := procCPU(b.PID), procCPU(b.EtcdPID)
 	t0 := time.Now()
 	if err := cl.registerNodes(ctx); err != nil {
@@ -85,7 +88,15 @@ func runCluster(ctx context.Context, b *Bench) (Result, error) {
 			r.Fields["etcd_rss_bytes"] = m.RSS
 		}
 	}
-	return r, cl.cleanup(ctx)
+	// The run is measured: a cleanup that fails (deleting 100,000 pods
+	// may take longer than a request may) is reported with it, not
+	// instead of it.
+	began := time.Now()
+	if err := cl.cleanup(ctx); err != nil {
+		r.Fields["cleanup_error"] = err.Error()
+	}
+	r.Fields["cleanup_ms"] = ms(time.Since(began))
+	return r, nil
 }
 
 // registerNodes creates the nodes with their status and leases.

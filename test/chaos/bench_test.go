@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -162,8 +163,9 @@ func BenchmarkMajorityOutageRecovery(b *testing.B) {
 		ws, stop := startWatchers(b, c, ns, 1)
 		l := c.etcd.WaitLeader(time.Minute)
 		o := (l + 1) % c.etcd.Size()
-		c.etcd.Kill(l)
-		c.etcd.Kill(o)
+		if err := errors.Join(c.etcd.Kill(l), c.etcd.Kill(o)); err != nil {
+			b.Fatal(err)
+		}
 		waitFor(b, "/readyz to fail", func() bool { return readyz(b.Context(), c.addresses()[0]) != nil })
 		if err := c.etcd.Restart(l); err != nil {
 			b.Fatal(err)

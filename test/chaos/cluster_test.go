@@ -44,7 +44,9 @@ func startCluster(t testing.TB, members, n int) *cluster {
 	}
 	c := &cluster{etcd: ec}
 	t.Cleanup(func() {
-		c.stop()
+		if err := c.stop(); err != nil {
+			t.Error(err)
+		}
 		if t.Failed() {
 			c.logWarnings(t)
 		}
@@ -104,11 +106,11 @@ func tail(s string, lines int) string {
 	return strings.Join(ls[max(len(ls)-lines, 0):], "\n")
 }
 
-func (c *cluster) stop() {
+func (c *cluster) stop() error {
 	for _, r := range c.replicas {
 		r.kill()
 	}
-	c.etcd.Stop()
+	return c.etcd.Stop()
 }
 
 // replica is a miniapiserver process. It listens on its own loopback
@@ -143,6 +145,7 @@ func (r *replica) start() error {
 		r.mu.Unlock()
 		return err
 	}
+	recordReplicaLog(logFile.Name())
 	cmd := exec.Command(binary,
 		"--data-dir", filepath.Join(r.dir, "data"),
 		"--etcd-servers", strings.Join(r.etcd, ","),

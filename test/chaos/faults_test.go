@@ -50,7 +50,9 @@ func (s *suite) killLeader(context.Context) error {
 	if l < 0 {
 		return errors.New("the etcd cluster has no leader")
 	}
-	ec.Kill(l)
+	if err := ec.Kill(l); err != nil {
+		return err
+	}
 	if ec.WaitLeader(time.Minute) < 0 {
 		return errors.New("no new etcd leader within a minute")
 	}
@@ -89,8 +91,9 @@ func (s *suite) majorityOutage(ctx context.Context) error {
 		return errors.New("the etcd cluster has no leader")
 	}
 	other := (l + 1) % ec.Size()
-	ec.Kill(l)
-	ec.Kill(other)
+	if err := errors.Join(ec.Kill(l), ec.Kill(other)); err != nil {
+		return err
+	}
 	err := checkOutage(ctx, s.cluster.addresses(), s.namespaces[0])
 	err = errors.Join(err, ec.Restart(l), ec.Restart(other))
 	if err != nil {

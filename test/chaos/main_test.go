@@ -41,5 +41,6 @@ func runMain(m *testing.M) int {
 	if testing.Verbose() {
 		fmt.Fprintf(os.Stderr, "built miniapiserver in %v\n", time.Since(start).Round(time.Millisecond))
 	}
+	defer startWatchdog(*watchdogAfter, func() { os.RemoveAll(dir) })()
 	return m.Run()
 }

@@ -59,8 +59,9 @@ func TestMajorityOutage(t *testing.T) {
 		t.Fatal("the etcd cluster has no leader")
 	}
 	other := (l + 1) % ec.Size()
-	ec.Kill(l)
-	ec.Kill(other)
+	if err := errors.Join(ec.Kill(l), ec.Kill(other)); err != nil {
+		t.Fatal(err)
+	}
 	if err := checkOutage(t.Context(), c.addresses(), ns); err != nil {
 		t.Error(err)
 	}

@@ -52,9 +52,13 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer c.stop()
 	shared = c
-	return m.Run()
+	code := m.Run()
+	if err := c.stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
 }
 
 // cluster is an etcd cluster of members and the miniapiserver replicas
@@ -119,13 +123,13 @@ func replicaAddress(i int) string    { return "127.0.0." + strconv.Itoa(i+1) }
 func advertisedAddress(i int) string { return "10.200.0." + strconv.Itoa(i+1) }
 
 // stop stops the replicas, then the etcd members.
-func (c *cluster) stop() {
+func (c *cluster) stop() error {
 	var wg sync.WaitGroup
 	for _, r := range c.replicas {
 		wg.Go(r.Server.Stop)
 	}
 	wg.Wait()
-	c.etcd.Stop()
+	return c.etcd.Stop()
 }
 
 // createNamespace creates a namespace for t through the first replica.

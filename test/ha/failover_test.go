@@ -46,7 +46,11 @@ func leaderFailover(tb testing.TB) time.Duration {
 		tb.Fatal(err)
 	}
 	c := &cluster{etcd: ec}
-	defer ec.Stop()
+	defer func() {
+		if err := ec.Stop(); err != nil {
+			tb.Error(err)
+		}
+	}()
 	port, err := etcdcluster.FreePort()
 	if err != nil {
 		tb.Fatal(err)
@@ -72,7 +76,9 @@ func leaderFailover(tb testing.TB) time.Duration {
 			if leader < 0 {
 				tb.Fatal("the etcd cluster has no leader")
 			}
-			ec.Kill(leader)
+			if err := ec.Kill(leader); err != nil {
+				tb.Fatal(err)
+			}
 			killed = time.Now()
 		}
 		name := fmt.Sprintf("failover-%d", i)

@@ -102,6 +102,29 @@ func (ac *Context) AddAuditAnnotation(key, value string) {
 	})
 }
 
+// AddAuditAnnotationAtLevel is AddAuditAnnotation for an annotation kube
+// records only when the request is audited at level or above (a mutating
+// webhook's patch, at Request: it may hold the object's data).
+func (ac *Context) AddAuditAnnotationAtLevel(key, value string, level auditv1.Level) {
+	if levelOrder(ac.Level()) < levelOrder(level) {
+		return
+	}
+	ac.AddAuditAnnotation(key, value)
+}
+
+// levelOrder orders the audit levels from None to RequestResponse.
+func levelOrder(l auditv1.Level) int {
+	switch l {
+	case auditv1.LevelMetadata:
+		return 1
+	case auditv1.LevelRequest:
+		return 2
+	case auditv1.LevelRequestResponse:
+		return 3
+	}
+	return 0
+}
+
 // LogImpersonatedUser records the user a request acts as. constraint is
 // the verb of the constrained-impersonation mode that allowed it ("" for
 // the legacy impersonate verb).

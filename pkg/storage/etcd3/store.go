@@ -275,12 +275,22 @@ func (s *Store) currentState(ctx context.Context, key string, ignoreNotFound boo
 }
 
 // onFailure judges a failed step: on a guess it reads the real state and
-// returns nil (try again); on the real state the failure stands.
+// returns nil (try again) when the guess was stale; on the real state, or
+// on a guess that was the real state after all, the failure stands (as in
+// kube: the step is not run twice on the same state, which would call an
+// admission webhook twice for one refused request).
 func (c *current) onFailure(ctx context.Context, failure error) error {
 	if c.fresh {
 		return failure
 	}
-	return c.reread(ctx)
+	guessed := c.rev
+	if err := c.reread(ctx); err != nil {
+		return err
+	}
+	if c.rev == guessed {
+		return failure
+	}
+	return nil
 }
 
 func (c *current) reread(ctx context.Context) error {

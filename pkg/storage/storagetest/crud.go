@@ -229,6 +229,47 @@ func testGuaranteedUpdateStaleCache(t *testing.T, h Harness) {
 	}
 }
 
+// testFailedCheckOnGuess: a check that fails on a cached guess is run
+// again on the current state only when the guess was stale; on a guess
+// that was current the failure stands after one run (the check may call
+// an admission webhook: one refused request, one call).
+func testFailedCheckOnGuess(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	guess := f.create("ns", "a", "", map[string]string{"v": "1"})
+	refuse := errors.New("not now")
+	for _, tc := range []struct {
+		name string
+		runs int
+		op   func(check func() error) error
+	}{
+		{"delete", 1, func(check func() error) error {
+			return f.s.Delete(f.ctx, f.key("ns", "a"), &corev1.Pod{}, nil,
+				func(context.Context, runtime.Object) error { return check() }, guess)
+		}},
+		{"update", 1, func(check func() error) error {
+			return f.s.GuaranteedUpdate(f.ctx, f.key("ns", "a"), &corev1.Pod{}, false, nil,
+				func(runtime.Object, storage.ResponseMeta) (runtime.Object, *uint64, error) { return nil, nil, check() }, guess)
+		}},
+	} {
+		runs := 0
+		if err := tc.op(func() error { runs++; return refuse }); !errors.Is(err, refuse) || runs != tc.runs {
+			t.Errorf("%s on a current guess: error %v after %d runs of the check, want %v after %d", tc.name, err, runs, refuse, tc.runs)
+		}
+	}
+	f.update("ns", "a", func(p *corev1.Pod) { p.Labels["v"] = "2" })
+	runs := 0
+	err := f.s.Delete(f.ctx, f.key("ns", "a"), &corev1.Pod{}, nil, func(_ context.Context, obj runtime.Object) error {
+		runs++
+		if obj.(*corev1.Pod).Labels["v"] != "2" {
+			return refuse
+		}
+		return nil
+	}, guess)
+	if err != nil || runs != 2 {
+		t.Errorf("delete on a stale guess: error %v after %d runs of the check, want success after 2", err, runs)
+	}
+}
+
 func testDelete(t *testing.T, h Harness) {
 	f := newFixture(t, h)
 	created := f.create("ns", "a", "", nil)

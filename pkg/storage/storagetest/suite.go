@@ -14,6 +14,7 @@ func Run(t *testing.T, h Harness) {
 		{"GuaranteedUpdate", testGuaranteedUpdate},
 		{"GuaranteedUpdateConcurrent", testGuaranteedUpdateConcurrent},
 		{"GuaranteedUpdateStaleCache", testGuaranteedUpdateStaleCache},
+		{"FailedCheckOnGuess", testFailedCheckOnGuess},
 		{"Delete", testDelete},
 		{"Count", testCount},
 		{"List", testList},

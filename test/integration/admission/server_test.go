@@ -28,6 +28,8 @@ import (
 //	/garbage  answers what is not a review
 //	/scale3   sets spec.replicas to 3 (of a Scale)
 //	/annotate sets the annotations to annotated=yes
+//	/auditlabel sets the labels to audited=yes, and asks the audit event
+//	          to carry reason=labelled
 type webhookServer struct {
 	server *testserver.WebhookServer
 
@@ -73,6 +75,10 @@ func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 	case "/annotate":
 		patch, _ := json.Marshal([]map[string]interface{}{{"op": "add", "path": "/metadata/annotations", "value": map[string]string{"annotated": "yes"}}})
 		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
+	case "/auditlabel":
+		patch, _ := json.Marshal([]map[string]interface{}{{"op": "add", "path": "/metadata/labels", "value": map[string]string{"audited": "yes"}}})
+		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
+		resp.AuditAnnotations = map[string]string{"reason": "labelled"}
 	case "/warn":
 		resp.Warnings = []string{"first warning", "second warning"}
 	case "/slow":

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -181,13 +182,23 @@ func (c *Cluster) Running(i int) bool { return running(c.member(i)) }
 
 // Kill stops member i as a crash would: its raft node stops at once,
 // without handing leadership over; its listeners close in the background
-// (Restart waits for them).
-func (c *Cluster) Kill(i int) {
+// (Restart waits for them). A raft node that does not stop within
+// readyTimeout is an error rather than a hung test.
+func (c *Cluster) Kill(i int) error {
 	e := c.member(i)
 	if !running(e) {
-		return
+		return nil
 	}
-	e.Server.HardStop()
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		e.Server.HardStop()
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(readyTimeout):
+		return fmt.Errorf("etcd member %s: its raft node did not stop in %v", c.configs[i].Name, readyTimeout)
+	}
 	done := make(chan struct{})
 	c.mu.Lock()
 	c.closed[i] = done
@@ -196,6 +207,7 @@ func (c *Cluster) Kill(i int) {
 		defer close(done)
 		e.Close()
 	}()
+	return nil
 }
 
 // Restart starts killed member i again on its data dir and ports; it
@@ -218,22 +230,49 @@ func (c *Cluster) Restart(i int) error {
 	return c.startMember(i)
 }
 
-// Stop stops every member (those killed: waits for their close).
-func (c *Cluster) Stop() {
+// Stop stops every member (those killed: waits for their close). It
+// returns an error naming the members that did not close within
+// readyTimeout rather than hanging the test binary until its -timeout:
+// a member that cannot stop is a finding, and the test that owns it says
+// so while its goroutines are still there to read.
+func (c *Cluster) Stop() error {
 	var wg sync.WaitGroup
 	c.mu.Lock()
+	stuck := make([]atomic.Bool, len(c.members))
 	for i, e := range c.members {
 		if e == nil {
 			continue
 		}
-		if done := c.closed[i]; done != nil {
-			wg.Go(func() { <-done })
-		} else if running(e) {
-			wg.Go(e.Close)
+		stuck[i].Store(true)
+		done := c.closed[i]
+		if done == nil && !running(e) {
+			stuck[i].Store(false)
+			continue
 		}
+		wg.Go(func() {
+			if done == nil {
+				e.Close()
+			} else {
+				<-done
+			}
+			stuck[i].Store(false)
+		})
 	}
 	c.mu.Unlock()
-	wg.Wait()
+	closed := make(chan struct{})
+	go func() { wg.Wait(); close(closed) }()
+	select {
+	case <-closed:
+		return nil
+	case <-time.After(readyTimeout):
+	}
+	var names []string
+	for i := range stuck {
+		if stuck[i].Load() {
+			names = append(names, c.configs[i].Name)
+		}
+	}
+	return fmt.Errorf("etcd members %v did not close in %v", names, readyTimeout)
 }
 
 // Endpoint is the client URL of member i.

@@ -235,6 +235,7 @@ func call(ctx context.Context, h *hook, inv *invocation, v *admission.VersionedA
 		return nil, &callError{webhook: name, reason: fmt.Errorf("received invalid webhook response: %w", err),
 			status: apierrors.NewServiceUnavailable("error validating webhook response")}
 	}
+	annotateAnswer(ctx, h, result.auditAnnotations)
 	for _, w := range result.warnings {
 		request.AddWarning(ctx, w)
 	}

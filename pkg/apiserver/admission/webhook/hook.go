@@ -23,9 +23,10 @@ import (
 // informers (about 6 MB of binary and of pages touched at startup) for
 // what a few fields give.
 type hook struct {
-	uid      string // kube's: configuration/webhook/index
-	name     string
-	mutating bool
+	uid           string // kube's: configuration/webhook/index
+	configuration string
+	name          string
+	mutating      bool
 
 	clientConfig       admissionregistrationv1.WebhookClientConfig
 	rules              []admissionregistrationv1.RuleWithOperations
@@ -48,7 +49,7 @@ type hook struct {
 }
 
 func newMutatingHook(configuration string, index int, w *admissionregistrationv1.MutatingWebhook) *hook {
-	h := &hook{uid: hookUID(configuration, w.Name, index), name: w.Name, mutating: true,
+	h := &hook{uid: hookUID(configuration, w.Name, index), configuration: configuration, name: w.Name, mutating: true,
 		clientConfig: w.ClientConfig, rules: w.Rules, failurePolicy: w.FailurePolicy, matchPolicy: w.MatchPolicy,
 		sideEffects: w.SideEffects, timeoutSeconds: w.TimeoutSeconds, reviewVersions: w.AdmissionReviewVersions,
 		matchConditions: w.MatchConditions, reinvocationPolicy: w.ReinvocationPolicy}
@@ -57,7 +58,7 @@ func newMutatingHook(configuration string, index int, w *admissionregistrationv1
 }
 
 func newValidatingHook(configuration string, index int, w *admissionregistrationv1.ValidatingWebhook) *hook {
-	h := &hook{uid: hookUID(configuration, w.Name, index), name: w.Name,
+	h := &hook{uid: hookUID(configuration, w.Name, index), configuration: configuration, name: w.Name,
 		clientConfig: w.ClientConfig, rules: w.Rules, failurePolicy: w.FailurePolicy, matchPolicy: w.MatchPolicy,
 		sideEffects: w.SideEffects, timeoutSeconds: w.TimeoutSeconds, reviewVersions: w.AdmissionReviewVersions,
 		matchConditions: w.MatchConditions}

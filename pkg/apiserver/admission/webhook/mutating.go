@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -70,7 +71,12 @@ func (p *Mutating) Admit(ctx context.Context, a handlers.Attributes, obj runtime
 // round calls the webhooks concerned in order (in the second round, only
 // those to reinvoke).
 func (p *Mutating) round(ctx context.Context, a handlers.Attributes, v *admission.VersionedAttributes, state *reinvocation, again bool) error {
-	for _, h := range p.source.mutatingHooks() {
+	at := callSite{}
+	if again {
+		at.round = 1
+	}
+	for i, h := range p.source.mutatingHooks() {
+		at.index = i
 		invocation, hv, eq, err := p.shouldCall(ctx, h, v)
 		if err != nil {
 			return err
@@ -82,7 +88,10 @@ func (p *Mutating) round(ctx context.Context, a handlers.Attributes, v *admissio
 		if eq != nil {
 			defaults = nil // the request's version's defaults, once converted back
 		}
-		changed, err := p.callOne(ctx, h, invocation, hv, defaults)
+		began := time.Now()
+		changed, err := p.callOne(ctx, h, at, invocation, hv, defaults)
+		observeCall(h, string(v.Attributes.GetOperation()), time.Since(began), err)
+		annotateMutation(ctx, h, at, changed)
 		if changed && eq != nil {
 			// Patched at another version: the request's object becomes
 			// the patched one, converted back.
@@ -104,6 +113,7 @@ func (p *Mutating) round(ctx context.Context, a handlers.Attributes, v *admissio
 			return reqErr
 		}
 		slog.Warn("admission webhooks: failed calling webhook, failing open", "webhook", h.name, "error", err)
+		failedOpen(ctx, h, at)
 	}
 	return nil
 }
@@ -111,7 +121,7 @@ func (p *Mutating) round(ctx context.Context, a handlers.Attributes, v *admissio
 // callOne calls a mutating webhook and applies its patch to the object,
 // then the object's defaults (as kube decodes a patched object); it
 // reports whether the object changed.
-func (p *Mutating) callOne(ctx context.Context, h *hook, inv *invocation,
+func (p *Mutating) callOne(ctx context.Context, h *hook, at callSite, inv *invocation,
 	v *admission.VersionedAttributes, defaults func(runtime.Object)) (bool, error) {
 	result, err := call(ctx, h, inv, v)
 	if err != nil || len(result.patch) == 0 {
@@ -138,6 +148,7 @@ func (p *Mutating) callOne(ctx context.Context, h *hook, inv *invocation,
 		return false, apierrors.NewInternalError(err)
 	}
 	changed := !equality.Semantic.DeepEqual(obj, patched)
+	annotatePatch(ctx, h, at, patch)
 	if defaults != nil {
 		defaults(patched)
 	}

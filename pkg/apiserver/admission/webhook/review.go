@@ -42,6 +42,9 @@ type response struct {
 	patchType admissionv1.PatchType
 	result    *metav1.Status
 	warnings  []string
+	// auditAnnotations are the annotations the webhook asks the request's
+	// audit event to carry.
+	auditAnnotations map[string]string
 }
 
 // newReview returns the review of v that h is sent, at the first version
@@ -118,7 +121,8 @@ func verify(uid types.UID, mutating bool, answer runtime.Object) (*response, err
 		if want := admissionv1.SchemeGroupVersion.WithKind("AdmissionReview"); r.GroupVersionKind() != want {
 			return nil, fmt.Errorf("expected webhook response of %v, got %v", want.String(), r.GroupVersionKind().String())
 		}
-		out := &response{allowed: r.Response.Allowed, result: r.Response.Result, warnings: r.Response.Warnings}
+		out := &response{allowed: r.Response.Allowed, result: r.Response.Result, warnings: r.Response.Warnings,
+			auditAnnotations: r.Response.AuditAnnotations}
 		patch, patchType := r.Response.Patch, r.Response.PatchType
 		if !mutating {
 			if len(patch) > 0 {
@@ -146,7 +150,8 @@ func verify(uid types.UID, mutating bool, answer runtime.Object) (*response, err
 		if r.Response == nil {
 			return nil, fmt.Errorf("webhook response was absent")
 		}
-		out := &response{allowed: r.Response.Allowed, result: r.Response.Result, warnings: r.Response.Warnings}
+		out := &response{allowed: r.Response.Allowed, result: r.Response.Result, warnings: r.Response.Warnings,
+			auditAnnotations: r.Response.AuditAnnotations}
 		if mutating && len(r.Response.Patch) > 0 {
 			out.patch, out.patchType = r.Response.Patch, admissionv1.PatchTypeJSONPatch
 		}

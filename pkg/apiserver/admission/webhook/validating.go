@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
@@ -55,7 +56,7 @@ func (p *Validating) Validate(ctx context.Context, a handlers.Attributes, obj ru
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = p.callOne(ctx, c.hook, c.invocation, c.attributes)
+			errs[i] = p.callOne(ctx, c.hook, callSite{index: i}, c.invocation, c.attributes)
 		}()
 	}
 	wg.Wait()
@@ -68,14 +69,17 @@ func (p *Validating) Validate(ctx context.Context, a handlers.Attributes, obj ru
 }
 
 // callOne calls one validating webhook and returns the request's error.
-func (p *Validating) callOne(ctx context.Context, h *hook, inv *invocation, v *admission.VersionedAttributes) error {
+func (p *Validating) callOne(ctx context.Context, h *hook, at callSite, inv *invocation, v *admission.VersionedAttributes) error {
+	began := time.Now()
 	_, err := call(ctx, h, inv, v)
+	observeCall(h, string(v.Attributes.GetOperation()), time.Since(began), err)
 	if err == nil {
 		return nil
 	}
 	reqErr, ignored := failed(ctx, h.failurePolicy, err)
 	if ignored {
 		slog.Warn("admission webhooks: failed calling webhook, failing open", "webhook", h.name, "error", err)
+		failedOpen(ctx, h, at)
 	}
 	return reqErr
 }
