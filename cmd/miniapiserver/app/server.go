@@ -668,17 +668,14 @@ func Run(ctx context.Context, o *Options, out io.Writer) error {
 		return nil // interrupted while starting
 	}
 	// Starting allocates several times the heap that stays live (package
-	// initialisers, schemas, the first list of every watch cache): give
+	// initialisers, schemas (on a fresh cluster the managedFields type
+	// converter's: 12 MiB read for 2 kept), the first list of every
+	// watch cache): give
 	// the garbage back to the system now rather than hold it as idle
 	// heap until the scavenger gets to it (~4 MiB of idle RSS, and that
 	// memory is private to each instance).
 	debug.FreeOSMemory()
 	slog.Info("miniapiserver is ready", "url", s.SecureURL, "etcd", s.EtcdURL, "startup", time.Since(start).Round(time.Millisecond))
-	// What the start allocated and dropped (the bootstrap writes; on a
-	// fresh cluster the managedFields type converter's schemas, 12 MiB
-	// read for 2 kept) goes back to the system now, not when the
-	// background scavenger gets to it.
-	debug.FreeOSMemory()
 	if s.KubeconfigPath != "" {
 		abs, _ := filepath.Abs(s.KubeconfigPath)
 		fmt.Fprintf(out, "kubeconfig: %s\n  kubectl --kubeconfig %s get namespaces\n", abs, abs)
