@@ -189,9 +189,11 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// From here on goroutines run: a start that fails stops them before
+	// the storage they use is destroyed.
+	s.cleanup = append(s.cleanup, func() { cancel(); s.wg.Wait() })
 	// The bootstrap policy and the flow control configuration are written
 	// in the background, meanwhile: /healthz waits for them.
-	s.cleanup = append(s.cleanup, func() { cancel(); s.wg.Wait() })
 	s.startRBAC(ctx, authorization, st.rbac)
 	s.goUntilDone(func() { flowControl.Run(ctx) })
 	serviceCIDRs, err := writeBootstrapObjects(ctx, o, st, creds.clientCA.PEM, secureLn.Addr().(*net.TCPAddr).Port)
@@ -670,10 +672,9 @@ func Run(ctx context.Context, o *Options, out io.Writer) error {
 	// Starting allocates several times the heap that stays live (package
 	// initialisers, schemas (on a fresh cluster the managedFields type
 	// converter's: 12 MiB read for 2 kept), the first list of every
-	// watch cache): give
-	// the garbage back to the system now rather than hold it as idle
-	// heap until the scavenger gets to it (~4 MiB of idle RSS, and that
-	// memory is private to each instance).
+	// watch cache): give the garbage back to the system now rather than
+	// hold it as idle heap until the scavenger gets to it (~4 MiB of idle
+	// RSS, and that memory is private to each instance).
 	debug.FreeOSMemory()
 	slog.Info("miniapiserver is ready", "url", s.SecureURL, "etcd", s.EtcdURL, "startup", time.Since(start).Round(time.Millisecond))
 	if s.KubeconfigPath != "" {
