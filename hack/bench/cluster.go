@@ -99,17 +99,24 @@ func (o *clusterOps) do(ctx context.Context, c *Client, op, method, path string,
 	if ctx.Err() != nil {
 		return resp, err
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	if err != nil {
-		if o.errs[op] == nil {
-			o.errs[op] = &errorSamples{}
-		}
-		o.errs[op].add(err)
+		o.fail(op, err)
 		return resp, err
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.lat[op] = append(o.lat[op], d)
 	return resp, nil
+}
+
+// fail counts a failed request of kind op.
+func (o *clusterOps) fail(op string, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.errs[op] == nil {
+		o.errs[op] = &errorSamples{}
+	}
+	o.errs[op].add(err)
 }
 
 func (o *clusterOps) fields() Fields {

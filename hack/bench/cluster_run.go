@@ -198,6 +198,10 @@ func (cl *cluster) steady(ctx context.Context, pods int) Fields {
 			for _, q := range []url.Values{{"limit": {strconv.Itoa(cl.PageSize)}}, {"resourceVersion": {"0"}}} {
 				t0 := time.Now()
 				if _, _, err := listPods(sctx, cl.c, podsPath, q, 0); err != nil {
+					if sctx.Err() == nil {
+						op := map[bool]string{true: "list_all_pods_paged", false: "list_all_pods_rv0"}[q.Has("limit")]
+						cl.ops.fail(op, err)
+					}
 					continue
 				}
 				if q.Has("limit") {
