@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
@@ -16,11 +17,13 @@ import (
 // then shuts down gracefully: it stops accepting, ends every watch (a
 // clean end of stream: clients watch again elsewhere), and gives the
 // other requests in flight up to shutdownTimeout to finish before it
-// cuts them off.
+// cuts them off. A connection is closed as soon as it has no request in
+// flight.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.Config, shutdownTimeout time.Duration) error {
 	baseCtx, cancelRequests := context.WithCancel(context.Background())
 	defer cancelRequests()
 	watchesCtx, endWatches := context.WithCancel(baseCtx)
+	idle := newIdleConns()
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -28,10 +31,12 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.
 		MaxHeaderBytes:    1 << 20,
 		BaseContext:       func(net.Listener) context.Context { return handlers.WithWatchesEnding(baseCtx, watchesCtx) },
 		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelDebug),
+		ConnState:         idle.track,
 	}
 	// Watches never finish by themselves: they end when shutdown starts,
 	// or they would hold it to its timeout.
 	srv.RegisterOnShutdown(endWatches)
+	srv.RegisterOnShutdown(idle.closeAll)
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
@@ -54,4 +59,55 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.
 		return serveErr
 	}
 	return err
+}
+
+// idleConns closes HTTP/2 connections without a request in flight once
+// shutdown starts. http.Server.Shutdown closes idle HTTP/1 connections
+// itself, but an HTTP/2 connection it only asks to go away (GOAWAY), then
+// waits until it closes: Go's HTTP/2 server gives the client a second
+// (http2 goAwayTimeout) after its last stream before closing it, so every
+// idle client connection would hold the shutdown for that second.
+// Clients that keep a connection (client-go does) see it closed instead,
+// as they would after the second; the requests in flight are not touched:
+// their connection closes when they are done.
+type idleConns struct {
+	mu      sync.Mutex
+	idle    map[net.Conn]bool // the open connections: true when idle
+	closing bool
+}
+
+func newIdleConns() *idleConns { return &idleConns{idle: map[net.Conn]bool{}} }
+
+// track is the server's ConnState hook. HTTP/2 reports a connection
+// active when a stream opens, idle when its last stream closes.
+func (c *idleConns) track(conn net.Conn, state http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch state {
+	case http.StateClosed, http.StateHijacked:
+		delete(c.idle, conn)
+	case http.StateIdle:
+		if c.closing {
+			delete(c.idle, conn)
+			go conn.Close() // not under the hook: a TLS close may write
+			return
+		}
+		c.idle[conn] = true
+	default:
+		c.idle[conn] = false
+	}
+}
+
+// closeAll closes the idle connections and, from now on, each connection
+// that becomes idle.
+func (c *idleConns) closeAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closing = true
+	for conn, idle := range c.idle {
+		if idle {
+			delete(c.idle, conn)
+			go conn.Close()
+		}
+	}
 }

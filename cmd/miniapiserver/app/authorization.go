@@ -15,6 +15,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/bootstrap"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // Authorization is the server's authorizer (--authorization-mode, then
@@ -100,6 +101,9 @@ func reconcileBootstrapPolicy(ctx context.Context, st rbac.GroupStorage) error {
 		return err
 	}
 	stores := bootstrap.Stores{Roles: st.Roles, ClusterRoles: st.ClusterRoles, RoleBindings: st.RoleBindings, ClusterRoleBindings: st.ClusterRoleBindings}
+	if err := rest.WaitForStorageReadiness(ctx, st.Roles, st.ClusterRoles, st.RoleBindings, st.ClusterRoleBindings); err != nil {
+		return err
+	}
 	for {
 		start := time.Now()
 		err := bootstrap.Reconcile(ctx, p, stores)

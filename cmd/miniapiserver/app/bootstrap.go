@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -30,18 +32,18 @@ func ensureSystemNamespaces(ctx context.Context, namespaces *core.NamespaceREST)
 	// Created as kube-apiserver creates them, by its own client.
 	creater := fieldmanager.TrackingCreater(namespaces, corev1.SchemeGroupVersion.WithKind("Namespace"), "kube-apiserver")
 	ctx = request.WithNamespace(ctx, "")
-	for _, name := range systemNamespaces {
+	return concurrently(systemNamespaces, func(name string) error {
 		// Kept from an earlier start: a restart then builds no field
 		// manager before its first write.
 		if _, err := namespaces.Get(ctx, name, &metav1.GetOptions{}); err == nil {
-			continue
+			return nil
 		}
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		if _, err := creater.Create(ctx, ns, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // ensureSystemPriorityClasses creates kube's system priority classes
@@ -50,15 +52,70 @@ func ensureSystemNamespaces(ctx context.Context, namespaces *core.NamespaceREST)
 func ensureSystemPriorityClasses(ctx context.Context, classes *generic.Store) error {
 	creater := fieldmanager.TrackingCreater(classes, schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"), "kube-apiserver")
 	ctx = request.WithNamespace(ctx, "")
-	for _, pc := range scheduling.SystemPriorityClasses() {
+	return concurrently(scheduling.SystemPriorityClasses(), func(pc *schedulingv1.PriorityClass) error {
 		if _, err := classes.Get(ctx, pc.Name, &metav1.GetOptions{}); err == nil {
-			continue
+			return nil
 		}
 		if _, err := creater.Create(ctx, pc, nil, &metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating priority class %s: %w", pc.Name, err)
 		}
+		return nil
+	})
+}
+
+// writeBootstrapObjects writes what kube-apiserver writes at start besides
+// the RBAC policy and the flow control configuration: the system
+// namespaces and priority classes, kube-system's
+// extension-apiserver-authentication, the default ServiceCIDR and
+// default/kubernetes. Their writes do not depend on each other but for
+// the last two, which wait for the namespaces (their namespace) and the
+// ServiceCIDR (the Service's address is allocated from it): they are made
+// concurrently, so that a start waits for a few rounds of writes to etcd
+// rather than for one per object. It returns the controller that keeps
+// the default ServiceCIDR (Run it).
+func writeBootstrapObjects(ctx context.Context, o *Options, st groupStorages, clientCA []byte, securePort int) (*defaultservicecidr.Controller, error) {
+	var serviceCIDRs *defaultservicecidr.Controller
+	err := all(
+		func() error { return ensureSystemNamespaces(ctx, st.core.Namespaces) },
+		func() error { return ensureSystemPriorityClasses(ctx, st.scheduling.PriorityClasses) },
+		func() (err error) {
+			serviceCIDRs, err = defaultServiceCIDR(ctx, o, st.networking)
+			return err
+		},
+	)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	err = all(
+		func() error {
+			if err := ensureExtensionAuthConfigMap(ctx, st.core.ConfigMaps, clientCA); err != nil {
+				return fmt.Errorf("writing kube-system/%s: %w", extensionAuthConfigMap, err)
+			}
+			return nil
+		},
+		func() error {
+			ensureKubernetesService(ctx, o, st.core.Services, securePort)
+			return nil
+		},
+	)
+	return serviceCIDRs, err
+}
+
+// all calls every f at once, waits for all, and joins their errors.
+func all(fs ...func() error) error {
+	return concurrently(fs, func(f func() error) error { return f() })
+}
+
+// concurrently calls f on every item at once, waits for all, and joins
+// their errors.
+func concurrently[T any](items []T, f func(T) error) error {
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, item := range items {
+		wg.Go(func() { errs[i] = f(item) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // ensureKubernetesService creates default/kubernetes, as kube-apiserver

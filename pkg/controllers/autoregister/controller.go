@@ -175,6 +175,9 @@ func (c *Controller) Ready() error {
 // Run works until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	ctx = request.WithNamespace(ctx, "")
+	if rest.WaitForStorageReadiness(ctx, c.storage) != nil {
+		return
+	}
 	for !c.recordStart(ctx) {
 		if !sleep(ctx, c.retry) {
 			return

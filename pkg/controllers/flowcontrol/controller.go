@@ -98,6 +98,9 @@ func (c *Controller) Ensured() error {
 // Run works until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	ctx = request.WithNamespace(ctx, "")
+	if rest.WaitForStorageReadiness(ctx, c.cfg.FlowSchemas, c.cfg.PriorityLevels) != nil {
+		return
+	}
 	var wg sync.WaitGroup
 	for _, s := range []Storage{c.cfg.FlowSchemas, c.cfg.PriorityLevels} {
 		wg.Add(1)

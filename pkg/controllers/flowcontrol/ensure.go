@@ -2,8 +2,10 @@ package flowcontrol
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -42,18 +44,22 @@ func flowSchemaSpec(fs *flowcontrolv1.FlowSchema) any { return &fs.Spec }
 func priorityLevelSpec(pl *flowcontrolv1.PriorityLevelConfiguration) any { return &pl.Spec }
 
 // ensure creates the missing objects of the mandatory or the suggested
-// set and revises those kube keeps up to date.
+// set and revises those kube keeps up to date. The objects of a set do
+// not depend on each other: they are ensured concurrently, which on a
+// fresh cluster makes the start wait for one round of reads and writes
+// to etcd rather than one per object.
 func (k *configKind[T]) ensure(ctx context.Context, mandatory bool) error {
 	set := k.suggested
 	if mandatory {
 		set = k.mandatory
 	}
-	for _, boot := range set {
-		if err := k.ensureOne(ctx, boot, mandatory); err != nil {
-			return err
-		}
+	errs := make([]error, len(set))
+	var wg sync.WaitGroup
+	for i, boot := range set {
+		wg.Go(func() { errs[i] = k.ensureOne(ctx, boot, mandatory) })
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (k *configKind[T]) ensureOne(ctx context.Context, boot T, mandatory bool) error {

@@ -21,11 +21,18 @@ import (
 // the served version's JSON.
 func (s *VersionedStore) GetObject(ctx context.Context, name string, options *metav1.GetOptions) (*storage.Object, error) {
 	obj, err := s.store.GetObject(ctx, name, options)
-	if err != nil {
-		return nil, err
+	if err != nil || s.servesStoredKind() {
+		return obj, err
 	}
 	return s.convertObject(obj)
 }
+
+// servesStoredKind reports whether the version served is the kind the
+// Store keeps (a custom resource's storage version): converting an object
+// to its own kind changes nothing, so stored objects, list items and
+// watch events go out as they are, without being decoded and encoded
+// again.
+func (s *VersionedStore) servesStoredKind() bool { return s.version.Kind == s.storageKind }
 
 // List implements rest.Lister: each item is converted (decoded, converted,
 // encoded) to the served version.
@@ -35,8 +42,8 @@ func (s *VersionedStore) List(ctx context.Context, options *metainternalversion.
 		return nil, err
 	}
 	res, err := s.store.List(ctx, options)
-	if err != nil {
-		return nil, err
+	if err != nil || s.servesStoredKind() {
+		return res, err
 	}
 	out := *res
 	out.Items = make([]*storage.Object, len(res.Items))
@@ -57,8 +64,8 @@ func (s *VersionedStore) Watch(ctx context.Context, options *metainternalversion
 		return nil, err
 	}
 	w, err := s.store.Watch(ctx, options)
-	if err != nil {
-		return nil, err
+	if err != nil || s.servesStoredKind() {
+		return w, err
 	}
 	return &versionedWatcher{inner: w, s: s, stop: make(chan struct{})}, nil
 }

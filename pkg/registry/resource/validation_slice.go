@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -194,10 +195,12 @@ func validateDeviceNodes(d resourcev1.Device, fldPath *field.Path, perDeviceNode
 	return append(allErrs, exactlyOne(set, fldPath, msg, msg)...)
 }
 
-// semver is semver.org 2.0.0's grammar.
-var semver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
-	`(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?` +
-	`(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$`)
+// semver is semver.org 2.0.0's grammar (compiled on first use).
+var semver = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
+		`(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?` +
+		`(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$`)
+})
 
 // attributeUnion is the declarative rule that an attribute has exactly
 // one value.
@@ -211,7 +214,7 @@ func validateDeviceAttribute(a resourcev1.DeviceAttribute, fldPath *field.Path) 
 		allErrs = append(allErrs, field.TooLong(fldPath.Child("string"), "", resourcev1.DeviceAttributeMaxValueLength))
 	}
 	if v := a.VersionValue; v != nil {
-		if !semver.MatchString(*v) {
+		if !semver().MatchString(*v) {
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("version"), *v, "must be a string compatible with semver.org spec 2.0.0"))
 		}
 		if len(*v) > resourcev1.DeviceAttributeMaxValueLength {

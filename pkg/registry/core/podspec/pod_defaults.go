@@ -2,6 +2,7 @@ package podspec
 
 import (
 	"regexp"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -323,9 +324,11 @@ func defaultPullPolicy(image string) corev1.PullPolicy {
 }
 
 // The image reference grammar of github.com/distribution/reference, which
-// kube uses to find an image's tag.
+// kube uses to find an image's tag. Compiled on first use, not when the
+// program starts: every run of the binary (`--help`, the etcd mode)
+// would pay for it.
 var (
-	imageReferenceRegexp = func() *regexp.Regexp {
+	imageReferenceRegexp = sync.OnceValue(func() *regexp.Regexp {
 		const (
 			alphanumeric    = `[a-z0-9]+`
 			separator       = `(?:[._]|__|[-]+)`
@@ -338,18 +341,18 @@ var (
 			digest          = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}`
 		)
 		return regexp.MustCompile(`^(` + name + `)(?::(` + tag + `))?(?:@(` + digest + `))?$`)
-	}()
-	imageIdentifierRegexp = regexp.MustCompile(`^[a-f0-9]{64}$`)
+	})
+	imageIdentifierRegexp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-f0-9]{64}$`) })
 )
 
 // imageTag returns the tag of an image reference: "latest" when it has
 // neither tag nor digest, "" when it has only a digest. ok is false when
 // the reference does not parse.
 func imageTag(image string) (tag string, ok bool) {
-	if imageIdentifierRegexp.MatchString(image) {
+	if imageIdentifierRegexp().MatchString(image) {
 		return "", false
 	}
-	m := imageReferenceRegexp.FindStringSubmatch(image)
+	m := imageReferenceRegexp().FindStringSubmatch(image)
 	if m == nil || len(m[1]) > 255 {
 		return "", false
 	}
