@@ -275,11 +275,19 @@ func (c *Cluster) client(endpoints []string) (*clientv3.Client, error) {
 // is a learner: the leader, to which PromoteMember forwards the request,
 // tells (it refuses while the learner lags, and answers that a voting
 // member is not a learner).
+//
+// It returns once this member itself has applied its promotion: the
+// leader answers first, and until then this member refuses the server's
+// requests ("rpc not supported for learner"), which would fail its
+// start's first writes.
 func promote(ctx context.Context, e *embed.Etcd) error {
 	for {
 		_, err := e.Server.PromoteMember(ctx, uint64(e.Server.MemberID()))
 		if err == nil || errors.Is(err, membership.ErrMemberNotLearner) {
-			return nil
+			if !e.Server.IsLearner() {
+				return nil
+			}
+			err = errors.New("promoted, but this member has not applied its promotion yet")
 		}
 		select {
 		case <-ctx.Done():
