@@ -113,6 +113,10 @@ var normalizers = []struct {
 }{
 	// klog's header (level, time, pid, file:line).
 	{regexp.MustCompile(`(?m)^([IWE])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]+\] `), "$1] "},
+	// client-go's log of a watch that kubectl's own --timeout cancelled
+	// while it was being set up: whether it comes depends on how long the
+	// LIST before it took (a loaded machine), on either server.
+	{regexp.MustCompile(`(?m)^E\] "Unhandled Error" err="k8s.io/client-go/tools/watch/informerwatcher.go:\d+: Failed to watch [^"]*: context deadline exceeded"\n`), ""},
 	{regexp.MustCompile(`https://127\.0\.0\.1:\d+`), "https://SERVER"},
 	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "UID"},
 	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`), "TIME"},
