@@ -11,12 +11,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -64,9 +66,29 @@ type Server struct {
 	failed    chan error
 }
 
+// portAttempts bounds how often Start picks new free ports after etcd
+// found one taken.
+const portAttempts = 5
+
 // Start starts etcd and returns once it serves clients: for a member of
 // a cluster, once it has joined the cluster as a voting member.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
+	for attempt := 1; ; attempt++ {
+		s, err := start(ctx, cfg)
+		// A port found free is free only until someone else binds it:
+		// another process (parallel test binaries, on CI) may take it
+		// before etcd listens. Ports this process picked can be picked
+		// again; etcd fails to listen before it writes any data.
+		if err == nil || cfg.ClientPort != 0 || attempt == portAttempts || !errors.Is(err, syscall.EADDRINUSE) {
+			return s, err
+		}
+		if rmErr := os.Remove(portsFile(cfg.Dir)); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("embedetcd: %w", rmErr)
+		}
+	}
+}
+
+func start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("embedetcd: %w", err)
 	}
@@ -239,7 +261,8 @@ func writePorts(dir string, client, peer int) error {
 	return nil
 }
 
-func freePort() (int, error) {
+// freePort is a variable so that a test can hand out a taken port.
+var freePort = func() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("embedetcd: finding a free port: %w", err)

@@ -16,7 +16,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -25,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
 )
 
 // requestTimeout bounds every request: one that takes longer is a hang.
@@ -73,12 +73,12 @@ func newTarget(f *testing.F, opts ...func(*app.Options)) *target {
 }
 
 func freePort(f *testing.F) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	f.Helper()
+	port, err := testserver.FreePort()
 	if err != nil {
 		f.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // answer is what a request got.

@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -288,12 +289,11 @@ func waitOK(t *testing.T, c *http.Client, url string, p *process) {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testserver.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 func tail(b []byte, n int) []byte {

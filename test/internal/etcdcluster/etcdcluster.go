@@ -18,6 +18,8 @@ import (
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
 )
 
 // readyTimeout bounds the wait for members to become ready (a busy
@@ -278,15 +280,9 @@ func (c *Cluster) Stop() error {
 // Endpoint is the client URL of member i.
 func (c *Cluster) Endpoint(i int) string { return c.configs[i].AdvertiseClientUrls[0].String() }
 
-// FreePort returns a loopback port free at the time of the call.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// FreePort returns a loopback port free at the time of the call (see
+// testserver.FreePort: below the kernel's ephemeral range).
+func FreePort() (int, error) { return testserver.FreePort() }
 
 func freeURL() (url.URL, error) {
 	p, err := FreePort()

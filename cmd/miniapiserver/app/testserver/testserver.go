@@ -10,7 +10,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -50,7 +49,15 @@ func WithEtcd(urls ...string) Option {
 // WithInsecurePort also serves plain HTTP without authentication on a free
 // loopback port (TestServer.Server.InsecureURL).
 func WithInsecurePort() Option {
-	return func(o *app.Options) { o.InsecurePort = freePort() }
+	return func(o *app.Options) {
+		port, err := FreePort()
+		if err != nil {
+			// No port at all: Start refuses -1 with a clear error
+			// (0 would silently serve no plain HTTP).
+			port = -1
+		}
+		o.InsecurePort = port
+	}
 }
 
 // Start starts a server for the test and stops it at cleanup.
@@ -135,16 +142,6 @@ func runMain(m *testing.M, setup func(*TestServer, string), opts []Option) int {
 	defer ts.Server.Stop()
 	setup(ts, dir)
 	return m.Run()
-}
-
-// freePort returns a loopback port free at the time of the call.
-func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // HTTPClient returns a plain HTTP client that trusts the server, for tests
