@@ -13,7 +13,8 @@
 # (scratch dir, default a new /tmp dir, removed at the end unless KEEP=1),
 # PEER_BIN (the reference's binaries, default /tmp/peer/bin; built by
 # ../shared/reference-kube/build.sh), PROFILE_DIR (save each server's CPU
-# profile of the steady phase there as <server>.cpu.pb.gz; miniapiserver
+# profile of the steady phase there as <server>.cpu.pb.gz, and its heap
+# profile at its end as <server>.cpu.pb.gz.heap; miniapiserver
 # then runs with --profiling, kube-apiserver profiles by default).
 # miniapiserver runs with --etcd-servers, so its RSS is its own: compare
 # rss_bytes with kube-apiserver's, and etcd_rss_bytes with each other.

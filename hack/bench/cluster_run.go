@@ -230,21 +230,30 @@ func (cl *cluster) steady(ctx context.Context, pods int) Fields {
 
 // saveCPUProfile saves the server's CPU profile of the steady phase (all
 // of it but its last seconds, so that the profile is back before the
-// phase ends) to --cpu-profile.
+// phase ends) to --cpu-profile, then its heap profile (what is live then)
+// beside it, with the suffix .heap.
 func (cl *cluster) saveCPUProfile(ctx context.Context) error {
+	ctx = context.WithoutCancel(ctx)
 	seconds := max(1, int(cl.Duration.Seconds())-3)
-	resp, err := cl.c.Stream(context.WithoutCancel(ctx), "/debug/pprof/profile", url.Values{"seconds": {strconv.Itoa(seconds)}})
+	if err := cl.saveProfile(ctx, "/debug/pprof/profile", url.Values{"seconds": {strconv.Itoa(seconds)}}, cl.CPUProfile); err != nil {
+		return err
+	}
+	return cl.saveProfile(ctx, "/debug/pprof/heap", nil, cl.CPUProfile+".heap")
+}
+
+func (cl *cluster) saveProfile(ctx context.Context, path string, q url.Values, file string) error {
+	resp, err := cl.c.Stream(ctx, path, q)
 	if err != nil {
-		return fmt.Errorf("CPU profile: %w", err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	defer resp.Body.Close()
-	f, err := os.Create(cl.CPUProfile)
+	f, err := os.Create(file)
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(f, resp.Body); err != nil {
 		f.Close()
-		return fmt.Errorf("CPU profile: %w", err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return f.Close()
 }
