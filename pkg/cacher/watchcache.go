@@ -139,6 +139,13 @@ func (wc *watchCache) compact(rev int64) {
 	wc.mu.Unlock()
 }
 
+// oldestRevision is the revision after which the history is complete.
+func (wc *watchCache) oldestRevision() int64 {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return wc.history.oldestRV
+}
+
 func (wc *watchCache) resourceVersion() int64 {
 	wc.mu.RLock()
 	defer wc.mu.RUnlock()
