@@ -3,8 +3,10 @@ package handlers
 import (
 	"bufio"
 	"context"
+	"io"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,14 +75,16 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 	isWatchList := opts.SendInitialEvents != nil && *opts.SendInitialEvents && opts.AllowWatchBookmarks
 	stream := newWatchStream(w, out.MediaType, isWatchList && acceptsGzip(r))
 	defer stream.Close()
-	bw := bufio.NewWriterSize(stream, 32*1024)
-	enc.bw = bw
+	// A watch holds a write buffer only while it writes a burst: idle
+	// watches (a kubelet's, most of the time) hold none, or 5,000 node
+	// watches would keep 160 MB of buffers.
+	defer enc.releaseBuffer()
 	// The initial events of a WatchList are of no use to the client before
 	// the bookmark that ends them: they go out in full buffers, not one
 	// flush (and one gzip member) per event when the encoder keeps up
 	// with the watch cache.
 	initial := isWatchList
-	flush := func() bool { return bw.Flush() == nil && stream.Flush() == nil }
+	flush := func() bool { return enc.flush() && stream.Flush() == nil }
 	for {
 		// Events are taken in this goroutine (straight from the watch
 		// cache's buffer when the watcher allows it), and the burst
@@ -88,14 +92,18 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 		// when events trickle, few when they pour.
 		ev, status := storage.NextEvent(ctx, wch, false)
 		if status == storage.Pending {
-			if !initial && !flush() {
-				return
+			if !initial {
+				if !flush() {
+					return
+				}
+				enc.releaseBuffer()
 			}
 			ev, status = storage.NextEvent(ctx, wch, true)
 		}
 		if status != storage.Got {
 			return
 		}
+		enc.takeBuffer(stream)
 		if err := enc.write(ev); err != nil {
 			return
 		}
@@ -106,6 +114,30 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 		case ev.Type == watch.Bookmark && ev.InitialEventsEnd:
 			initial = false
 		}
+	}
+}
+
+// watchBuffers are the write buffers of watches writing a burst.
+var watchBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 32*1024) }}
+
+// takeBuffer gives the encoder a write buffer to w, unless it has one.
+func (e *eventEncoder) takeBuffer(w io.Writer) {
+	if e.bw == nil {
+		e.bw = watchBuffers.Get().(*bufio.Writer)
+		e.bw.Reset(w)
+	}
+}
+
+// flush writes out what the encoder's buffer holds.
+func (e *eventEncoder) flush() bool { return e.bw == nil || e.bw.Flush() == nil }
+
+// releaseBuffer hands the encoder's buffer back (what it holds is
+// dropped: flush first).
+func (e *eventEncoder) releaseBuffer() {
+	if e.bw != nil {
+		e.bw.Reset(nil)
+		watchBuffers.Put(e.bw)
+		e.bw = nil
 	}
 }
 
