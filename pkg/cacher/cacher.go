@@ -154,6 +154,31 @@ func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, dest runtime.
 	return c.storage.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
 }
 
+var _ storage.ObjectWriter = (*Cacher)(nil)
+
+// CreateObject implements storage.ObjectWriter: Create, returning the
+// stored Object when the store can (nil otherwise).
+func (c *Cacher) CreateObject(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) (*storage.Object, error) {
+	if w, ok := c.storage.(storage.ObjectWriter); ok {
+		return w.CreateObject(ctx, key, obj, out, ttl)
+	}
+	return nil, c.storage.Create(ctx, key, obj, out, ttl)
+}
+
+// GuaranteedUpdateObject implements storage.ObjectWriter: GuaranteedUpdate,
+// returning the stored Object when the store can (nil otherwise).
+func (c *Cacher) GuaranteedUpdateObject(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExisting runtime.Object) (*storage.Object, error) {
+	w, ok := c.storage.(storage.ObjectWriter)
+	if !ok {
+		return nil, c.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
+	}
+	if cachedExisting == nil {
+		cachedExisting = c.cachedObject(key)
+	}
+	return w.GuaranteedUpdateObject(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
+}
+
 // Delete implements storage.Interface, with the cached state as first guess.
 func (c *Cacher) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validateDeletion storage.ValidateObjectFunc, cachedExisting runtime.Object) error {
