@@ -53,6 +53,8 @@ type Cacher struct {
 	ready      *readiness
 	progress   *progressRequester
 	trigger    string // the indexed field watches may select on
+	hints      attrHints
+	observer   storage.WriteObserver // observeWrite, made once
 
 	ctx          context.Context
 	cancel       context.CancelFunc
@@ -108,6 +110,7 @@ func New(cfg Config) (*Cacher, error) {
 		ctx:        ctx,
 		cancel:     cancel,
 	}
+	c.observer = c.observeWrite
 	if len(cfg.Resource.IndexFields) > 0 {
 		c.trigger = cfg.Resource.IndexFields[0]
 	}
@@ -139,9 +142,10 @@ func (c *Cacher) ReadinessCheck() error {
 	return nil
 }
 
-// Create implements storage.Interface: writes go to the store.
+// Create implements storage.Interface: writes go to the store, and leave
+// the new object's labels and fields for the reflector (attrHints).
 func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
-	return c.storage.Create(ctx, key, obj, out, ttl)
+	return c.storage.Create(c.observing(ctx), key, obj, out, ttl)
 }
 
 // GuaranteedUpdate implements storage.Interface. The cached state is the
@@ -151,7 +155,7 @@ func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, dest runtime.
 	if cachedExisting == nil {
 		cachedExisting = c.cachedObject(key)
 	}
-	return c.storage.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
+	return c.storage.GuaranteedUpdate(c.observing(ctx), key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
 }
 
 var _ storage.ObjectWriter = (*Cacher)(nil)
@@ -159,10 +163,11 @@ var _ storage.ObjectWriter = (*Cacher)(nil)
 // CreateObject implements storage.ObjectWriter: Create, returning the
 // stored Object when the store can (nil otherwise).
 func (c *Cacher) CreateObject(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) (*storage.Object, error) {
-	if w, ok := c.storage.(storage.ObjectWriter); ok {
-		return w.CreateObject(ctx, key, obj, out, ttl)
+	w, ok := c.storage.(storage.ObjectWriter)
+	if !ok {
+		return nil, c.Create(ctx, key, obj, out, ttl)
 	}
-	return nil, c.storage.Create(ctx, key, obj, out, ttl)
+	return w.CreateObject(c.observing(ctx), key, obj, out, ttl)
 }
 
 // GuaranteedUpdateObject implements storage.ObjectWriter: GuaranteedUpdate,
@@ -176,7 +181,7 @@ func (c *Cacher) GuaranteedUpdateObject(ctx context.Context, key string, dest ru
 	if cachedExisting == nil {
 		cachedExisting = c.cachedObject(key)
 	}
-	return w.GuaranteedUpdateObject(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
+	return w.GuaranteedUpdateObject(c.observing(ctx), key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
 }
 
 // Delete implements storage.Interface, with the cached state as first guess.

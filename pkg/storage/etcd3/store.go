@@ -127,6 +127,7 @@ func (s *Store) create(ctx context.Context, key string, obj, out runtime.Object,
 	if err != nil {
 		return nil, 0, err
 	}
+	storage.ObserveWrite(ctx, key, obj, data)
 	stored, err := s.toStorage(ctx, key, data)
 	if err != nil {
 		return nil, 0, err
@@ -387,6 +388,7 @@ func (s *Store) guaranteedUpdate(ctx context.Context, key string, dest runtime.O
 			}
 			continue
 		}
+		storage.ObserveWrite(ctx, key, out, data)
 		resp, err := s.put(ctx, key, cur.rev, data, ttl)
 		if err != nil {
 			return nil, 0, err
