@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 )
@@ -182,14 +179,7 @@ func TestWriteAnswersOtherRepresentations(t *testing.T) {
 // create in ns, named apart from the objects other tests make of it.
 func fixtureObject(t *testing.T, ns, resource string) []byte {
 	t.Helper()
-	data, err := os.ReadFile("testdata/objects/" + resource + ".json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(strings.ReplaceAll(string(data), "NAMESPACE", ns)), &obj.Object); err != nil {
-		t.Fatalf("%s: %v", resource, err)
-	}
+	obj := readFixture(t, ns, resource)
 	switch {
 	case resource == "ipaddresses": // named by its address; the table fixture has its own
 		obj.SetName("192.168.201.1")
