@@ -12,9 +12,12 @@
 # ./bench-results.jsonl), LABEL (a suffix of each run's label), WORK
 # (scratch dir, default a new /tmp dir, removed at the end unless KEEP=1),
 # PEER_BIN (the reference's binaries, default /tmp/peer/bin; built by
-# ../shared/reference-kube/build.sh). miniapiserver runs with
-# --etcd-servers, so its RSS is its own: compare rss_bytes with
-# kube-apiserver's, and etcd_rss_bytes with each other.
+# ../shared/reference-kube/build.sh), PROFILE_DIR (save each server's CPU
+# profile of the steady phase there as <server>.cpu.pb.gz, and its heap
+# profile at its end as <server>.cpu.pb.gz.heap; miniapiserver
+# then runs with --profiling, kube-apiserver profiles by default).
+# miniapiserver runs with --etcd-servers, so its RSS is its own: compare
+# rss_bytes with kube-apiserver's, and etcd_rss_bytes with each other.
 set -euo pipefail
 
 SERVERS=${SERVERS:-mini kube}
@@ -48,13 +51,18 @@ start_etcd() {
 
 for server in $SERVERS; do
 	state=$WORK/$server
+	profile=()
+	if [[ -n ${PROFILE_DIR:-} ]]; then
+		mkdir -p "$PROFILE_DIR"
+		profile=(--cpu-profile "$PROFILE_DIR/$server.cpu.pb.gz")
+	fi
 	mkdir -p "$state"
 	start_etcd "$state"
 	case $server in
 	mini)
 		url=https://127.0.0.1:16470
 		"$WORK/miniapiserver" --data-dir "$state/data" --secure-port 16470 --etcd-servers "$etcd_url" \
-			>"$state/server.log" 2>&1 &
+			${PROFILE_DIR:+--profiling} >"$state/server.log" 2>&1 &
 		pid=$!
 		pids=("$pid" "${pids[@]}")
 		for _ in $(seq 600); do
@@ -76,6 +84,6 @@ for server in $SERVERS; do
 		;;
 	esac
 	"$WORK/bench" --label "$server${LABEL:+-$LABEL}" --scenario cluster --server "$url" "${auth[@]}" \
-		--pid "$pid" --etcd-pid "$etcd_pid" --out "$OUT" "$@"
+		--pid "$pid" --etcd-pid "$etcd_pid" --out "$OUT" "${profile[@]}" "$@"
 	cleanup
 done

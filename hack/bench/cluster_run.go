@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -133,6 +134,13 @@ func (cl *cluster) steady(ctx context.Context, pods int) Fields {
 	sctx, cancel := context.WithTimeout(ctx, cl.Duration)
 	defer cancel()
 	var wg sync.WaitGroup
+	if cl.CPUProfile != "" {
+		wg.Go(func() {
+			if err := cl.saveCPUProfile(sctx); err != nil {
+				cl.ops.fail("cpu_profile", err)
+			}
+		})
+	}
 	// Each node renews its lease every lease period, and patches its
 	// status every status period, at an offset of its own.
 	// A node whose previous heartbeat is still in flight skips one, as a
@@ -218,6 +226,36 @@ func (cl *cluster) steady(ctx context.Context, pods int) Fields {
 	f.add(Summarize(cached).Fields("list_all_pods_rv0_"))
 	f["pods_churned"] = churned.Load()
 	return f
+}
+
+// saveCPUProfile saves the server's CPU profile of the steady phase (all
+// of it but its last seconds, so that the profile is back before the
+// phase ends) to --cpu-profile, then its heap profile (what is live then)
+// beside it, with the suffix .heap.
+func (cl *cluster) saveCPUProfile(ctx context.Context) error {
+	ctx = context.WithoutCancel(ctx)
+	seconds := max(1, int(cl.Duration.Seconds())-3)
+	if err := cl.saveProfile(ctx, "/debug/pprof/profile", url.Values{"seconds": {strconv.Itoa(seconds)}}, cl.CPUProfile); err != nil {
+		return err
+	}
+	return cl.saveProfile(ctx, "/debug/pprof/heap", nil, cl.CPUProfile+".heap")
+}
+
+func (cl *cluster) saveProfile(ctx context.Context, path string, q url.Values, file string) error {
+	resp, err := cl.c.Stream(ctx, path, q)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // cleanup deletes what the scenario created.

@@ -49,6 +49,9 @@ type Config struct {
 	MaxRequests int
 	Repeats     int
 	PageSize    int
+	// CPUProfile is where the cluster scenario saves the server's CPU
+	// profile of its steady phase ("": none).
+	CPUProfile string
 
 	Watchers     int
 	Updates      int
@@ -151,6 +154,7 @@ func (c *Config) addFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Deadline, "deadline", c.Deadline, "Upper bound on each scenario's run time.")
 	fs.StringVar(&c.Scenario, "scenario", c.Scenario, "One of: "+strings.Join(scenarioNames(), ", ")+".")
 	fs.StringVar(&c.Out, "out", c.Out, "Also append the result lines to this file.")
+	fs.StringVar(&c.CPUProfile, "cpu-profile", c.CPUProfile, "cluster: save the server's CPU profile of the steady phase (GET /debug/pprof/profile; miniapiserver needs --profiling) to this file, and its heap profile at the phase's end to this file.heap.")
 	fs.StringVar(&c.Label, "label", c.Label, "A tag copied into every line's params (which server, which setup).")
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -55,6 +56,11 @@ type Cacher struct {
 	trigger    string // the indexed field watches may select on
 	hints      attrHints
 	observer   storage.WriteObserver // observeWrite, made once
+
+	// written is the highest revision created or updated through this
+	// cacher: reads at resourceVersion "0" wait for the cache to reach it
+	// (see waitForOwnWrites).
+	written atomic.Int64
 
 	ctx          context.Context
 	cancel       context.CancelFunc
@@ -145,7 +151,11 @@ func (c *Cacher) ReadinessCheck() error {
 // Create implements storage.Interface: writes go to the store, and leave
 // the new object's labels and fields for the reflector (attrHints).
 func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
-	return c.storage.Create(c.observing(ctx), key, obj, out, ttl)
+	if err := c.storage.Create(c.observing(ctx), key, obj, out, ttl); err != nil {
+		return err
+	}
+	c.noteWrite(out)
+	return nil
 }
 
 // GuaranteedUpdate implements storage.Interface. The cached state is the
@@ -155,7 +165,11 @@ func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, dest runtime.
 	if cachedExisting == nil {
 		cachedExisting = c.cachedObject(key)
 	}
-	return c.storage.GuaranteedUpdate(c.observing(ctx), key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
+	if err := c.storage.GuaranteedUpdate(c.observing(ctx), key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting); err != nil {
+		return err
+	}
+	c.noteWrite(dest)
+	return nil
 }
 
 var _ storage.ObjectWriter = (*Cacher)(nil)
@@ -167,7 +181,11 @@ func (c *Cacher) CreateObject(ctx context.Context, key string, obj, out runtime.
 	if !ok {
 		return nil, c.Create(ctx, key, obj, out, ttl)
 	}
-	return w.CreateObject(c.observing(ctx), key, obj, out, ttl)
+	stored, err := w.CreateObject(c.observing(ctx), key, obj, out, ttl)
+	if err == nil {
+		c.noteWrite(out)
+	}
+	return stored, err
 }
 
 // GuaranteedUpdateObject implements storage.ObjectWriter: GuaranteedUpdate,
@@ -181,7 +199,43 @@ func (c *Cacher) GuaranteedUpdateObject(ctx context.Context, key string, dest ru
 	if cachedExisting == nil {
 		cachedExisting = c.cachedObject(key)
 	}
-	return w.GuaranteedUpdateObject(c.observing(ctx), key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
+	stored, err := w.GuaranteedUpdateObject(c.observing(ctx), key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
+	if err == nil {
+		c.noteWrite(dest)
+	}
+	return stored, err
+}
+
+// noteWrite remembers the revision of an object written through the
+// cacher. (A delete's answer carries the object's last revision, not the
+// deletion's, so deletes are not waited for.)
+func (c *Cacher) noteWrite(obj runtime.Object) {
+	rev, err := storage.ObjectResourceVersion(obj)
+	if err != nil {
+		return
+	}
+	for {
+		cur := c.written.Load()
+		if rev <= cur || c.written.CompareAndSwap(cur, rev) {
+			return
+		}
+	}
+}
+
+// waitForOwnWrites makes a read at resourceVersion "0" see what was
+// written through this server: kube's own readers at "0" are informers,
+// whose lag nobody waits out, but this server's admission steps read the
+// cache instead of asking etcd (a LimitRange or PriorityClass created just
+// before a pod applies to it), and a client that wrote and then lists at
+// "0" sees its write. The events of those writes are on their way, so the
+// wait is short; should the cache be stuck, the read is served as it is
+// after freshnessTimeout, as "0" promises no freshness.
+func (c *Cacher) waitForOwnWrites(ctx context.Context) error {
+	err := c.waitUntilFresh(ctx, c.written.Load())
+	if storage.IsTooLargeResourceVersion(err) {
+		return nil
+	}
+	return err
 }
 
 // Delete implements storage.Interface, with the cached state as first guess.
@@ -230,7 +284,7 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions, o
 	if ok, _ := c.ready.check(); opts.ResourceVersion == "" || !ok {
 		return c.storage.Get(ctx, key, opts, out)
 	}
-	if err := c.waitUntilFresh(ctx, rev); err != nil {
+	if err := c.waitFor(ctx, rev); err != nil {
 		return err
 	}
 	e, found := c.wc.get(key)
@@ -257,7 +311,7 @@ func (c *Cacher) GetObject(ctx context.Context, key string, opts storage.GetOpti
 		}
 		return c.getEncoded(ctx, key, opts)
 	}
-	if err := c.waitUntilFresh(ctx, rev); err != nil {
+	if err := c.waitFor(ctx, rev); err != nil {
 		return nil, err
 	}
 	e, found := c.wc.get(key)
@@ -283,6 +337,15 @@ func (c *Cacher) getEncoded(ctx context.Context, key string, opts storage.GetOpt
 		return nil, err
 	}
 	return storage.NewObject(key, rev, data)
+}
+
+// waitFor waits until the cache can answer a read at resourceVersion rev
+// (0: "0", any).
+func (c *Cacher) waitFor(ctx context.Context, rev int64) error {
+	if rev == 0 {
+		return c.waitForOwnWrites(ctx)
+	}
+	return c.waitUntilFresh(ctx, rev)
 }
 
 // waitUntilFresh waits until the cache has seen rev, asking etcd for

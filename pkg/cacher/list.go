@@ -11,7 +11,8 @@ import (
 
 // GetList implements storage.Interface with the resourceVersion semantics
 // of kube's cached server:
-//   - "0": whatever the cache holds, at once;
+//   - "0": whatever the cache holds, once it holds what was written
+//     through this server (waitForOwnWrites);
 //   - unset: a consistent read: the cache first catches up with etcd's
 //     current revision (falling back to etcd if it cannot within 3 s);
 //   - N (NotOlderThan or legacy): the cache waits up to 3 s to reach N,
@@ -56,7 +57,7 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts storage.ListOptio
 			}
 			return nil, err
 		}
-	} else if err := c.waitUntilFresh(ctx, rev); err != nil {
+	} else if err := c.waitFor(ctx, rev); err != nil {
 		return nil, err
 	}
 	return c.listFromCache(key, opts), nil

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,7 +41,7 @@ func StatusOf(err error) *metav1.Status {
 // representations, which a Status has not), the Status goes out as
 // indented JSON, as kube's WriteRawJSON does.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	status := StatusOf(err)
+	status := StatusOf(timedOut(r, err))
 	if status.Details != nil && status.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(status.Details.RetryAfterSeconds)))
 	}
@@ -50,6 +51,18 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	writeObject(w, r, out, int(status.Code), status)
+}
+
+// timedOut turns the error of a request whose deadline (the request
+// timeout, or its ?timeout=) has passed into kube's 504 Timeout, whatever
+// the work failed with (mostly the context's own error, which storage
+// answers as a 500): kube's timeout filter answers so as soon as the
+// deadline passes, before the handler's own answer.
+func timedOut(r *http.Request, err error) error {
+	if !errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+		return err
+	}
+	return apierrors.NewTimeoutError(fmt.Sprintf("request did not complete within requested timeout - %v", context.DeadlineExceeded), 0)
 }
 
 // WriteRawJSON writes v as indented JSON without a trailing newline, as

@@ -24,9 +24,12 @@ import (
 // limitRangerAnnotation records on a pod the defaults it was given.
 const limitRangerAnnotation = "kubernetes.io/limit-ranger"
 
-// ListLimitRanges returns the LimitRanges of ctx's namespace, by name.
+// ListLimitRanges returns the LimitRanges of ctx's namespace, by name, as
+// the watch cache holds them (kube's LimitRanger reads its informer's; a
+// LimitRange created through this server counts at once, see the cacher's
+// reads at resourceVersion "0").
 func ListLimitRanges(ctx context.Context, limitRanges rest.Lister) ([]*corev1.LimitRange, error) {
-	list, err := limitRanges.List(ctx, &metainternalversion.ListOptions{})
+	list, err := limitRanges.List(ctx, &metainternalversion.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return nil, err
 	}

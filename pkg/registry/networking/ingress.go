@@ -217,7 +217,7 @@ func defaultIngressClass(classes rest.Lister) generic.BeginCreateFunc {
 // the newest one annotated as default, by name among those created in the
 // same second.
 func defaultClass(ctx context.Context, classes rest.Lister) (string, error) {
-	list, err := classes.List(ctx, &metainternalversion.ListOptions{})
+	list, err := classes.List(ctx, &metainternalversion.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return "", err
 	}

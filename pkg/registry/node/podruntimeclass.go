@@ -80,7 +80,7 @@ func (r PodRuntimeClass) class(ctx context.Context, pod *corev1.Pod, name string
 	if pod.Spec.RuntimeClassName == nil {
 		return nil, nil
 	}
-	obj, err := r.Classes.Get(request.WithNamespace(ctx, ""), *pod.Spec.RuntimeClassName, &metav1.GetOptions{})
+	obj, err := r.Classes.Get(request.WithNamespace(ctx, ""), *pod.Spec.RuntimeClassName, &metav1.GetOptions{ResourceVersion: "0"})
 	if apierrors.IsNotFound(err) {
 		return nil, forbidden(name, fmt.Errorf("pod rejected: RuntimeClass %q not found", *pod.Spec.RuntimeClassName))
 	}

@@ -10,10 +10,12 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// ListPriorityClasses returns every priority class, as of now (a write
-// just made counts: the watch cache catches up before it answers).
+// ListPriorityClasses returns every priority class the watch cache holds,
+// as kube's Priority admission reads its informer's, without a round trip
+// to etcd per pod (a class created through this server just before
+// counts: the cache waits for its own writes).
 func ListPriorityClasses(ctx context.Context, classes rest.Lister) ([]*schedulingv1.PriorityClass, error) {
-	list, err := classes.List(request.WithNamespace(ctx, ""), &metainternalversion.ListOptions{})
+	list, err := classes.List(request.WithNamespace(ctx, ""), &metainternalversion.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return nil, err
 	}

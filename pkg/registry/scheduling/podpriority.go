@@ -65,7 +65,7 @@ func (p PodPriority) resolve(ctx context.Context, className, podName string) (st
 		lower := corev1.PreemptLowerPriority
 		return "", 0, &lower, nil
 	}
-	obj, err := p.Classes.Get(ctx, className, &metav1.GetOptions{})
+	obj, err := p.Classes.Get(ctx, className, &metav1.GetOptions{ResourceVersion: "0"})
 	if apierrors.IsNotFound(err) {
 		return "", 0, nil, forbidden(podName, fmt.Errorf("no PriorityClass with name %v was found", className))
 	}

@@ -27,7 +27,7 @@ func (d ClaimDefaulter) Admit(ctx context.Context, pvc *corev1.PersistentVolumeC
 	if _, ok := pvc.Annotations[corev1.BetaStorageClassAnnotation]; ok || pvc.Spec.StorageClassName != nil {
 		return nil
 	}
-	list, err := d.Classes.List(request.WithNamespace(ctx, ""), &metainternalversion.ListOptions{})
+	list, err := d.Classes.List(request.WithNamespace(ctx, ""), &metainternalversion.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return apierrors.NewForbidden(corev1.Resource("persistentvolumeclaims"), name, err)
 	}

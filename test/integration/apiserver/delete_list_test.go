@@ -261,3 +261,17 @@ func TestPagination(t *testing.T) {
 		t.Errorf("an object created after the first page showed: %s", raw)
 	}
 }
+
+// TestDeleteCollectionTimeout: a DELETE of a collection whose ?timeout=
+// passes before the work is done is answered as kube answers it, 504 with
+// reason Timeout, not a 500 with the context's error (the load tool's
+// cleanup of 20,000 pods met the latter).
+func TestDeleteCollectionTimeout(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t)
+	for i := range 3 {
+		createConfigMap(t, ns, fmt.Sprintf("t%d", i), nil)
+	}
+	r := do(t, req{method: "DELETE", path: "/api/v1/namespaces/" + ns + "/configmaps?timeout=1ns"})
+	r.wantStatus(t, 504, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Timeout: request did not complete within requested timeout - context deadline exceeded","reason":"Timeout","details":{},"code":504}`)
+}
