@@ -52,6 +52,10 @@ func TestWrittenObjectsNotDecodedAgain(t *testing.T) {
 	if _, err := c.CreateObject(ctx, key, storagetest.NewPod("ns", "a", "n1", map[string]string{"app": "web"}), created, 0); err != nil {
 		t.Fatal(err)
 	}
+	// A read at "0" waits for the writes made through the cache.
+	if got, err := c.GetObject(ctx, key, storage.GetOptions{ResourceVersion: "0"}); err != nil || got.ResourceVersion != mustRV(t, created) {
+		t.Fatalf("read at \"0\" after the create: %v, %v", got, err)
+	}
 	if ev := <-w.ResultChan(); ev.Type != watch.Added || ev.Object.Key != key {
 		t.Fatalf("watch on spec.nodeName=n1: got %v %v, want ADDED %s", ev.Type, ev.Object, key)
 	}
@@ -72,11 +76,7 @@ func TestWrittenObjectsNotDecodedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	movedRV, err := storage.ObjectResourceVersion(moved)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(list.Items) != 1 || list.Items[0].ResourceVersion != movedRV {
+	if len(list.Items) != 1 || list.Items[0].ResourceVersion != mustRV(t, moved) {
 		t.Fatalf("list app=web on n2: %d items, want the moved pod", len(list.Items))
 	}
 
@@ -90,4 +90,13 @@ func TestWrittenObjectsNotDecodedAgain(t *testing.T) {
 			t.Fatalf("AttrFunc ran %d times on %p (results %p, %p), want once on each object the store encoded", n, obj, created, moved)
 		}
 	}
+}
+
+func mustRV(t *testing.T, obj runtime.Object) int64 {
+	t.Helper()
+	rv, err := storage.ObjectResourceVersion(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rv
 }
