@@ -30,9 +30,11 @@ func create(t *testing.T, s storage.Interface, cfg storage.Config, ns, name stri
 	return rv
 }
 
-func touch(t *testing.T, s storage.Interface, cfg storage.Config, ns, name string, i int) {
+// touch updates the pod's labels and returns the update's revision.
+func touch(t *testing.T, s storage.Interface, cfg storage.Config, ns, name string, i int) int64 {
 	t.Helper()
-	err := s.GuaranteedUpdate(context.Background(), cfg.ResourcePrefix+"/"+ns+"/"+name, &corev1.Pod{}, false, nil,
+	out := &corev1.Pod{}
+	err := s.GuaranteedUpdate(context.Background(), cfg.ResourcePrefix+"/"+ns+"/"+name, out, false, nil,
 		func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			p := in.(*corev1.Pod)
 			p.Labels = map[string]string{"i": strconv.Itoa(i)}
@@ -41,6 +43,11 @@ func touch(t *testing.T, s storage.Interface, cfg storage.Config, ns, name strin
 	if err != nil {
 		t.Fatal(err)
 	}
+	rv, err := strconv.ParseInt(out.ResourceVersion, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rv
 }
 
 func watchFrom(t *testing.T, c *cacher.Cacher, cfg storage.Config, rv int64, bookmarks bool) storage.Watcher {

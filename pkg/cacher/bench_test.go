@@ -256,3 +256,82 @@ func BenchmarkSelectorMatch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHistoryMemory measures the heap a cache's event history holds
+// (history-MiB) after n ConfigMaps of 4 KiB are created, updated twice
+// and deleted (written-MiB: the encoded objects of those events): the
+// cache's store is empty again, only the history holds them. Unbounded
+// (kube's sizing: every event younger than 75 s is kept), and with
+// HistoryBytes bounding it. A deletion's event shares the stored entry's
+// bytes rather than holding the store's copy of the last state.
+func BenchmarkHistoryMemory(b *testing.B) {
+	const n, size = 1000, 4096
+	for _, bound := range []int64{0, 4 << 20} {
+		b.Run(fmt.Sprintf("history-bytes=%d", bound), func(b *testing.B) {
+			for b.Loop() {
+				retained, written := historyMemory(b, n, size, bound)
+				b.ReportMetric(float64(retained)/(1<<20), "history-MiB")
+				b.ReportMetric(float64(written)/(1<<20), "written-MiB")
+			}
+		})
+	}
+}
+
+// historyMemory runs one round of BenchmarkHistoryMemory on a fresh etcd:
+// the heap the cache holds once its store is empty again (measured as
+// what stopping it frees), and the bytes of the objects written.
+func historyMemory(b *testing.B, n, size int, bound int64) (retained, written int64) {
+	etcd := etcdtest.Start(b)
+	prefix := "/registry/configmaps"
+	cfg := configMapConfig(prefix)
+	raw := etcd3.New(etcd.Client, cfg)
+	c, err := cacher.New(cacher.Config{Storage: raw, Resource: cfg, HistoryBytes: bound})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The cache must become garbage once stopped: nothing may keep a
+	// reference to it past the measure.
+	running := &c
+	defer func() {
+		if *running != nil {
+			(*running).Stop()
+		}
+	}()
+	waitCached(b, c, prefix, 0)
+	ctx := context.Background()
+	encoded := fillConfigMaps(b, raw, prefix, n, size)
+	for round := range 2 {
+		for i := range n {
+			key := fmt.Sprintf("%s/bench/bench-%d", prefix, i)
+			err := raw.GuaranteedUpdate(ctx, key, &corev1.ConfigMap{}, false, nil,
+				func(in k8sruntime.Object, _ storage.ResponseMeta) (k8sruntime.Object, *uint64, error) {
+					cm := in.(*corev1.ConfigMap)
+					cm.Labels["round"] = fmt.Sprint(round)
+					return cm, nil, nil
+				}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for i := range n {
+		if err := raw.Delete(ctx, fmt.Sprintf("%s/bench/bench-%d", prefix, i), &corev1.ConfigMap{}, nil, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	waitCached(b, c, prefix, 0)
+	// A consistent list waits until the cache has every event.
+	if _, err := c.GetList(ctx, prefix, storage.ListOptions{Recursive: true, Predicate: storage.Everything}); err != nil {
+		b.Fatal(err)
+	}
+	held := heapInUse()
+	c.Stop()
+	c = nil
+	// The cache's goroutines may still be ending after Stop returns.
+	after := heapInUse()
+	for range 40 {
+		time.Sleep(50 * time.Millisecond)
+		after = min(after, heapInUse())
+	}
+	return held - after, int64(4 * n * encoded)
+}

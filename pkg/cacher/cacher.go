@@ -23,6 +23,12 @@ type Config struct {
 	// Capacity bounds the event history; <= 0 lets it size itself
 	// (100 to 102,400 events, keeping about 75 s).
 	Capacity int
+	// HistoryBytes, when > 0, bounds the bytes of the objects the event
+	// history holds (each event keeps its object's stored encoding): past
+	// it the oldest events fall off even if younger than 75 s, and a
+	// watch from before them gets "too old resource version" (410), as
+	// past Capacity. 0: bounded by Capacity only, as kube's.
+	HistoryBytes int64
 	// BookmarkFrequency is how often watchers that allow bookmarks get one
 	// (one minute when 0).
 	BookmarkFrequency time.Duration
@@ -70,17 +76,19 @@ type Cacher struct {
 
 var _ storage.Interface = (*Cacher)(nil)
 
-// StorageWithCacher is the Decorator that puts a watch cache of the given
-// capacity in front of the raw store (capacity <= 0: self-sizing), whose
-// objects remember their other encodings within budget (nil: none). A
-// resource whose cache is off uses the registry's UndecoratedStorage.
-func StorageWithCacher(capacity int, budget *storage.EncodingBudget) storage.Decorator {
+// StorageWithCacher is the Decorator that puts a watch cache configured
+// by opts in front of the raw store (opts.Storage and opts.Resource are
+// the decorated store's). A resource whose cache is off uses the
+// registry's UndecoratedStorage.
+func StorageWithCacher(opts Config) storage.Decorator {
 	return func(raw storage.Factory, cfg storage.Config) (storage.Interface, storage.DestroyFunc, error) {
 		s, destroyRaw, err := raw(cfg)
 		if err != nil {
 			return nil, nil, err
 		}
-		c, err := New(Config{Storage: s, Resource: cfg, Capacity: capacity, EncodingBudget: budget})
+		opts := opts
+		opts.Storage, opts.Resource = s, cfg
+		c, err := New(opts)
 		if err != nil {
 			destroyRaw()
 			return nil, nil, err
@@ -109,7 +117,7 @@ func New(cfg Config) (*Cacher, error) {
 		resource:   cfg.Resource,
 		cfg:        cfg,
 		metrics:    m,
-		wc:         newWatchCache(cfg.Capacity, cfg.Resource.IndexFields),
+		wc:         newWatchCache(cfg.Capacity, cfg.HistoryBytes, cfg.Resource.IndexFields),
 		dispatcher: newDispatcher(cfg.BookmarkFrequency, m),
 		incoming:   make(chan *event, 100),
 		ready:      newReadiness(),

@@ -25,12 +25,18 @@ type history struct {
 	// revision of the list the cache was filled from, and moves when events
 	// fall off the buffer or etcd compacts.
 	oldestRV int64
+	// bytes is the size of the objects the events carry (their new or
+	// last state; the previous state is an earlier event's, or the
+	// store's). maxBytes, when > 0, bounds it: the oldest events fall off
+	// past it, however young.
+	bytes, maxBytes int64
 }
 
 // newHistory returns a history of capacity events, or a self-sizing one
-// for capacity <= 0.
-func newHistory(capacity int) *history {
-	h := &history{fixed: capacity > 0}
+// for capacity <= 0, whose events hold at most maxBytes of objects (no
+// bound when <= 0; the newest event is always kept).
+func newHistory(capacity int, maxBytes int64) *history {
+	h := &history{fixed: capacity > 0, maxBytes: maxBytes}
 	if capacity <= 0 {
 		capacity = lowerBoundCapacity
 	}
@@ -49,6 +55,7 @@ func (h *history) reset(rev int64) {
 	clear(h.events)
 	h.start = h.end
 	h.oldestRV = rev
+	h.bytes = 0
 }
 
 // add appends ev, resizing or dropping the oldest event as needed.
@@ -57,12 +64,24 @@ func (h *history) add(ev *event) {
 		h.resize(ev.recordTime)
 	}
 	if h.size() == len(h.events) {
-		h.oldestRV = h.at(h.start).rv
-		h.events[h.start%len(h.events)] = nil
-		h.start++
+		h.dropOldest()
 	}
 	h.events[h.end%len(h.events)] = ev
 	h.end++
+	h.bytes += int64(ev.cur.obj.Size())
+	for h.maxBytes > 0 && h.bytes > h.maxBytes && h.size() > 1 {
+		h.dropOldest()
+	}
+}
+
+// dropOldest forgets the oldest event: a watch from before it can no
+// longer be served.
+func (h *history) dropOldest() {
+	i := h.start % len(h.events)
+	h.oldestRV = h.events[i].rv
+	h.bytes -= int64(h.events[i].cur.obj.Size())
+	h.events[i] = nil
+	h.start++
 }
 
 func (h *history) resize(now time.Time) {
@@ -82,11 +101,10 @@ func (h *history) resize(now time.Time) {
 }
 
 func (h *history) setCapacity(c int) {
-	events := make([]*event, c)
-	if c < h.size() {
-		h.oldestRV = h.at(h.end - c - 1).rv
-		h.start = h.end - c
+	for h.size() > c {
+		h.dropOldest()
 	}
+	events := make([]*event, c)
 	for i := h.start; i < h.end; i++ {
 		events[i%c] = h.at(i)
 	}
@@ -97,8 +115,7 @@ func (h *history) setCapacity(c int) {
 // neither does the cache.
 func (h *history) compact(rev int64) {
 	for h.size() > 0 && h.at(h.start).rv <= rev {
-		h.events[h.start%len(h.events)] = nil
-		h.start++
+		h.dropOldest()
 	}
 	if rev > h.oldestRV {
 		h.oldestRV = rev

@@ -72,6 +72,16 @@ func (s *snapshots) get(rv int64, now time.Time) (*btree.BTreeG[*entry], bool) {
 	return nil, false
 }
 
+// oldest returns the revision of the oldest snapshot kept.
+func (s *snapshots) oldest() (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.items) == 0 {
+		return 0, false
+	}
+	return s.items[0].rv, true
+}
+
 // prune drops the expired snapshots and those at or before compacted.
 func (s *snapshots) prune(now time.Time, compacted int64) {
 	s.mu.Lock()

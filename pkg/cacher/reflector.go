@@ -251,7 +251,13 @@ func (c *Cacher) dispatchEvents() {
 func (c *Cacher) checkCompaction() {
 	var compacted int64
 	if compactor, ok := c.storage.(storage.CompactRevisioner); ok {
-		if rev, err := compactor.CompactRevision(c.ctx); err == nil && rev > 0 {
+		// Only a compaction past the oldest revision the cache serves
+		// (its history, its paginated lists) changes what it answers.
+		oldest := c.wc.oldestRevision()
+		if rv, ok := c.pages.oldest(); ok && rv < oldest {
+			oldest = rv
+		}
+		if rev, err := compactor.CompactedSince(c.ctx, oldest); err == nil && rev > 0 {
 			c.wc.compact(rev)
 			compacted = rev
 		}

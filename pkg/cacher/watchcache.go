@@ -1,6 +1,7 @@
 package cacher
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"time"
@@ -55,8 +56,8 @@ type watchCache struct {
 	rv int64
 }
 
-func newWatchCache(capacity int, indexFields []string) *watchCache {
-	wc := &watchCache{store: newStore(indexFields), history: newHistory(capacity)}
+func newWatchCache(capacity int, historyBytes int64, indexFields []string) *watchCache {
+	wc := &watchCache{store: newStore(indexFields), history: newHistory(capacity, historyBytes)}
 	wc.cond = sync.NewCond(wc.mu.RLocker())
 	return wc
 }
@@ -97,8 +98,15 @@ func (wc *watchCache) apply(typ watch.EventType, cur *entry, now time.Time) *eve
 		prev, ok := wc.store.remove(ev.key)
 		if ok {
 			prev.obj.Forget()
-			// The deleted state has the stored entry's attributes.
-			cur = &entry{obj: cur.obj, labels: prev.labels, fields: prev.fields}
+			// The deleted state has the stored entry's attributes, and
+			// the stored entry's bytes when they are the same: the store
+			// sent its own copy of the last state, which the history
+			// would otherwise hold beside the stored entry's.
+			obj := cur.obj
+			if bytes.Equal(obj.Data(), prev.obj.Data()) {
+				obj = prev.obj.WithResourceVersion(obj.ResourceVersion)
+			}
+			cur = &entry{obj: obj, labels: prev.labels, fields: prev.fields}
 			ev.prev = prev
 		}
 	default:
@@ -137,6 +145,13 @@ func (wc *watchCache) compact(rev int64) {
 	wc.mu.Lock()
 	wc.history.compact(rev)
 	wc.mu.Unlock()
+}
+
+// oldestRevision is the revision after which the history is complete.
+func (wc *watchCache) oldestRevision() int64 {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return wc.history.oldestRV
 }
 
 func (wc *watchCache) resourceVersion() int64 {

@@ -153,10 +153,13 @@ type ProgressRequester interface {
 	RequestWatchProgress(ctx context.Context) error
 }
 
-// CompactRevisioner is implemented by stores that can tell up to which
-// revision their history was compacted (0: never).
+// CompactRevisioner is implemented by stores that can tell whether their
+// history was compacted past a revision.
 type CompactRevisioner interface {
-	CompactRevision(ctx context.Context) (int64, error)
+	// CompactedSince returns the revision history is compacted up to when
+	// that is past rev (changes after rev are lost), 0 when the history
+	// from rev on is whole.
+	CompactedSince(ctx context.Context, rev int64) (int64, error)
 }
 
 // ObjectGetter is implemented by stores that can return one object as

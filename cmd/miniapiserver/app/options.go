@@ -62,6 +62,9 @@ type Options struct {
 	// WatchCacheEncodingBudget bounds the bytes of the protobuf encodings
 	// the watch caches' objects remember, all caches together (0: none).
 	WatchCacheEncodingBudget int64
+	// WatchCacheHistoryBytes bounds the bytes of the objects each watch
+	// cache's event history holds (0: its event count only, as kube's).
+	WatchCacheHistoryBytes int64
 
 	// EncryptionProviderConfig is the EncryptionConfiguration file of
 	// encryption at rest ("": values stored as they are).
@@ -174,6 +177,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Per resource watch cache sizes, resource[.group]#size, comma separated (deployments.apps#0 turns the cache off for deployments).")
 	fs.Int64Var(&o.WatchCacheEncodingBudget, "watch-cache-encoding-budget", o.WatchCacheEncodingBudget,
 		"Bytes of protobuf encodings the watch caches keep beside the stored objects, all resources together, so that protobuf LISTs reuse them (0: encode every item at every LIST).")
+	fs.Int64Var(&o.WatchCacheHistoryBytes, "watch-cache-history-bytes", o.WatchCacheHistoryBytes,
+		"Bytes of objects each resource's watch cache keeps in its event history, the last ~75 s of changes that watches resume from (0: no bound but the event count, as kube-apiserver). Past it older events are forgotten sooner, and a watch resuming from before them gets 410 Gone and relists.")
 	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout,
 		"A watch without timeoutSeconds ends after a random time between this and twice this.")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout,
@@ -265,6 +270,9 @@ func (o *Options) Validate() error {
 	}
 	if o.WatchCacheEncodingBudget < 0 {
 		return fmt.Errorf("--watch-cache-encoding-budget: must not be negative")
+	}
+	if o.WatchCacheHistoryBytes < 0 {
+		return fmt.Errorf("--watch-cache-history-bytes: must not be negative")
 	}
 	if o.ShutdownDelayDuration < 0 {
 		return fmt.Errorf("--shutdown-delay-duration: must not be negative")

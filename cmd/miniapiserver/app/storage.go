@@ -96,7 +96,8 @@ func (o customResourceOptions) GetRESTOptions(gr schema.GroupResource) (generic.
 // cache (sized by --watch-cache-sizes, self-sizing otherwise) unless
 // --watch-cache=false or a size of 0 turns it off. The caches share one
 // budget for the encodings their objects remember
-// (--watch-cache-encoding-budget).
+// (--watch-cache-encoding-budget); each bounds its history's bytes by
+// --watch-cache-history-bytes.
 func decoratorFor(o *Options) func(resource string) storage.Decorator {
 	sizes, _ := parseWatchCacheSizes(o.WatchCacheSizes) // validated already
 	var budget *storage.EncodingBudget
@@ -108,6 +109,6 @@ func decoratorFor(o *Options) func(resource string) storage.Decorator {
 		if !o.WatchCache || (sized && size == 0) {
 			return generic.UndecoratedStorage
 		}
-		return cacher.StorageWithCacher(size, budget)
+		return cacher.StorageWithCacher(cacher.Config{Capacity: size, HistoryBytes: o.WatchCacheHistoryBytes, EncodingBudget: budget})
 	}
 }

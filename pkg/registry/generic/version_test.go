@@ -36,7 +36,7 @@ import (
 type optionsGetter struct{ factory storage.Factory }
 
 func (g optionsGetter) GetRESTOptions(gr schema.GroupResource) (generic.RESTOptions, error) {
-	return generic.RESTOptions{StorageFactory: g.factory, Decorator: cacher.StorageWithCacher(0, nil), ResourcePrefix: "/registry/" + gr.Resource}, nil
+	return generic.RESTOptions{StorageFactory: g.factory, Decorator: cacher.StorageWithCacher(cacher.Config{}), ResourcePrefix: "/registry/" + gr.Resource}, nil
 }
 
 var v1Kind = autoscalingv1.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler")
