@@ -60,6 +60,8 @@ type Cacher struct {
 	ready      *readiness
 	progress   *progressRequester
 	trigger    string // the indexed field watches may select on
+	hints      attrHints
+	observer   storage.WriteObserver // observeWrite, made once
 
 	// written is the highest revision created or updated through this
 	// cacher: reads at resourceVersion "0" wait for the cache to reach it
@@ -122,6 +124,7 @@ func New(cfg Config) (*Cacher, error) {
 		ctx:        ctx,
 		cancel:     cancel,
 	}
+	c.observer = c.observeWrite
 	if len(cfg.Resource.IndexFields) > 0 {
 		c.trigger = cfg.Resource.IndexFields[0]
 	}
@@ -153,9 +156,10 @@ func (c *Cacher) ReadinessCheck() error {
 	return nil
 }
 
-// Create implements storage.Interface: writes go to the store.
+// Create implements storage.Interface: writes go to the store, and leave
+// the new object's labels and fields for the reflector (attrHints).
 func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
-	if err := c.storage.Create(ctx, key, obj, out, ttl); err != nil {
+	if err := c.storage.Create(c.observing(ctx), key, obj, out, ttl); err != nil {
 		return err
 	}
 	c.noteWrite(out)
@@ -169,11 +173,45 @@ func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, dest runtime.
 	if cachedExisting == nil {
 		cachedExisting = c.cachedObject(key)
 	}
-	if err := c.storage.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting); err != nil {
+	if err := c.storage.GuaranteedUpdate(c.observing(ctx), key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting); err != nil {
 		return err
 	}
 	c.noteWrite(dest)
 	return nil
+}
+
+var _ storage.ObjectWriter = (*Cacher)(nil)
+
+// CreateObject implements storage.ObjectWriter: Create, returning the
+// stored Object when the store can (nil otherwise).
+func (c *Cacher) CreateObject(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) (*storage.Object, error) {
+	w, ok := c.storage.(storage.ObjectWriter)
+	if !ok {
+		return nil, c.Create(ctx, key, obj, out, ttl)
+	}
+	stored, err := w.CreateObject(c.observing(ctx), key, obj, out, ttl)
+	if err == nil {
+		c.noteWrite(out)
+	}
+	return stored, err
+}
+
+// GuaranteedUpdateObject implements storage.ObjectWriter: GuaranteedUpdate,
+// returning the stored Object when the store can (nil otherwise).
+func (c *Cacher) GuaranteedUpdateObject(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExisting runtime.Object) (*storage.Object, error) {
+	w, ok := c.storage.(storage.ObjectWriter)
+	if !ok {
+		return nil, c.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
+	}
+	if cachedExisting == nil {
+		cachedExisting = c.cachedObject(key)
+	}
+	stored, err := w.GuaranteedUpdateObject(c.observing(ctx), key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
+	if err == nil {
+		c.noteWrite(dest)
+	}
+	return stored, err
 }
 
 // noteWrite remembers the revision of an object written through the

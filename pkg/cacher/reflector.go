@@ -63,6 +63,7 @@ func (c *Cacher) listAndWatch() error {
 		return fmt.Errorf("list: %w", err)
 	}
 	c.wc.replace(entries, rev)
+	c.hints.reset()
 	// The watchers' history ended with the old contents: their clients
 	// must start again (from a list, or from a revision still served).
 	c.dispatcher.terminateAll()
@@ -197,8 +198,12 @@ func (c *Cacher) list() ([]*entry, int64, error) {
 }
 
 // newEntry decodes obj once to compute what filtering needs; the decoded
-// object is dropped, only the bytes are kept.
+// object is dropped, only the bytes are kept. An object this server just
+// wrote comes with its attributes (attrHints), and is not decoded.
 func (c *Cacher) newEntry(obj *storage.Object) (*entry, error) {
+	if hint, ok := c.hints.take(obj.Key, obj.Data()); ok {
+		return &entry{obj: obj.Remembering(c.cfg.EncodingBudget), labels: hint.labels, fields: hint.fields}, nil
+	}
 	typed := c.resource.NewFunc()
 	if err := obj.Decode(typed); err != nil {
 		return nil, err

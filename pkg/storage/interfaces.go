@@ -168,3 +168,15 @@ type CompactRevisioner interface {
 type ObjectGetter interface {
 	GetObject(ctx context.Context, key string, opts GetOptions) (*Object, error)
 }
+
+// ObjectWriter is implemented by stores that can return what a write
+// stored: the encoded Object (JSON, with the write's revision), beside the
+// decoded state that Create and GuaranteedUpdate give out. A caller that
+// answers with the object as stored then skips encoding it again. An
+// update that changes nothing returns the state it kept. The Object is
+// nil, without error, when a store wrapping another cannot tell.
+type ObjectWriter interface {
+	CreateObject(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) (*Object, error)
+	GuaranteedUpdateObject(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
+		preconditions *Preconditions, tryUpdate UpdateFunc, cachedExisting runtime.Object) (*Object, error)
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 // ImmortalNamespaces cannot be deleted.
@@ -53,16 +54,29 @@ func (c Chain) Admit(ctx context.Context, a handlers.Attributes, obj runtime.Obj
 // NamespaceLifecycle refuses to create objects in a namespace that does
 // not exist or is being deleted, and to delete the system namespaces.
 type NamespaceLifecycle struct {
-	// Namespaces reads namespaces (the namespaces storage).
-	Namespaces rest.Getter
+	// Namespaces reads namespaces (the namespaces storage) as stored.
+	Namespaces rest.ObjectGetter
 
+	mu sync.Mutex
 	// deleted remembers the namespaces this server was asked to delete in
 	// the last forceLiveLookupTTL: the cache may not show them Terminating
 	// yet, so creates in them look the namespace up in etcd (as kube's
 	// plugin does).
-	mu      sync.Mutex
 	deleted map[string]time.Time
+	// phases remembers whether each namespace is terminating, at the
+	// revision it was read at: a create decodes its namespace only when
+	// that changed, not on every create.
+	phases map[string]namespacePhase
 }
+
+type namespacePhase struct {
+	rev         int64
+	terminating bool
+}
+
+// maxRememberedPhases bounds phases; past it, they are forgotten at once
+// (then read again, one decode per namespace).
+const maxRememberedPhases = 10000
 
 // forceLiveLookupTTL is how long a deleted namespace is looked up live.
 const forceLiveLookupTTL = 30 * time.Second
@@ -92,16 +106,15 @@ func (l *NamespaceLifecycle) Validate(ctx context.Context, a handlers.Attributes
 	if l.recentlyDeleted(a.Namespace) {
 		rv = ""
 	}
-	obj, err := l.Namespaces.Get(nsCtx, a.Namespace, &metav1.GetOptions{ResourceVersion: rv})
+	obj, err := l.Namespaces.GetObject(nsCtx, a.Namespace, &metav1.GetOptions{ResourceVersion: rv})
 	if apierrors.IsNotFound(err) && rv != "" {
-		obj, err = l.Namespaces.Get(nsCtx, a.Namespace, &metav1.GetOptions{})
+		obj, err = l.Namespaces.GetObject(nsCtx, a.Namespace, &metav1.GetOptions{})
 	}
 	if err != nil {
 		return err // NotFound names the namespace, as kube's does
 	}
-	ns := obj.(*corev1.Namespace)
-	if ns.Status.Phase != corev1.NamespaceTerminating {
-		return nil
+	if terminating, err := l.terminating(a.Namespace, obj); err != nil || !terminating {
+		return err
 	}
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
@@ -116,6 +129,31 @@ func (l *NamespaceLifecycle) Validate(ctx context.Context, a handlers.Attributes
 			}},
 		},
 	}}
+}
+
+// terminating reports whether namespace name, stored as obj, is being
+// deleted: remembered for obj's revision, else read from obj.
+func (l *NamespaceLifecycle) terminating(name string, obj *storage.Object) (bool, error) {
+	l.mu.Lock()
+	p, ok := l.phases[name]
+	l.mu.Unlock()
+	if ok && p.rev == obj.ResourceVersion {
+		return p.terminating, nil
+	}
+	ns := &corev1.Namespace{}
+	if err := obj.Decode(ns); err != nil {
+		return false, apierrors.NewInternalError(err)
+	}
+	p = namespacePhase{rev: obj.ResourceVersion, terminating: ns.Status.Phase == corev1.NamespaceTerminating}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.phases == nil || len(l.phases) >= maxRememberedPhases {
+		l.phases = map[string]namespacePhase{}
+	}
+	if cur, ok := l.phases[name]; !ok || cur.rev < p.rev { // a racing create may have seen a newer one
+		l.phases[name] = p
+	}
+	return p.terminating, nil
 }
 
 func (l *NamespaceLifecycle) forceLiveLookup(name string) {

@@ -20,6 +20,7 @@ import (
 func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, ns, name := s.requestContext(r)
+		ctx, written := rest.WithWritten(ctx)
 		opts := &metav1.CreateOptions{}
 		out, obj, ok := s.readWrite(w, r.WithContext(ctx), opts, "CreateOptions",
 			func() field.ErrorList { return metav1validation.ValidateCreateOptions(opts) },
@@ -47,7 +48,7 @@ func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
 		if status, ok := result.(*metav1.Status); ok && status.Code != 0 {
 			code = int(status.Code)
 		}
-		s.writeResult(w, r, out, code, result)
+		s.writeWritten(w, r, out, code, result, written)
 	}
 }
 

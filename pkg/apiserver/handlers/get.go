@@ -7,6 +7,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 // Get serves GET on an object: the latest state, or with resourceVersion
@@ -30,7 +31,7 @@ func (s *Scope) Get(getter rest.Getter) http.HandlerFunc {
 				WriteError(w, r, err)
 				return
 			}
-			writeBytes(w, r, out.MediaType, http.StatusOK, append(stored.AppendJSON(nil, true), '\n'))
+			writeBytes(w, r, out.MediaType, http.StatusOK, storedJSON(stored))
 			return
 		}
 		obj, err := getter.Get(ctx, name, &opts)
@@ -40,6 +41,12 @@ func (s *Scope) Get(getter rest.Getter) http.HandlerFunc {
 		}
 		s.writeResult(w, r, out, http.StatusOK, obj)
 	}
+}
+
+// storedJSON is the answer of a stored object in compact JSON: what the
+// JSON serializer writes for it, its final newline included.
+func storedJSON(stored *storage.Object) []byte {
+	return append(stored.AppendJSON(make([]byte, 0, stored.Size()+48), true), '\n')
 }
 
 // isPlainJSON reports an answer that is the object itself in compact JSON,

@@ -50,6 +50,7 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 		}
 		patchType := types.PatchType(mediaType)
 		ctx, ns, name := s.requestContext(r)
+		ctx, written := rest.WithWritten(ctx)
 		out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
 		if err != nil {
 			WriteError(w, r, err)
@@ -90,7 +91,7 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 		if created {
 			code = http.StatusCreated
 		}
-		s.writeResult(w, r, out, code, result)
+		s.writeWritten(w, r, out, code, result, written)
 	}
 }
 

@@ -29,6 +29,23 @@ func (s *Scope) writeResult(w http.ResponseWriter, r *http.Request, out negotiat
 	writeObject(w, r, out, code, converted)
 }
 
+// writeWritten writes the result of a write as writeResult does, but
+// when the answer is the object as the write stored it (compact JSON at
+// the storage version: see rest.Written), it writes the stored bytes
+// instead of encoding the result again. Not for custom resources: their
+// encoder sorts metadata's keys, and the stored bytes carry the
+// resourceVersion after the uid, where typed objects have it.
+func (s *Scope) writeWritten(w http.ResponseWriter, r *http.Request, out negotiation.Output, code int, result runtime.Object, written *rest.Written) {
+	if _, unstructured := result.(runtime.Unstructured); unstructured {
+		written = nil
+	}
+	if stored := written.Stored(result); stored != nil && isPlainJSON(out) {
+		writeBytes(w, r, out.MediaType, code, storedJSON(stored))
+		return
+	}
+	s.writeResult(w, r, out, code, result)
+}
+
 // transform returns obj in the target representation.
 func (s *Scope) transform(r *http.Request, out negotiation.Output, obj runtime.Object) (runtime.Object, error) {
 	switch out.Target {

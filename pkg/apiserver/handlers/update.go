@@ -16,6 +16,7 @@ import (
 func (s *Scope) Update(updater rest.Updater) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, ns, name := s.requestContext(r)
+		ctx, written := rest.WithWritten(ctx)
 		opts := &metav1.UpdateOptions{}
 		out, obj, ok := s.readWrite(w, r.WithContext(ctx), opts, "UpdateOptions",
 			func() field.ErrorList { return metav1validation.ValidateUpdateOptions(opts) },
@@ -47,6 +48,6 @@ func (s *Scope) Update(updater rest.Updater) http.HandlerFunc {
 		if created {
 			code = http.StatusCreated
 		}
-		s.writeResult(w, r, out, code, result)
+		s.writeWritten(w, r, out, code, result, written)
 	}
 }

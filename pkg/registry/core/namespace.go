@@ -204,6 +204,11 @@ func (r *NamespaceREST) Get(ctx context.Context, name string, options *metav1.Ge
 	return r.store.Get(ctx, name, options)
 }
 
+// GetObject implements rest.ObjectGetter.
+func (r *NamespaceREST) GetObject(ctx context.Context, name string, options *metav1.GetOptions) (*storage.Object, error) {
+	return r.store.GetObject(ctx, name, options)
+}
+
 // NewList implements rest.Lister.
 func (r *NamespaceREST) NewList() runtime.Object { return r.store.NewList() }
 

@@ -7,16 +7,27 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 // The storage* helpers run a write for real, or as a dry run: every check
 // and every strategy runs, nothing is written, and the result is what would
 // have been stored.
-
+//
+// A real write records what it stored for out (rest.RecordWritten) when
+// the storage can tell: the handler may answer with those bytes.
 func (e *Store) storageCreate(ctx context.Context, key string, obj, out runtime.Object, ttl uint64, dryRun bool) error {
 	if !dryRun {
-		return e.storage.Create(ctx, key, obj, out, ttl)
+		w, ok := e.storage.(storage.ObjectWriter)
+		if !ok {
+			return e.storage.Create(ctx, key, obj, out, ttl)
+		}
+		stored, err := w.CreateObject(ctx, key, obj, out, ttl)
+		if err == nil {
+			rest.RecordWritten(ctx, out, stored)
+		}
+		return err
 	}
 	if err := e.storage.Get(ctx, key, storage.GetOptions{}, out); err == nil {
 		return storage.NewKeyExistsError(key, 0)
@@ -29,7 +40,15 @@ func (e *Store) storageCreate(ctx context.Context, key string, obj, out runtime.
 func (e *Store) storageUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
 	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, dryRun bool) error {
 	if !dryRun {
-		return e.storage.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, nil)
+		w, ok := e.storage.(storage.ObjectWriter)
+		if !ok {
+			return e.storage.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, nil)
+		}
+		stored, err := w.GuaranteedUpdateObject(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, nil)
+		if err == nil {
+			rest.RecordWritten(ctx, dest, stored)
+		}
+		return err
 	}
 	existing := e.newFunc()
 	if err := e.storage.Get(ctx, key, storage.GetOptions{IgnoreNotFound: ignoreNotFound}, existing); err != nil {

@@ -101,37 +101,56 @@ func (s *Store) object(ctx context.Context, key string, rev int64, stored []byte
 	return storage.NewObject(key, rev, data)
 }
 
+var _ storage.ObjectWriter = (*Store)(nil)
+
 // Create implements storage.Interface.
 func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
+	_, _, err := s.create(ctx, key, obj, out, ttl)
+	return err
+}
+
+// CreateObject implements storage.ObjectWriter.
+func (s *Store) CreateObject(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) (*storage.Object, error) {
+	data, rev, err := s.create(ctx, key, obj, out, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return storage.NewObject(key, rev, data)
+}
+
+// create stores obj and returns its encoding (plaintext) and revision.
+func (s *Store) create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) ([]byte, int64, error) {
 	if rv, err := storage.ObjectResourceVersion(obj); err != nil || rv != 0 {
-		return storage.NewInvalidError("resourceVersion should not be set on objects to be created")
+		return nil, 0, storage.NewInvalidError("resourceVersion should not be set on objects to be created")
 	}
 	data, err := storage.Encode(obj)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	if data, err = s.toStorage(ctx, key, data); err != nil {
-		return err
+	storage.ObserveWrite(ctx, key, obj, data)
+	stored, err := s.toStorage(ctx, key, data)
+	if err != nil {
+		return nil, 0, err
 	}
 	var opts []clientv3.OpOption
 	if ttl > 0 {
 		lease, err := s.leases.get(ctx, int64(ttl))
 		if err != nil {
-			return wrapClientError(key, err)
+			return nil, 0, wrapClientError(key, err)
 		}
 		opts = append(opts, clientv3.WithLease(lease))
 	}
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(data), opts...)).
+		Then(clientv3.OpPut(key, string(stored), opts...)).
 		Commit()
 	if err != nil {
-		return wrapClientError(key, err)
+		return nil, 0, wrapClientError(key, err)
 	}
 	if !resp.Succeeded {
-		return storage.NewKeyExistsError(key, 0)
+		return nil, 0, storage.NewKeyExistsError(key, 0)
 	}
-	return storedInto(obj, resp.Header.Revision, out)
+	return data, resp.Header.Revision, storedInto(obj, resp.Header.Revision, out)
 }
 
 // Get implements storage.Interface. It always reads the latest state; a
@@ -317,69 +336,98 @@ func (c *current) lostRace(ctx context.Context, resp *clientv3.TxnResponse) erro
 // kube does.
 func (s *Store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
 	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExisting runtime.Object) error {
+	_, _, err := s.guaranteedUpdate(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
+	return err
+}
+
+// GuaranteedUpdateObject implements storage.ObjectWriter.
+func (s *Store) GuaranteedUpdateObject(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExisting runtime.Object) (*storage.Object, error) {
+	data, rev, err := s.guaranteedUpdate(ctx, key, dest, ignoreNotFound, preconditions, tryUpdate, cachedExisting)
+	if err != nil {
+		return nil, err
+	}
+	return storage.NewObject(key, rev, data)
+}
+
+// guaranteedUpdate is GuaranteedUpdate returning the encoding (plaintext)
+// and revision of the state it leaves.
+func (s *Store) guaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExisting runtime.Object) ([]byte, int64, error) {
 	cur, err := s.currentState(ctx, key, ignoreNotFound, cachedExisting)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	for {
 		if err := ctx.Err(); err != nil {
-			return wrapClientError(key, err)
+			return nil, 0, wrapClientError(key, err)
 		}
 		if err := preconditions.Check(key, cur.obj); err != nil {
 			if err := cur.onFailure(ctx, err); err != nil {
-				return err
+				return nil, 0, err
 			}
 			continue
 		}
 		out, ttl, err := tryUpdate(cur.obj.DeepCopyObject(), storage.ResponseMeta{TTL: cur.ttl, ResourceVersion: cur.rev})
 		if err != nil {
 			if err := cur.onFailure(ctx, err); err != nil {
-				return err
+				return nil, 0, err
 			}
 			continue
 		}
 		data, err := storage.Encode(out)
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		if cur.rev != 0 && !cur.stale && bytes.Equal(data, cur.data) {
-			if cur.fresh {
-				return decodeInto(key, cur.data, cur.rev, dest) // nothing to write
+			if cur.fresh { // nothing to write
+				return cur.data, cur.rev, decodeInto(key, cur.data, cur.rev, dest)
 			}
 			if err := cur.reread(ctx); err != nil { // the guess may be stale
-				return err
+				return nil, 0, err
 			}
 			continue
 		}
-		stored, err := s.toStorage(ctx, key, data)
+		storage.ObserveWrite(ctx, key, out, data)
+		resp, err := s.put(ctx, key, cur.rev, data, ttl)
 		if err != nil {
-			return err
-		}
-		var opts []clientv3.OpOption
-		if ttl != nil && *ttl > 0 {
-			lease, err := s.leases.get(ctx, int64(*ttl))
-			if err != nil {
-				return wrapClientError(key, err)
-			}
-			opts = append(opts, clientv3.WithLease(lease))
-		}
-		resp, err := s.client.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(key), "=", cur.rev)).
-			Then(clientv3.OpPut(key, string(stored), opts...)).
-			Else(clientv3.OpGet(key)).
-			Commit()
-		if err != nil {
-			return wrapClientError(key, err)
+			return nil, 0, err
 		}
 		if !resp.Succeeded {
 			// Someone else wrote in between: start again from what is there.
 			if err := cur.lostRace(ctx, resp); err != nil {
-				return err
+				return nil, 0, err
 			}
 			continue
 		}
-		return storedInto(out, resp.Header.Revision, dest)
+		return data, resp.Header.Revision, storedInto(out, resp.Header.Revision, dest)
 	}
+}
+
+// put writes data (plaintext) at key if its revision is still rev; when
+// it is not, the response holds what is there.
+func (s *Store) put(ctx context.Context, key string, rev int64, data []byte, ttl *uint64) (*clientv3.TxnResponse, error) {
+	stored, err := s.toStorage(ctx, key, data)
+	if err != nil {
+		return nil, err
+	}
+	var opts []clientv3.OpOption
+	if ttl != nil && *ttl > 0 {
+		lease, err := s.leases.get(ctx, int64(*ttl))
+		if err != nil {
+			return nil, wrapClientError(key, err)
+		}
+		opts = append(opts, clientv3.WithLease(lease))
+	}
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
+		Then(clientv3.OpPut(key, string(stored), opts...)).
+		Else(clientv3.OpGet(key)).
+		Commit()
+	if err != nil {
+		return nil, wrapClientError(key, err)
+	}
+	return resp, nil
 }
 
 // Delete implements storage.Interface.

@@ -17,6 +17,7 @@ func Run(t *testing.T, h Harness) {
 		{"FailedCheckOnGuess", testFailedCheckOnGuess},
 		{"Delete", testDelete},
 		{"Count", testCount},
+		{"ObjectWriter", testObjectWriter},
 		{"List", testList},
 		{"ListPaging", testListPaging},
 		{"ListResourceVersion", testListResourceVersion},

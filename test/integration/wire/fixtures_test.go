@@ -101,16 +101,12 @@ func createFixture(t testing.TB, ns, resource string) *unstructured.Unstructured
 	if !ok {
 		t.Fatalf("%s is not served", resource)
 	}
-	data, err := os.ReadFile("testdata/objects/" + resource + ".json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(strings.ReplaceAll(string(data), "NAMESPACE", ns)), &obj.Object); err != nil {
-		t.Fatalf("%s: %v", resource, err)
-	}
+	obj := readFixture(t, ns, resource)
 	client := dynamic.NewForConfigOrDie(srv.ClientConfig).Resource(res.gvr)
-	var created *unstructured.Unstructured
+	var (
+		created *unstructured.Unstructured
+		err     error
+	)
 	if res.namespaced {
 		created, err = client.Namespace(ns).Create(context.Background(), obj, metav1.CreateOptions{})
 	} else {
@@ -123,4 +119,19 @@ func createFixture(t testing.TB, ns, resource string) *unstructured.Unstructured
 		t.Fatalf("creating the %s fixture: %v", resource, err)
 	}
 	return created
+}
+
+// readFixture reads the object of testdata/objects/<resource>.json, with
+// NAMESPACE replaced by ns.
+func readFixture(t testing.TB, ns, resource string) *unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile("testdata/objects/" + resource + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(strings.ReplaceAll(string(data), "NAMESPACE", ns)), &obj.Object); err != nil {
+		t.Fatalf("%s: %v", resource, err)
+	}
+	return obj
 }
