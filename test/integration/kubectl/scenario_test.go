@@ -117,6 +117,9 @@ var normalizers = []struct {
 	// while it was being set up: whether it comes depends on how long the
 	// LIST before it took (a loaded machine), on either server.
 	{regexp.MustCompile(`(?m)^E\] "Unhandled Error" err="k8s.io/client-go/tools/watch/informerwatcher.go:\d+: Failed to watch [^"]*: context deadline exceeded"\n`), ""},
+	// The same cancelled watch, when it had begun: client-go calls a watch
+	// that ends within a second with no event "very short".
+	{regexp.MustCompile(`(?m)^[EW]\] [^\n]*very short watch: [^\n]*\n`), ""},
 	{regexp.MustCompile(`https://127\.0\.0\.1:\d+`), "https://SERVER"},
 	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "UID"},
 	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`), "TIME"},
