@@ -13,13 +13,47 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 )
 
+// ServeOptions are the settings of one listener.
+type ServeOptions struct {
+	// ShutdownTimeout is how long the requests in flight get to finish
+	// once a shutdown starts.
+	ShutdownTimeout time.Duration
+	// HTTP2MaxStreamsPerConnection is how many streams one HTTP/2
+	// connection may have open (kube's --http2-max-streams-per-connection);
+	// 0 means kube-apiserver's default, 100.
+	HTTP2MaxStreamsPerConnection int
+}
+
+// http2Body99Percentile is kube-apiserver's frame size and per-stream
+// upload buffer: big enough for nearly every object written in one frame,
+// small enough that a buffer per stream times the streams of a connection
+// stays bounded (Go's defaults are 1 MiB per stream).
+const http2Body99Percentile = 256 << 10
+
+// http2 sizes HTTP/2 as kube-apiserver does. Go's own default of 250
+// streams would let one client connection carry 2.5 times the streams
+// kube allows, and clients such as client-go open a new connection only
+// when the server's limit is reached.
+func (o ServeOptions) http2() *http.HTTP2Config {
+	streams := o.HTTP2MaxStreamsPerConnection
+	if streams <= 0 {
+		streams = 100
+	}
+	return &http.HTTP2Config{
+		MaxConcurrentStreams:          streams,
+		MaxReadFrameSize:              http2Body99Percentile,
+		MaxReceiveBufferPerStream:     http2Body99Percentile,
+		MaxReceiveBufferPerConnection: http2Body99Percentile * streams,
+	}
+}
+
 // Serve serves h on ln (with TLS when tlsConfig is set) until ctx ends,
 // then shuts down gracefully: it stops accepting, ends every watch (a
 // clean end of stream: clients watch again elsewhere), and gives the
 // other requests in flight up to shutdownTimeout to finish before it
 // cuts them off. A connection is closed as soon as it has no request in
 // flight.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.Config, shutdownTimeout time.Duration) error {
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.Config, opts ServeOptions) error {
 	baseCtx, cancelRequests := context.WithCancel(context.Background())
 	defer cancelRequests()
 	watchesCtx, endWatches := context.WithCancel(baseCtx)
@@ -32,6 +66,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.
 		BaseContext:       func(net.Listener) context.Context { return handlers.WithWatchesEnding(baseCtx, watchesCtx) },
 		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelDebug),
 		ConnState:         idle.track,
+		HTTP2:             opts.http2(),
 	}
 	// Watches never finish by themselves: they end when shutdown starts,
 	// or they would hold it to its timeout.
@@ -47,7 +82,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.
 		return err
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)
 	if err != nil {

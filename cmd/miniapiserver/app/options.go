@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 )
 
@@ -73,6 +74,9 @@ type Options struct {
 	MinRequestTimeout time.Duration
 	RequestTimeout    time.Duration
 	ShutdownTimeout   time.Duration
+	// HTTP2MaxStreamsPerConnection limits the streams of one HTTP/2
+	// connection (0: kube-apiserver's default, 100).
+	HTTP2MaxStreamsPerConnection int
 	// ShutdownDelayDuration is how long /readyz fails before the server
 	// stops serving (kube's --shutdown-delay-duration).
 	ShutdownDelayDuration time.Duration
@@ -187,6 +191,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"On SIGTERM or SIGINT, how long to keep serving every request while /readyz fails, so that load balancers stop sending requests here before the server stops accepting them. A second signal stops the server at once.")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout,
 		"Once the server stops accepting requests (after --shutdown-delay-duration), how long the requests in flight get to finish; watches end at once, their streams closed cleanly.")
+	fs.IntVar(&o.HTTP2MaxStreamsPerConnection, "http2-max-streams-per-connection", o.HTTP2MaxStreamsPerConnection,
+		"The limit that the server gives to clients for the maximum number of streams in an HTTP/2 connection (0: 100, kube-apiserver's default).")
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange,
 		"CIDR of the cluster IPs services get (one IPv4 CIDR of at most 2^20 addresses, or one IPv6 CIDR of /64 or longer).")
@@ -277,6 +283,9 @@ func (o *Options) Validate() error {
 	if o.ShutdownDelayDuration < 0 {
 		return fmt.Errorf("--shutdown-delay-duration: must not be negative")
 	}
+	if o.HTTP2MaxStreamsPerConnection < 0 {
+		return fmt.Errorf("--http2-max-streams-per-connection: must not be negative")
+	}
 	if o.RequestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout: must be positive")
 	}
@@ -356,4 +365,9 @@ func (o *Options) serviceClusterIPRange() (netip.Prefix, error) {
 		return netip.Prefix{}, fmt.Errorf("--service-cluster-ip-range: %s is too large (at most /12 for IPv4, /64 for IPv6)", p)
 	}
 	return p, nil
+}
+
+// serveOptions are the settings of every listener.
+func (o *Options) serveOptions() apiserver.ServeOptions {
+	return apiserver.ServeOptions{ShutdownTimeout: o.ShutdownTimeout, HTTP2MaxStreamsPerConnection: o.HTTP2MaxStreamsPerConnection}
 }

@@ -212,14 +212,14 @@ func Start(o *Options) (*Server, error) {
 		// authenticator verifies them, other requests use tokens.
 		ClientAuth: tls.RequestClientCert, ClientCAs: creds.clientCA.Pool,
 	}
-	s.serve(ctx, secureLn, api.SecureHandler(), tlsConfig, o.ShutdownTimeout)
+	s.serve(ctx, secureLn, api.SecureHandler(), tlsConfig, o.serveOptions())
 	if o.InsecurePort != 0 {
 		insecureLn, err := net.Listen("tcp", net.JoinHostPort(o.InsecureBindAddr, strconv.Itoa(o.InsecurePort)))
 		if err != nil {
 			return nil, fmt.Errorf("--insecure-port: %w", err)
 		}
 		s.InsecureURL = "http://" + clientAddress(insecureLn.Addr().(*net.TCPAddr))
-		s.serve(ctx, insecureLn, api.InsecureHandler(), nil, o.ShutdownTimeout)
+		s.serve(ctx, insecureLn, api.InsecureHandler(), nil, o.serveOptions())
 	}
 	admin := adminCredentials{CertPEM: creds.adminCert, KeyPEM: creds.adminKey, Token: creds.adminToken}
 	if admin.CertPEM != nil || admin.Token != "" {
@@ -555,11 +555,11 @@ func watchCacheSizeNames(o *Options) []string {
 }
 
 // serve serves h on ln until ctx ends; a serving error stops the server.
-func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.Config, timeout time.Duration) {
+func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.Config, opts apiserver.ServeOptions) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if err := apiserver.Serve(ctx, ln, h, tlsConfig, timeout); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := apiserver.Serve(ctx, ln, h, tlsConfig, opts); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.errs <- fmt.Errorf("serving on %s: %w", ln.Addr(), err)
 			s.cancel()
 		}
