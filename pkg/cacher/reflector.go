@@ -107,6 +107,10 @@ func (c *Cacher) watch(rev int64) error {
 		Recursive:       true,
 		ProgressNotify:  true,
 		Predicate:       storage.Everything,
+		// A deletion's last state is the cache's stored entry: etcd need
+		// not read and send every change's previous value (kube's cacher
+		// asks for it; most of it was decoded only to be dropped).
+		WithoutPreviousState: true,
 	})
 	if err != nil {
 		return fmt.Errorf("watch: %w", err)
@@ -127,6 +131,12 @@ func (c *Cacher) watch(rev int64) error {
 		cached, err := c.processEvent(ev)
 		if err != nil {
 			return err
+		}
+		if cached == nil {
+			if err := c.passProgress(ev.Object.ResourceVersion); err != nil {
+				return err
+			}
+			continue
 		}
 		select {
 		case c.incoming <- cached:
@@ -161,7 +171,10 @@ func (c *Cacher) processEvent(ev storage.Event) (*event, error) {
 		}
 	}
 	cached := c.wc.apply(ev.Type, e, time.Now())
-	c.metrics.resourceVersion.Set(float64(cached.rv))
+	c.metrics.resourceVersion.Set(float64(ev.Object.ResourceVersion))
+	if cached == nil {
+		return nil, nil
+	}
 	c.metrics.capacity.Set(float64(c.wc.historyCapacity()))
 	return cached, nil
 }

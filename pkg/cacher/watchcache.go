@@ -89,21 +89,30 @@ func indexFieldsOf(s *store) []string {
 
 // apply records a change and returns the event to dispatch. cur is the new
 // entry; for a deletion it is the last state (whose attributes are those
-// of the stored entry it removes).
+// of the stored entry it removes), or only the key and revision. It returns
+// nil for the deletion of a key the cache does not hold, reported by key.
 func (wc *watchCache) apply(typ watch.EventType, cur *entry, now time.Time) *event {
 	wc.mu.Lock()
 	ev := &event{typ: typ, key: cur.key(), rv: cur.obj.ResourceVersion, recordTime: now}
 	switch typ {
 	case watch.Deleted:
 		prev, ok := wc.store.remove(ev.key)
+		if !ok && cur.obj.Data() == nil {
+			// Nothing is known of a key this cache never held (the store
+			// reports deletions by key only): there is nothing to tell.
+			wc.rv = ev.rv
+			wc.mu.Unlock()
+			wc.cond.Broadcast()
+			return nil
+		}
 		if ok {
 			prev.obj.Forget()
-			// The deleted state has the stored entry's attributes, and
-			// the stored entry's bytes when they are the same: the store
-			// sent its own copy of the last state, which the history
+			// The deleted state is the stored entry, with its attributes
+			// and its bytes: the store reports a deletion by its key, or
+			// sends its own copy of the last state, which the history
 			// would otherwise hold beside the stored entry's.
 			obj := cur.obj
-			if bytes.Equal(obj.Data(), prev.obj.Data()) {
+			if obj.Data() == nil || bytes.Equal(obj.Data(), prev.obj.Data()) {
 				obj = prev.obj.WithResourceVersion(obj.ResourceVersion)
 			}
 			cur = &entry{obj: obj, labels: prev.labels, fields: prev.fields}

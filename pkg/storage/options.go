@@ -34,6 +34,13 @@ type ListOptions struct {
 	// SendInitialEvents asks Watch to start with ADDED events for the state
 	// at ResourceVersion, ended by a bookmark (the WatchList protocol).
 	SendInitialEvents *bool
+	// WithoutPreviousState makes Watch report a deletion by its key and
+	// revision only (an Object without data) and read no previous state
+	// from the store: for a watcher that keeps every key's last state
+	// itself, as the cacher does. etcd would otherwise read and send the
+	// previous value of every change. Ignored with a selective Predicate,
+	// whose matching needs the previous state.
+	WithoutPreviousState bool
 }
 
 // ListResult is a page of a list.

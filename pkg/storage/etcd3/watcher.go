@@ -93,7 +93,10 @@ func (w *watcher) run() {
 		}
 	}
 
-	ops := []clientv3.OpOption{clientv3.WithRev(rev + 1), clientv3.WithPrevKV()}
+	ops := []clientv3.OpOption{clientv3.WithRev(rev + 1)}
+	if !w.keysOfDeletions() {
+		ops = append(ops, clientv3.WithPrevKV())
+	}
 	if w.recursive {
 		ops = append(ops, clientv3.WithPrefix())
 	}
@@ -176,6 +179,8 @@ func (w *watcher) transform(ev *clientv3.Event) (storage.Event, bool, error) {
 		}
 	}
 	switch {
+	case ev.Type == clientv3.EventTypeDelete && w.keysOfDeletions():
+		return storage.Event{Type: watch.Deleted, Object: &storage.Object{Key: string(ev.Kv.Key), ResourceVersion: rev}}, true, nil
 	case ev.Type == clientv3.EventTypeDelete:
 		if prev == nil {
 			return storage.Event{}, false, storage.NewInternalError(string(ev.Kv.Key), errors.New("etcd3: delete event without the previous state"))
@@ -208,6 +213,12 @@ func (w *watcher) transform(ev *clientv3.Event) (storage.Event, bool, error) {
 		return storage.Event{Type: watch.Deleted, Object: prev}, true, nil
 	}
 	return storage.Event{}, false, nil
+}
+
+// keysOfDeletions says whether deletions are reported without their last
+// state (storage.ListOptions.WithoutPreviousState).
+func (w *watcher) keysOfDeletions() bool {
+	return w.opts.WithoutPreviousState && w.opts.Predicate.Empty()
 }
 
 func (w *watcher) matches(obj *storage.Object) (bool, error) {
