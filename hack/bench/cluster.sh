@@ -16,6 +16,8 @@
 # profile of the steady phase there as <server>.cpu.pb.gz, and its heap
 # profile at its end as <server>.cpu.pb.gz.heap; miniapiserver
 # then runs with --profiling, kube-apiserver profiles by default).
+# Both etcds are thrown away after their run, so the scenario leaves its
+# objects in place (--skip-cleanup).
 # miniapiserver runs with --etcd-servers, so its RSS is its own: compare
 # rss_bytes with kube-apiserver's, and etcd_rss_bytes with each other.
 set -euo pipefail
@@ -84,6 +86,6 @@ for server in $SERVERS; do
 		;;
 	esac
 	"$WORK/bench" --label "$server${LABEL:+-$LABEL}" --scenario cluster --server "$url" "${auth[@]}" \
-		--pid "$pid" --etcd-pid "$etcd_pid" --out "$OUT" "${profile[@]}" "$@"
+		--pid "$pid" --etcd-pid "$etcd_pid" --out "$OUT" --skip-cleanup "${profile[@]}" "$@"
 	cleanup
 done

@@ -92,6 +92,9 @@ func runCluster(ctx context.Context, b *Bench) (Result, error) {
 	// The run is measured: a cleanup that fails (deleting 100,000 pods
 	// may take longer than a request may) is reported with it, not
 	// instead of it.
+	if b.SkipCleanup {
+		return r, nil
+	}
 	began := time.Now()
 	if err := cl.cleanup(ctx); err != nil {
 		r.Fields["cleanup_error"] = err.Error()
