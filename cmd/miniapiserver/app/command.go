@@ -35,6 +35,7 @@ with a generated certificate and admin token, and writes a kubeconfig for kubect
 			if cmd.Flags().Changed("cert-dir") && !cmd.Flags().Changed("data-dir") {
 				o.DataDir = o.CertDir
 			}
+			o.DefaultsForEtcd(cmd.Flags())
 			if err := o.Validate(); err != nil {
 				return err
 			}

@@ -129,3 +129,29 @@ func TestDockerCompose(t *testing.T) {
 		t.Errorf("--secure-port %q", port)
 	}
 }
+
+// TestDefragDefaultFollowsEtcd: the server defragments the embedded etcd
+// by default, an external one only when told to.
+func TestDefragDefaultFollowsEtcd(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "1m0s"},
+		{[]string{"--etcd-servers=http://127.0.0.1:2379"}, "0s"},
+		{[]string{"--etcd-servers=http://127.0.0.1:2379", "--etcd-defrag-interval=2m"}, "2m0s"},
+		{[]string{"--etcd-defrag-interval=0"}, "0s"},
+	} {
+		o := app.NewOptions()
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		o.DefaultsForEtcd(fs)
+		if got := o.EtcdDefragInterval.String(); got != tc.want {
+			t.Errorf("%v: --etcd-defrag-interval %s, want %s", tc.args, got, tc.want)
+		}
+	}
+}

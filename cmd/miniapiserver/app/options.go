@@ -146,7 +146,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.EtcdCompactionInterval, "etcd-compaction-interval", o.EtcdCompactionInterval,
 		"How often to compact etcd's history (0 disables compaction by this server).")
 	fs.DurationVar(&o.EtcdDefragInterval, "etcd-defrag-interval", o.EtcdDefragInterval,
-		"How often to check etcd's database: a member whose file is at least --etcd-defrag-threshold free is defragmented, and an exhausted space quota (NOSPACE alarm) is recovered from by compacting etcd's history, defragmenting and disarming the alarm. 0 turns both off.")
+		"How often to check etcd's database: a member whose file is at least --etcd-defrag-threshold free is defragmented, and an exhausted space quota (NOSPACE alarm) is recovered from by compacting etcd's history, defragmenting and disarming the alarm. 0 turns both off. With --etcd-servers the default is 0: that etcd is its operator's to defragment (a member serves nothing while it is defragmented: seconds for a database of a few GiB), and kube-apiserver never does.")
 	fs.Float64Var(&o.EtcdDefragThreshold, "etcd-defrag-threshold", o.EtcdDefragThreshold,
 		"Share of an etcd member's database file that must be free (no longer in use after compactions) for it to be defragmented, between 0 and 1.")
 	fs.BoolVar(&o.EtcdUnsafeNoFsync, "embedded-etcd-unsafe-no-fsync", o.EtcdUnsafeNoFsync,
@@ -370,4 +370,14 @@ func (o *Options) serviceClusterIPRange() (netip.Prefix, error) {
 // serveOptions are the settings of every listener.
 func (o *Options) serveOptions() apiserver.ServeOptions {
 	return apiserver.ServeOptions{ShutdownTimeout: o.ShutdownTimeout, HTTP2MaxStreamsPerConnection: o.HTTP2MaxStreamsPerConnection}
+}
+
+// DefaultsForEtcd sets the defaults that depend on which etcd is used,
+// for the flags the command line left unset: an external etcd
+// (--etcd-servers) is not defragmented by this server. fs is the parsed
+// command line.
+func (o *Options) DefaultsForEtcd(fs *pflag.FlagSet) {
+	if len(o.EtcdServers) > 0 && !fs.Changed("etcd-defrag-interval") {
+		o.EtcdDefragInterval = 0
+	}
 }
