@@ -40,7 +40,20 @@ type snapshot struct {
 	rv    int64
 	tree  *btree.BTreeG[*entry]
 	taken time.Time
+	// follows remembers, for the continue tokens of unfiltered lists
+	// served from this snapshot, how many keys follow their start within
+	// their prefix: the next page's remainingItemCount is then that count
+	// less the keys it reads, where counting the rest of the tree on
+	// every page would make paging through n objects cost O(n^2).
+	follows map[pageStart]int64
 }
+
+// pageStart is where a continue token resumes a list.
+type pageStart struct{ prefix, start string }
+
+// maxFollows bounds the counts a snapshot remembers (a page each):
+// past it, pages count the keys that follow them.
+const maxFollows = 10000
 
 // add keeps tree as the store at rv, unless one is kept already.
 func (s *snapshots) add(rv int64, tree *btree.BTreeG[*entry], now time.Time) {
@@ -56,7 +69,41 @@ func (s *snapshots) add(rv int64, tree *btree.BTreeG[*entry], now time.Time) {
 		s.items[0] = snapshot{} // let the tree go
 		s.items = s.items[1:]
 	}
-	s.items = append(s.items, snapshot{rv: rv, tree: tree, taken: now})
+	s.items = append(s.items, snapshot{rv: rv, tree: tree, taken: now, follows: map[pageStart]int64{}})
+}
+
+// followsAt returns how many keys follow at within the snapshot at rv, if
+// a page served from it counted them.
+func (s *snapshots) followsAt(rv int64, at pageStart) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sn := range s.items {
+		if sn.rv == rv {
+			n, ok := sn.follows[at]
+			return n, ok
+		}
+	}
+	return 0, false
+}
+
+// recordFollows remembers that n keys follow at within the snapshot at rv.
+func (s *snapshots) recordFollows(rv int64, at pageStart, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sn := range s.items {
+		if sn.rv == rv && len(sn.follows) < maxFollows {
+			sn.follows[at] = n
+		}
+	}
+}
+
+// nextPage is where the page res resumes, and how many keys follow it
+// (false when res is the last page or filtered).
+func nextPage(plan storage.ListPlan, res *storage.ListResult, lastKey string) (pageStart, int64, bool) {
+	if res.Continue == "" || res.RemainingItemCount == nil {
+		return pageStart{}, 0, false
+	}
+	return pageStart{prefix: plan.KeyPrefix, start: lastKey + "\x00"}, *res.RemainingItemCount, true
 }
 
 // get returns the store at rv, if kept.
@@ -128,9 +175,12 @@ func (c *Cacher) listPage(ctx context.Context, key string, opts storage.ListOpti
 			return nil, !storage.IsTooLargeResourceVersion(err), err // the cache lags: etcd answers
 		}
 		tree, rv := c.wc.snapshot()
-		res, err := page(tree, plan, pred, rv)
+		res, lastKey, err := page(tree, plan, pred, rv, nil)
 		if err == nil && res.Continue != "" {
 			c.pages.add(rv, tree, time.Now())
+			if at, n, ok := nextPage(plan, res, lastKey); ok {
+				c.pages.recordFollows(rv, at, n)
+			}
 		}
 		return res, true, err
 	}
@@ -153,7 +203,16 @@ func (c *Cacher) listPage(ctx context.Context, key string, opts storage.ListOpti
 	case err != nil:
 		return nil, true, err
 	}
-	res, err = page(tree, plan, pred, plan.Rev)
+	var follows *int64
+	if n, ok := c.pages.followsAt(plan.Rev, pageStart{prefix: plan.KeyPrefix, start: plan.StartKey}); ok {
+		follows = &n
+	}
+	res, lastKey, err := page(tree, plan, pred, plan.Rev, follows)
+	if err == nil {
+		if at, n, ok := nextPage(plan, res, lastKey); ok {
+			c.pages.recordFollows(plan.Rev, at, n)
+		}
+	}
 	return res, true, err
 }
 
@@ -161,9 +220,14 @@ func (c *Cacher) listPage(ctx context.Context, key string, opts storage.ListOpti
 // etcd: up to pred.Limit matching objects from plan.StartKey on; when keys
 // follow the last one looked at (matching or not), a continue token from
 // just after it, and, for an unfiltered list, how many keys follow.
-func page(tree *btree.BTreeG[*entry], plan storage.ListPlan, pred storage.SelectionPredicate, rv int64) (*storage.ListResult, error) {
+//
+// follows, when known, is how many keys follow plan.StartKey within the
+// prefix; the keys after the page are then counted without reading them.
+// page also returns the last key it looked at.
+func page(tree *btree.BTreeG[*entry], plan storage.ListPlan, pred storage.SelectionPredicate, rv int64, follows *int64) (*storage.ListResult, string, error) {
 	res := &storage.ListResult{ResourceVersion: rv}
 	var lastKey string
+	var read int64
 	hasMore := false
 	end := probe(prefixEnd(plan.KeyPrefix))
 	tree.AscendRange(probe(plan.StartKey), end, func(e *entry) bool {
@@ -172,26 +236,31 @@ func page(tree *btree.BTreeG[*entry], plan storage.ListPlan, pred storage.Select
 			return false
 		}
 		lastKey = e.key()
+		read++
 		if pred.MatchesAttrs(&e.labels, &e.fields) {
 			res.Items = append(res.Items, e.obj)
 		}
 		return true
 	})
 	if !hasMore {
-		return res, nil
+		return res, lastKey, nil
 	}
 	token, err := storage.EncodeContinue(lastKey+"\x00", plan.KeyPrefix, rv)
 	if err != nil {
-		return nil, storage.NewInternalError(plan.KeyPrefix, err)
+		return nil, "", storage.NewInternalError(plan.KeyPrefix, err)
 	}
 	res.Continue = token
 	if pred.Empty() {
 		var remaining int64
-		tree.AscendRange(probe(lastKey+"\x00"), end, func(*entry) bool {
-			remaining++
-			return true
-		})
+		if follows != nil {
+			remaining = *follows - read
+		} else {
+			tree.AscendRange(probe(lastKey+"\x00"), end, func(*entry) bool {
+				remaining++
+				return true
+			})
+		}
 		res.RemainingItemCount = &remaining
 	}
-	return res, nil
+	return res, lastKey, nil
 }

@@ -85,6 +85,9 @@ func TestPaginationFromCache(t *testing.T) {
 	if got := names(second) + "|" + names(third); got != "p3,p4,p5|p6" || third.Continue != "" {
 		t.Fatalf("pages %s (continue %q)", got, third.Continue)
 	}
+	if second.RemainingItemCount == nil || *second.RemainingItemCount != 1 || third.RemainingItemCount != nil {
+		t.Fatalf("remaining after the second page %v, after the third %v; want 1 and none", second.RemainingItemCount, third.RemainingItemCount)
+	}
 	if second.ResourceVersion != first.ResourceVersion || third.ResourceVersion != first.ResourceVersion {
 		t.Fatalf("revisions %d, %d after %d", second.ResourceVersion, third.ResourceVersion, first.ResourceVersion)
 	}
@@ -104,5 +107,44 @@ func TestPaginationFromCache(t *testing.T) {
 	}
 	if got := raw.taken(); got != "[3]" {
 		t.Fatalf("lists of limits %s, want etcd's page of 3", got)
+	}
+}
+
+// TestPaginationRemainingCount: every page from the cache tells how many
+// objects follow it, for lists of the whole resource and of a namespace
+// paged through the same snapshot, as etcd's pages would.
+func TestPaginationRemainingCount(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	cfg := storagetest.PodConfig()
+	c := newCacher(t, etcd, cfg)
+	for i := range 9 {
+		create(t, c, cfg, "a", fmt.Sprintf("p%d", i))
+		create(t, c, cfg, "b", fmt.Sprintf("p%d", i))
+	}
+	for _, tc := range []struct {
+		key   string
+		total int64
+	}{{cfg.ResourcePrefix, 18}, {cfg.ResourcePrefix + "/a", 9}, {cfg.ResourcePrefix + "/b", 9}} {
+		token, seen := "", int64(0)
+		for page := 0; ; page++ {
+			res, err := c.GetList(context.Background(), tc.key, storage.ListOptions{
+				Recursive: true, Predicate: storage.SelectionPredicate{Limit: 2, Continue: token,
+					Label: storage.Everything.Label, Field: storage.Everything.Field},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen += int64(len(res.Items))
+			if res.Continue == "" {
+				if res.RemainingItemCount != nil || seen != tc.total {
+					t.Fatalf("%s: last page after %d objects of %d, remaining %v", tc.key, seen, tc.total, res.RemainingItemCount)
+				}
+				break
+			}
+			if res.RemainingItemCount == nil || *res.RemainingItemCount != tc.total-seen {
+				t.Fatalf("%s, page %d: remaining %v, want %d", tc.key, page, res.RemainingItemCount, tc.total-seen)
+			}
+			token = res.Continue
+		}
 	}
 }
