@@ -168,12 +168,17 @@ func runWatch(ctx context.Context, b *Bench) (Result, error) {
 		}
 	}
 
+	// The processes' CPU over the updates and their delivery: whether
+	// the run was bound by CPU or by the writes' latency.
+	serverCPU0, etcdCPU0 := procCPU(b.PID), procCPU(b.EtcdPID)
 	writes := sendWatchUpdates(ctx, c, b, objects)
 	acked := 0
 	for _, a := range writes.acked {
 		acked += len(a)
 	}
 	waitDelivered(ctx, watchers, int64(acked))
+	serverCPU, etcdCPU := procCPU(b.PID)-serverCPU0, procCPU(b.EtcdPID)-etcdCPU0
+	deliveredIn := time.Since(writes.start)
 	stopWatches()
 	wg.Wait()
 
@@ -185,6 +190,13 @@ func runWatch(ctx context.Context, b *Bench) (Result, error) {
 		r.Fields["update_"+k] = v
 	}
 	r.Fields.add(analyzeWatchers(watchers, writes))
+	if b.PID > 0 {
+		r.Fields["server_cpu_s"] = serverCPU
+		r.Fields["server_cores_used"] = serverCPU / deliveredIn.Seconds()
+	}
+	if b.EtcdPID > 0 {
+		r.Fields["etcd_cpu_s"] = etcdCPU
+	}
 	return r, ctx.Err()
 }
 
