@@ -31,6 +31,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/garbagecollector"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
@@ -79,6 +80,10 @@ type Server struct {
 	// EtcdURL is the etcd the server uses (the embedded one's, or the first
 	// of --etcd-servers).
 	EtcdURL string
+	// GarbageCollector is the ownerReference garbage collector, when
+	// --garbage-collector runs it (tests wait on its graph, as kube's
+	// integration tests do).
+	GarbageCollector *garbagecollector.Controller
 
 	readyChecks []healthz.Check
 	// shuttingDown fails /readyz from the start of a shutdown.
@@ -302,6 +307,7 @@ func Start(o *Options) (*Server, error) {
 	}
 	if o.GarbageCollector {
 		gc := garbageCollector(groups, crdController)
+		s.GarbageCollector = gc
 		s.goUntilDone(func() { gc.Run(ctx) })
 	}
 	ok = true

@@ -81,6 +81,23 @@ func New(resources []Resource, more func() []Resource) *Controller {
 	}
 }
 
+// GraphHasUID reports whether the collector has seen every object uids
+// names (kube's GarbageCollector.GraphHasUID). An owner deleted with
+// propagationPolicy Orphan right after its dependent was created may be
+// processed before the dependent's watch event arrives, and the dependent
+// then looks like the child of an owner that is gone, as in kube: tests
+// that orphan wait for the graph first.
+func (c *Controller) GraphHasUID(uids ...types.UID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, uid := range uids {
+		if c.graph.nodes[uid] == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // Run collects until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	ticker := time.NewTicker(c.resync)

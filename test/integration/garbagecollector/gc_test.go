@@ -20,13 +20,18 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/garbagecollector"
 )
 
-var client kubernetes.Interface
+var (
+	client kubernetes.Interface
+	gc     *garbagecollector.Controller
+)
 
 func TestMain(m *testing.M) {
 	testserver.Main(m, func(ts *testserver.TestServer, _ string) {
 		client = kubernetes.NewForConfigOrDie(ts.ClientConfig)
+		gc = ts.Server.GarbageCollector
 	}, func(o *app.Options) { o.GarbageCollector = true })
 }
 
@@ -60,6 +65,15 @@ func ownerAndDependent(t *testing.T, ns string, finalizers ...string) (*corev1.C
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The collector follows each resource with its own watch: an owner
+	// deleted before the dependent's event arrives would look childless
+	// (kube's integration tests wait the same way).
+	eventually(t, func() error {
+		if !gc.GraphHasUID(owner.UID, dep.UID) {
+			return fmt.Errorf("the collector has not seen the owner and the dependent yet")
+		}
+		return nil
+	})
 	return owner, dep
 }
 
