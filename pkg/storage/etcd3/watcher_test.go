@@ -55,7 +55,7 @@ func TestWatchWithoutPreviousState(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ev := nextEvent(t, everything)
+	ev := storagetest.NextEvent(t, everything, false)
 	if ev.Type != watch.Deleted || ev.Object.Key != key || ev.Object.ResourceVersion != rev {
 		t.Fatalf("everything: got %s %s@%d, want DELETED %s@%d", ev.Type, ev.Object.Key, ev.Object.ResourceVersion, key, rev)
 	}
@@ -63,7 +63,7 @@ func TestWatchWithoutPreviousState(t *testing.T) {
 		t.Errorf("everything: the deletion carries %d bytes of state, want none", len(ev.Object.Data()))
 	}
 
-	ev = nextEvent(t, selective)
+	ev = storagetest.NextEvent(t, selective, false)
 	if ev.Type != watch.Deleted || ev.Object.ResourceVersion != rev {
 		t.Fatalf("selective: got %s@%d, want DELETED@%d", ev.Type, ev.Object.ResourceVersion, rev)
 	}
@@ -74,21 +74,4 @@ func TestWatchWithoutPreviousState(t *testing.T) {
 	if last.Spec.NodeName != "node-a" || last.Labels["app"] != "x" {
 		t.Errorf("selective: last state %+v, want the created pod", last.ObjectMeta)
 	}
-}
-
-func nextEvent(t *testing.T, w storage.Watcher) storage.Event {
-	t.Helper()
-	select {
-	case ev, ok := <-w.ResultChan():
-		if !ok {
-			t.Fatal("watch closed")
-		}
-		if ev.Type == watch.Error {
-			t.Fatalf("watch error: %v", ev.Err)
-		}
-		return ev
-	case <-time.After(10 * time.Second):
-		t.Fatal("no event within 10s")
-	}
-	return storage.Event{}
 }

@@ -37,8 +37,9 @@ func (f *fixture) watch(opts storage.ListOptions) storage.Watcher {
 	return w
 }
 
-// next returns the next event, skipping bookmarks unless wanted.
-func next(t *testing.T, w storage.Watcher, bookmarks bool) storage.Event {
+// NextEvent returns the next event of w, skipping bookmarks unless wanted;
+// it fails the test when none comes within 10 s.
+func NextEvent(t *testing.T, w storage.Watcher, bookmarks bool) storage.Event {
 	t.Helper()
 	deadline := time.After(eventTimeout)
 	for {
@@ -91,7 +92,7 @@ func expect(t *testing.T, w storage.Watcher, ordered bool, want []string) []stor
 	var got []storage.Event
 	var last int64
 	for _, wantDesc := range want {
-		ev := next(t, w, false)
+		ev := NextEvent(t, w, false)
 		if d := describe(t, ev); d != wantDesc {
 			t.Fatalf("event %d: got %q, want %q", len(got), d, wantDesc)
 		}
@@ -157,9 +158,9 @@ func testWatchInitialEvents(t *testing.T, h Harness) {
 		yes := true
 		w := f.watch(storage.ListOptions{SendInitialEvents: &yes, ProgressNotify: true})
 		evs := expectInitial(t, w, "ADDED ns/a 2", "ADDED ns/b 1")
-		bm := next(t, w, true)
+		bm := NextEvent(t, w, true)
 		for bm.Type == watch.Bookmark && !bm.InitialEventsEnd {
-			bm = next(t, w, true) // periodic bookmarks may come first
+			bm = NextEvent(t, w, true) // periodic bookmarks may come first
 		}
 		if bm.Type != watch.Bookmark || !bm.InitialEventsEnd {
 			t.Fatalf("want the initial-events-end bookmark, got %s", bm.Type)
@@ -200,7 +201,7 @@ func testWatchBookmarksOnlyWhenAsked(t *testing.T, h Harness) {
 		f.list(storage.ListOptions{}) // a consistent read
 	}
 	f.create("ns", "c", "", map[string]string{"v": "1"})
-	if ev := next(t, plain, true); ev.Type != watch.Added {
+	if ev := NextEvent(t, plain, true); ev.Type != watch.Added {
 		t.Fatalf("watch without bookmarks: got %s, want ADDED ns/c 1", ev.Type)
 	}
 	expectEvents(t, withBookmarks, "ADDED ns/c 1")
@@ -236,7 +237,7 @@ func testWatchCompacted(t *testing.T, h Harness) {
 	// A cache may hold a short history of its own beyond etcd's; a watch
 	// from far enough back is expired everywhere.
 	w := f.watch(storage.ListOptions{ResourceVersion: strconv.FormatInt(start-1, 10)})
-	ev := next(t, w, false)
+	ev := NextEvent(t, w, false)
 	if ev.Type != watch.Error || !storage.IsExpired(ev.Err) {
 		t.Fatalf("want an Expired error event, got %s %v", ev.Type, ev.Err)
 	}
