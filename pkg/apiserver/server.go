@@ -109,6 +109,7 @@ func New(cfg Config) (*Server, error) {
 	if s.authorizer == nil {
 		s.authorizer = authz.New(authz.Named{Name: authz.ModeAlwaysAllow.Name(), Authorizer: authz.AlwaysAllow{}})
 	}
+	handlers.LimitJSONPatchCopies()
 	s.apiMajor, _ = strconv.Atoi(cfg.Version.Major)
 	s.apiMinor, _ = strconv.Atoi(strings.TrimRight(cfg.Version.Minor, "+"))
 	r := chi.NewRouter()

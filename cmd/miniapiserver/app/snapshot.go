@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,8 +24,9 @@ func newSnapshotCommand() *cobra.Command {
 		Use:   "snapshot",
 		Short: "Save etcd's data to a file, or restore it into a new data dir",
 	}
-	var dataDir string
+	var dataDir, pkiFrom string
 	var servers []string
+	var newKeys bool
 	save := &cobra.Command{
 		Use:   "save FILE",
 		Short: "Save a snapshot of etcd's data to FILE",
@@ -45,14 +47,23 @@ the save.`,
 		Short: "Restore a snapshot into a new data dir",
 		Long: `Restore the snapshot FILE as the embedded etcd of --data-dir, which must hold no
 etcd data yet (nothing is ever written over). Then start miniapiserver with
-that --data-dir. A data dir holding a serving certificate and token keeps
-them; otherwise the server makes new ones.`,
+that --data-dir.
+
+The clients of the snapshot's data hold certificates and tokens signed by the
+keys of the data dir the snapshot was taken of: its pki/ folder (client CA,
+service account key, serving certificate, etcd CA) and admin-token. Name that
+data dir with --pki-from and they are copied; or copy them yourself into
+--data-dir before the restore; or pass --new-keys to start with new ones (every
+client certificate, service account token and kubeconfig issued before then
+answers 401). Without one of these the restore is refused.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return restoreSnapshot(cmd.OutOrStdout(), args[0], dataDir)
+			return restoreSnapshot(cmd.OutOrStdout(), args[0], dataDir, pkiFrom, newKeys)
 		},
 	}
 	restore.Flags().StringVar(&dataDir, "data-dir", NewOptions().DataDir, "The data dir to restore into (created if missing).")
+	restore.Flags().StringVar(&pkiFrom, "pki-from", "", "The data dir the snapshot was taken of (or its pki folder): its keys are copied into --data-dir.")
+	restore.Flags().BoolVar(&newKeys, "new-keys", false, "Restore without the keys of the snapshot's data dir: the server makes new ones, and what was issued with the old ones stops working.")
 	cmd.AddCommand(save, restore)
 	return cmd
 }
@@ -95,12 +106,19 @@ func saveSnapshot(ctx context.Context, out io.Writer, file, dataDir string, serv
 		return err
 	}
 	fmt.Fprintf(out, "saved a snapshot of %s to %s: revision %d, %d keys, %d bytes\n", endpoint, file, st.Revision, st.Keys, st.SizeBytes)
+	if len(servers) == 0 {
+		fmt.Fprintf(out, "keep %s beside it: a restore needs its keys (snapshot restore --pki-from)\n", filepath.Join(dataDir, "pki")+" and "+filepath.Join(dataDir, "admin-token"))
+	}
 	return nil
 }
 
-func restoreSnapshot(out io.Writer, file, dataDir string) error {
+func restoreSnapshot(out io.Writer, file, dataDir, pkiFrom string, newKeys bool) error {
 	etcdDir := embeddedEtcdDir(dataDir)
 	st, err := embedetcd.StatusOf(file)
+	if err != nil {
+		return err
+	}
+	keys, err := checkRestoreKeys(dataDir, pkiFrom, newKeys)
 	if err != nil {
 		return err
 	}
@@ -113,6 +131,9 @@ func restoreSnapshot(out io.Writer, file, dataDir string) error {
 			msg += ": a server is running on it"
 		}
 		return errors.New(msg + ". Restore into a new --data-dir, and start miniapiserver with it")
+	}
+	if err := copyKeys(pkiFrom, dataDir, keys); err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "restored %s (revision %d, %d keys) into %s\n  miniapiserver --data-dir %s\n", file, st.Revision, st.Keys, etcdDir, dataDir)
 	return nil
