@@ -201,7 +201,7 @@ func Start(o *Options) (*Server, error) {
 	// in the background, meanwhile: /healthz waits for them.
 	s.startRBAC(ctx, authorization, st.rbac)
 	s.goUntilDone(func() { flowControl.Run(ctx) })
-	serviceCIDRs, err := writeBootstrapObjects(ctx, o, st, creds.clientCA.PEM, secureLn.Addr().(*net.TCPAddr).Port)
+	serviceCIDRs, err := writeBootstrapObjects(ctx, o, st, creds.extensionAuthData(o), secureLn.Addr().(*net.TCPAddr).Port)
 	if err != nil {
 		return nil, err
 	}
