@@ -152,8 +152,8 @@ func (c *credentials) authenticator(o *Options, objects authn.ObjectGetter) (aut
 	cfg := authn.Config{
 		RequestHeader: c.requestHeader,
 		ClientCAs:     c.clientCA.Pool,
-		APIAudiences: o.Auth.apiAudiences(),
-		Anonymous:    o.Auth.AnonymousAuth,
+		APIAudiences:  o.Auth.apiAudiences(),
+		Anonymous:     o.Auth.AnonymousAuth,
 	}
 	switch {
 	case o.TokenAuthFile != "":
