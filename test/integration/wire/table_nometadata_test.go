@@ -35,7 +35,7 @@ func TestTableOfBackendWithoutMetadata(t *testing.T) {
 	const message = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
 	for _, tc := range []struct {
 		name, path, body, accept string
-		wantCode             int
+		wantCode                 int
 	}{
 		{"selfsubjectaccessreviews", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
 			`{"spec":{"nonResourceAttributes":{"path":"/","verb":"get"}}}`, acceptTable, http.StatusNotAcceptable},
