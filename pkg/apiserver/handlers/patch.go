@@ -74,7 +74,7 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 		patchType := types.PatchType(mediaType)
 		ctx, ns, name := s.requestContext(r)
 		ctx, written := rest.WithWritten(ctx)
-		out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+		out, err := s.mediaTypes().Output(r, s.outputTargets(negotiation.TargetPartialObjectMetadata)...)
 		if err != nil {
 			WriteError(w, r, err)
 			return

@@ -47,7 +47,7 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 		opts.FieldSelector = fields.AndSelectors(opts.FieldSelector, fields.OneTermEqualSelector("metadata.name", name))
 	}
 	ctx, _, _ := s.requestContext(r)
-	out, err := s.mediaTypes().WatchOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+	out, err := s.mediaTypes().WatchOutput(r, s.outputTargets(negotiation.TargetPartialObjectMetadata)...)
 	if err != nil {
 		WriteError(w, r, err)
 		return
