@@ -30,7 +30,7 @@ func (s *Server) InsecureHandler() http.Handler {
 // first listed runs first):
 //
 //	audit ID -> panic recovery -> request info -> cache control ->
-//	warnings -> request deadline -> authentication -> audit ->
+//	goaway (--goaway-chance) -> warnings -> request deadline -> authentication -> audit ->
 //	impersonation -> in-flight limits -> authorization -> routes
 //
 // Audit events start after authentication, as kube's do, so that they
@@ -43,6 +43,7 @@ func (s *Server) chain(authenticate func(http.Handler) http.Handler) http.Handle
 	h = authenticate(h)
 	h = filters.WithRequestDeadline(h, s.requestTimeout)
 	h = filters.WithWarnings(h)
+	h = filters.WithProbabilisticGoaway(h, s.goawayChance)
 	h = filters.WithCacheControl(h)
 	h = filters.WithRequestInfo(h)
 	h = filters.WithPanicRecovery(h)

@@ -67,6 +67,9 @@ type Config struct {
 	Version version.Info
 	// EnableProfiling serves /debug/pprof.
 	EnableProfiling bool
+	// GoawayChance is the share of HTTP/2 requests whose connection is
+	// closed after them (0: none), as kube's --goaway-chance.
+	GoawayChance float64
 }
 
 // Server routes every request of the API.
@@ -74,6 +77,7 @@ type Server struct {
 	admission         handlers.Admission
 	minRequestTimeout time.Duration
 	requestTimeout    time.Duration
+	goawayChance      float64
 	routes            http.Handler
 	authenticator     authenticator.Request
 	apiAudiences      authenticator.Audiences
@@ -105,7 +109,7 @@ type Server struct {
 func New(cfg Config) (*Server, error) {
 	s := &Server{admission: cfg.Admission, minRequestTimeout: cfg.MinRequestTimeout, requestTimeout: cfg.RequestTimeout,
 		authenticator: cfg.Authenticator, apiAudiences: cfg.APIAudiences, authorizer: cfg.Authorizer,
-		inFlight: cfg.InFlight, auditPolicy: cfg.AuditPolicy, auditSink: cfg.AuditSink}
+		inFlight: cfg.InFlight, auditPolicy: cfg.AuditPolicy, auditSink: cfg.AuditSink, goawayChance: cfg.GoawayChance}
 	if s.authorizer == nil {
 		s.authorizer = authz.New(authz.Named{Name: authz.ModeAlwaysAllow.Name(), Authorizer: authz.AlwaysAllow{}})
 	}
