@@ -100,6 +100,10 @@ type Options struct {
 	Kubelet KubeletOptions
 	// EmbeddedEtcd are the flags of the embedded HA mode.
 	EmbeddedEtcd EmbeddedEtcdOptions
+	// Logging are kube's logging flags (--v, --vmodule, --logging-format).
+	Logging LoggingOptions
+	// Kube are kube-apiserver's other flags, supported or refused.
+	Kube KubeOptions
 	// ServiceNodePortRepairInterval is how often the node ports are
 	// repaired (0: kube's 3 min). Not a flag: tests shorten it.
 	ServiceNodePortRepairInterval time.Duration
@@ -133,11 +137,15 @@ func NewOptions() *Options {
 		Audit:                      defaultAuditOptions(),
 		Kubelet:                    defaultKubeletOptions(),
 		EmbeddedEtcd:               defaultEmbeddedEtcdOptions(),
+		Logging:                    defaultLoggingOptions(),
+		Kube:                       defaultKubeOptions(),
 	}
 }
 
 // AddFlags registers the flags on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	// Last, whatever is added below: kube's flags not registered by then.
+	defer o.Kube.refused.addRefusedKubeFlags(fs)
 	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers,
 		"Comma separated etcd client URLs (http://host:2379). Empty: run an embedded etcd with its data in --data-dir, on loopback only.")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
@@ -207,6 +215,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Admission.addFlags(fs)
 	o.Kubelet.addFlags(fs)
 	o.EmbeddedEtcd.addFlags(fs)
+	o.Logging.addFlags(fs)
+	o.Kube.addFlags(fs)
 }
 
 // Validate checks the flag values; each error names its flag.
@@ -241,6 +251,8 @@ func (o *Options) Validate() error {
 	}
 	switch o.EndpointReconcilerType {
 	case "lease", "none":
+	case "master-count":
+		return fmt.Errorf("--endpoint-reconciler-type: master-count: not supported by miniapiserver: use lease (kube's default), which keeps the replicas' addresses without --apiserver-count")
 	default:
 		return fmt.Errorf("--endpoint-reconciler-type: %q is not one of lease, none", o.EndpointReconcilerType)
 	}
@@ -318,6 +330,12 @@ func (o *Options) Validate() error {
 	if err := o.EmbeddedEtcd.validate(o.EtcdServers); err != nil {
 		return err
 	}
+	if err := o.Logging.validate(o.LogLevel); err != nil {
+		return err
+	}
+	if err := o.Kube.validate(); err != nil {
+		return err
+	}
 	return o.Kubelet.validate()
 }
 
@@ -354,6 +372,9 @@ func parseWatchCacheSizes(entries []string) (map[string]int, error) {
 // limits: a CIDR (not an address with a mask), IPv4 up to /12, IPv6 /64
 // or longer.
 func (o *Options) serviceClusterIPRange() (netip.Prefix, error) {
+	if first, second, dual := strings.Cut(o.ServiceClusterIPRange, ","); dual {
+		return netip.Prefix{}, fmt.Errorf("--service-cluster-ip-range: %s: a second CIDR (dual-stack services) is not supported by miniapiserver: services get addresses of one family, from %s", second, first)
+	}
 	p, err := netip.ParsePrefix(o.ServiceClusterIPRange)
 	if err != nil {
 		return netip.Prefix{}, fmt.Errorf("--service-cluster-ip-range: %q is not a CIDR", o.ServiceClusterIPRange)

@@ -159,6 +159,12 @@ func Start(o *Options) (*Server, error) {
 	if err := getter.checkResources("--watch-cache-sizes", watchCacheSizeNames(o)); err != nil {
 		return nil, err
 	}
+	// The groups built are every group's storage (the wiring uses it);
+	// served are the versions --runtime-config leaves on.
+	served, err := o.Kube.servedGroups(groups)
+	if err != nil {
+		return nil, err
+	}
 	sec, err := s.buildSecurity(o, creds, st.core, reviews, authorization.Authorizer)
 	if err != nil {
 		return nil, err
@@ -173,7 +179,7 @@ func Start(o *Options) (*Server, error) {
 	flowControl := flowControlController(st.flowControl)
 	services := webhook.EndpointsResolver{Services: st.core.Services, Endpoints: servedStorage(groups, "", "endpoints").(rest.Getter)}
 	webhooks := admissionwebhook.NewSource(services)
-	apiServices := apiServiceRegistration(groups, st.apiRegistration)
+	apiServices := apiServiceRegistration(served, st.apiRegistration)
 	// The boot sequence's checks fail /healthz and /livez too until they
 	// pass, as kube's post-start hooks do: a client that waits for
 	// /healthz (envtest does) finds the bootstrap policy in place.
@@ -185,7 +191,7 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := s.apiConfig(o, groups, st, sec, creds, policies, webhooks)
+	cfg := s.apiConfig(o, served, st, sec, creds, policies, webhooks)
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
 	cfg.LivezChecks = bootChecks
@@ -350,6 +356,7 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 		})),
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
+		GoawayChance:      o.Kube.GoawayChance,
 		Version:           Version(),
 		EnableProfiling:   o.Profiling,
 	}
@@ -449,7 +456,7 @@ func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.
 		// kube names its storage backends etcd-0, etcd-1...; this server has one.
 		components["etcd-0"] = core.StorageComponentCheck(deps.StorageHealth)
 	}
-	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: deps.RootCA,
+	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, ServiceNodePortRange: o.Kube.ServiceNodePortRange, EventTTL: o.EventTTL, RootCA: deps.RootCA,
 		Tokens: deps.Tokens, Events: links.events, DisruptionBudgets: links.budgets, Kubelet: o.Kubelet.config(),
 		EndpointSlices: links.endpointSlices, Components: components}, nil
 }

@@ -1,0 +1,159 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
+)
+
+// withFlags sets command line flags on the test server's options.
+func withFlags(t *testing.T, args ...string) testserver.Option {
+	return func(o *app.Options) {
+		fs := pflagSet(o)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestRuntimeConfigServes: --runtime-config turns a group version and a
+// resource off: gone from discovery, 404 when asked for; the rest is
+// served.
+func TestRuntimeConfigServes(t *testing.T) {
+	ts := testserver.Start(t, withFlags(t, "--runtime-config=apps/v1=false,batch/v1/cronjobs=false"))
+	client := kubernetes.NewForConfigOrDie(ts.ClientConfig)
+	groups, err := client.Discovery().ServerGroups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range groups.Groups {
+		if g.Name == "apps" {
+			t.Errorf("apps is in discovery: %v", g)
+		}
+	}
+	batch, err := client.Discovery().ServerResourcesForGroupVersion("batch/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range batch.APIResources {
+		if strings.HasPrefix(r.Name, "cronjobs") {
+			t.Errorf("batch/v1 serves %s", r.Name)
+		}
+	}
+	for path, want := range map[string]int{
+		"/apis/apps/v1/deployments": http.StatusNotFound, "/apis/apps/v1": http.StatusNotFound,
+		"/apis/batch/v1/cronjobs": http.StatusNotFound, "/apis/batch/v1/jobs": http.StatusOK,
+		"/api/v1/namespaces": http.StatusOK,
+	} {
+		if got := get(t, ts, path); got != want {
+			t.Errorf("GET %s: %d, want %d", path, got, want)
+		}
+	}
+	if _, err := client.AppsV1().Deployments("default").List(context.Background(), metav1.ListOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("listing deployments: %v, want NotFound", err)
+	}
+}
+
+// TestRuntimeConfigRefusesUnserved: asking on a version the server does
+// not serve stops the start, naming it.
+func TestRuntimeConfigRefusesUnserved(t *testing.T) {
+	o := app.NewOptions()
+	o.DataDir = t.TempDir()
+	o.SecurePort = 0
+	o.EtcdUnsafeNoFsync = true
+	if err := pflagSet(o).Parse([]string{"--runtime-config=resource.k8s.io/v1beta1=true"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := app.Start(o)
+	if err == nil {
+		s.Stop()
+		t.Fatal("started")
+	}
+	if want := "--runtime-config: resource.k8s.io/v1beta1=true: not supported by miniapiserver"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+}
+
+// TestServiceNodePortRange: node ports come from the range, and one
+// outside it is refused as kube refuses it.
+func TestServiceNodePortRange(t *testing.T) {
+	ts := testserver.Start(t, withFlags(t, "--service-node-port-range=31000-31002"))
+	client := kubernetes.NewForConfigOrDie(ts.ClientConfig)
+	svc := func(name string, port int32) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort,
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(80), NodePort: port}}}}
+	}
+	got, err := client.CoreV1().Services("default").Create(context.Background(), svc("auto", 0), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := got.Spec.Ports[0].NodePort; p < 31000 || p > 31002 {
+		t.Errorf("node port %d, want one of 31000-31002", p)
+	}
+	_, err = client.CoreV1().Services("default").Create(context.Background(), svc("outside", 30080), metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided port is not in the valid range. The range of valid ports is 31000-31002") {
+		t.Errorf("node port outside the range: %v, want kube's Invalid", err)
+	}
+}
+
+func get(t *testing.T, ts *testserver.TestServer, path string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, ts.URL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+ts.Token)
+	resp, err := ts.HTTPClient(t).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// pflagSet is a flag set of the command's flags, set on o.
+func pflagSet(o *app.Options) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("miniapiserver", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	return fs
+}
+
+// TestGoawayChance: with --goaway-chance, HTTP/2 clients are sent GOAWAY
+// now and then, and open new connections (1000 requests at 2%: about 20;
+// none at all has a chance of 2e-9).
+func TestGoawayChance(t *testing.T) {
+	ts := testserver.Start(t, withFlags(t, "--goaway-chance=0.02"))
+	client := ts.HTTPClient(t)
+	conns := 0
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		if !info.Reused {
+			conns++
+		}
+	}}
+	for range 1000 {
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, ts.URL+"/version", nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.ProtoMajor != 2 {
+			t.Fatalf("served over %s, want HTTP/2", resp.Proto)
+		}
+	}
+	if conns < 2 {
+		t.Errorf("%d connections for 1000 requests: no GOAWAY", conns)
+	}
+}

@@ -1,0 +1,107 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// KubeOptions are kube-apiserver flags that each need little of this
+// server: they are here, rather than beside the parts they configure, so
+// that kube's command lines (kubeadm's, kind's, kwok's) find them.
+type KubeOptions struct {
+	// FeatureGates is --feature-gates (see honouredFeatureGates).
+	FeatureGates featureGates
+	// RuntimeConfig is --runtime-config: the API versions and resources
+	// served.
+	RuntimeConfig runtimeConfig
+	// ServiceNodePortRange is --service-node-port-range.
+	ServiceNodePortRange utilnet.PortRange
+	// GoawayChance is --goaway-chance: the probability that an HTTP/2
+	// request's response closes its connection (GOAWAY), so that clients
+	// behind a load balancer spread over the replicas again.
+	GoawayChance float64
+	// EnablePriorityAndFairness is kube's flag. This server limits
+	// requests with --max-requests-inflight and
+	// --max-mutating-requests-inflight either way (kube's false); with
+	// true, as kube's, the flow control API must stay served.
+	EnablePriorityAndFairness bool
+	// StorageBackend is --storage-backend: etcd3 (or "", its default).
+	StorageBackend string
+	// APIServerCount is --apiserver-count, used only by the master-count
+	// endpoint reconciler, which this server does not implement.
+	APIServerCount int
+	// Version is --version.
+	Version versionFlag
+
+	refused refusedFlags
+}
+
+func defaultKubeOptions() KubeOptions {
+	return KubeOptions{ServiceNodePortRange: core.DefaultServiceNodePortRange, EnablePriorityAndFairness: true, APIServerCount: 1,
+		refused: refusedFlags{}}
+}
+
+func (o *KubeOptions) addFlags(fs *pflag.FlagSet) {
+	fs.Var(&o.FeatureGates, "feature-gates",
+		"A set of key=value pairs that describe feature gates, kube-apiserver 1.37's (unknown gates are refused, as kube). A gate set away from its default is refused: miniapiserver serves the API as kube with every gate at its default.")
+	fs.Var(&o.RuntimeConfig, "runtime-config",
+		"A set of key=value pairs that enable or disable API versions and resources, as kube's: api/all=false, api/ga=false, <group>/<version>=false (v1 for the core group), <group>/<version>/<resource>=false. Only the versions and resources miniapiserver serves can be turned on.")
+	fs.Var(&o.ServiceNodePortRange, "service-node-port-range",
+		"A port range to reserve for services with NodePort visibility.  This must not overlap with the ephemeral port range on nodes.  Example: '30000-32767'. Inclusive at both ends of the range.")
+	fs.Float64Var(&o.GoawayChance, "goaway-chance", o.GoawayChance,
+		"To prevent HTTP/2 clients from getting stuck on a single apiserver, randomly close a connection (GOAWAY). The client's other in-flight requests won't be affected, and the client will reconnect, likely landing on a different apiserver after going through the load balancer again. This argument sets the fraction of requests that will be sent a GOAWAY. Min is 0 (off), Max is .02 (1/50 requests); .001 (1/1000) is a recommended starting point.")
+	fs.BoolVar(&o.EnablePriorityAndFairness, "enable-priority-and-fairness", o.EnablePriorityAndFairness,
+		"kube's switch between API Priority and Fairness (true) and the max-in-flight limits (false). miniapiserver always applies --max-requests-inflight and --max-mutating-requests-inflight, fairly between users; the flow control objects are served and kept either way.")
+	fs.StringVar(&o.StorageBackend, "storage-backend", o.StorageBackend, "The storage backend for persistence. Options: 'etcd3' (default).")
+	fs.IntVar(&o.APIServerCount, "apiserver-count", o.APIServerCount,
+		"The number of apiservers running in the cluster, must be a positive number. (In use when --endpoint-reconciler-type=master-count is enabled, which miniapiserver refuses.)")
+	_ = fs.MarkDeprecated("apiserver-count", "apiserver-count is deprecated and will be removed in a future version.")
+	fs.Var(&o.Version, "version", "--version, --version=raw prints version information and quits; --version=vX.Y.Z... sets the reported version (refused by miniapiserver)")
+	fs.Lookup("version").NoOptDefVal = "true"
+}
+
+// validate checks the flags as kube does (its messages where it has
+// them), then refuses what this server does not do. endpointReconciler
+// is --endpoint-reconciler-type.
+func (o *KubeOptions) validate() error {
+	if err := o.FeatureGates.validate(); err != nil {
+		return err
+	}
+	if err := o.RuntimeConfig.validate(nil, o.EnablePriorityAndFairness); err != nil {
+		return err
+	}
+	if o.ServiceNodePortRange.Size == 0 {
+		return fmt.Errorf("--service-node-port-range: must not be empty")
+	}
+	if o.GoawayChance < 0 || o.GoawayChance > 0.02 {
+		return fmt.Errorf("--goaway-chance can not be less than 0 or greater than 0.02")
+	}
+	if o.StorageBackend != "" && o.StorageBackend != "etcd3" {
+		return fmt.Errorf("--storage-backend invalid, allowed values: etcd3. If not specified, it will default to 'etcd3'")
+	}
+	if o.APIServerCount <= 0 {
+		return fmt.Errorf("--apiserver-count should be a positive number, but value '%d' provided", o.APIServerCount)
+	}
+	if o.APIServerCount != 1 {
+		return fmt.Errorf("--apiserver-count: not supported by miniapiserver: it is used only by the master-count endpoint reconciler; use --endpoint-reconciler-type=lease (kube's default), which needs no count")
+	}
+	if err := o.Version.validate(); err != nil {
+		return err
+	}
+	return o.refused.validate()
+}
+
+// servedGroups is the part of groups (every group built) that
+// --runtime-config serves; a version or resource it turns on that groups
+// do not have is refused.
+func (o *KubeOptions) servedGroups(groups []rest.APIGroupInfo) ([]rest.APIGroupInfo, error) {
+	if err := o.RuntimeConfig.validate(servedResources(groups), o.EnablePriorityAndFairness); err != nil {
+		return nil, err
+	}
+	return o.RuntimeConfig.filter(groups), nil
+}

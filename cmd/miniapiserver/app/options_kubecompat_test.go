@@ -1,0 +1,102 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// validateArgs parses args with the command's flags and validates them.
+func validateArgs(args ...string) error {
+	o := NewOptions()
+	fs := pflag.NewFlagSet("miniapiserver", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return o.Validate()
+}
+
+func TestKubeFlagsValidate(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		wantError string // "": valid
+	}{
+		// --feature-gates
+		{name: "gate at its default", args: []string{"--feature-gates=ClusterTrustBundle=true,AllAlpha=false"}},
+		{name: "gate with kube's component prefix", args: []string{"--feature-gates=kube:ClusterTrustBundle=true"}},
+		{name: "gate of another component", args: []string{"--feature-gates=wardle:Foo=true"}, wantError: "component not registered: wardle"},
+		{name: "unknown gate", args: []string{"--feature-gates=NoSuchGate=true"}, wantError: "unrecognized feature gate: NoSuchGate"},
+		{name: "gate without a value", args: []string{"--feature-gates=ClusterTrustBundle"}, wantError: "missing bool value for ClusterTrustBundle"},
+		{name: "locked gate", args: []string{"--feature-gates=InPlacePodVerticalScaling=false"},
+			wantError: "cannot set feature gate InPlacePodVerticalScaling to false, feature is locked to true"},
+		{name: "gate away from its default", args: []string{"--feature-gates=ClusterTrustBundle=false"},
+			wantError: "--feature-gates: ClusterTrustBundle=false: not supported by miniapiserver"},
+		{name: "all alpha gates", args: []string{"--feature-gates=AllAlpha=true"}, wantError: "--feature-gates: AllAlpha=true: not supported by miniapiserver"},
+		// --runtime-config
+		{name: "runtime-config off", args: []string{"--runtime-config=api/all=false,v1=true,apps/v1=true,api/legacy=false", "--enable-priority-and-fairness=false"}},
+		{name: "runtime-config only api/all=false", args: []string{"--runtime-config=api/all=false"}, wantError: "invalid runtime-config with only api/all=false"},
+		{name: "runtime-config unknown group", args: []string{"--runtime-config=example.com/v1=true"}, wantError: "--runtime-config: unknown api groups example.com/v1"},
+		{name: "runtime-config api/beta on", args: []string{"--runtime-config=api/beta=true"}, wantError: "--runtime-config: api/beta=true: not supported by miniapiserver"},
+		{name: "runtime-config bad value", args: []string{"--runtime-config=apps/v1=maybe"}, wantError: "invalid value of apps/v1: maybe"},
+		{name: "runtime-config bad key", args: []string{"--runtime-config=apps=false"}, wantError: "runtime-config invalid key apps"},
+		{name: "runtime-config upper-case resource", args: []string{"--runtime-config=apps/v1/Deployments=false"}, wantError: "resource is always lowercase plural"},
+		{name: "runtime-config flow control off with APF", args: []string{"--runtime-config=flowcontrol.apiserver.k8s.io/v1=false"},
+			wantError: "--runtime-config=flowcontrol.apiserver.k8s.io/v1=false conflicts with --enable-priority-and-fairness=true"},
+		// the others
+		{name: "node port range", args: []string{"--service-node-port-range=30000-30100"}},
+		{name: "bad node port range", args: []string{"--service-node-port-range=30100-"}, wantError: "invalid argument"},
+		{name: "goaway chance", args: []string{"--goaway-chance=0.001"}},
+		{name: "goaway chance too high", args: []string{"--goaway-chance=0.5"}, wantError: "--goaway-chance can not be less than 0 or greater than 0.02"},
+		{name: "storage backend etcd3", args: []string{"--storage-backend=etcd3"}},
+		{name: "storage backend other", args: []string{"--storage-backend=etcd2"}, wantError: "--storage-backend invalid, allowed values: etcd3"},
+		{name: "apiserver count 1", args: []string{"--apiserver-count=1"}},
+		{name: "apiserver count 3", args: []string{"--apiserver-count=3"}, wantError: "--apiserver-count: not supported by miniapiserver"},
+		{name: "master-count reconciler", args: []string{"--endpoint-reconciler-type=master-count"}, wantError: "--endpoint-reconciler-type: master-count: not supported by miniapiserver"},
+		{name: "dual-stack service range", args: []string{"--service-cluster-ip-range=10.96.0.0/12,fd00::/108"},
+			wantError: "--service-cluster-ip-range: fd00::/108: a second CIDR (dual-stack services) is not supported by miniapiserver"},
+		// refused flags: at kube's default accepted, else refused naming them
+		{name: "refused flag at kube's default", args: []string{"--delete-collection-workers=1", "--cors-allowed-origins=", "--disable-http2-serving=false", "--livez-grace-period=0s", "--admission-control="}},
+		{name: "refused bool alone", args: []string{"--contention-profiling"}, wantError: "--contention-profiling: not supported by miniapiserver: block and mutex profiles"},
+		{name: "refused duration, same value", args: []string{"--shutdown-watch-termination-grace-period=0"}},
+		{name: "refused flag set", args: []string{"--tracing-config-file=/etc/tracing.yaml"},
+			wantError: "--tracing-config-file: not supported by miniapiserver: OpenTelemetry tracing is not implemented"},
+		{name: "refused prefix family", args: []string{"--oidc-issuer-url=https://issuer"}, wantError: "--oidc-issuer-url: not supported by miniapiserver: OIDC authentication is not implemented"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := validateArgs(tc.args...)
+			if tc.wantError == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantError) {
+				t.Fatalf("got %v, want an error with %q", err, tc.wantError)
+			}
+		})
+	}
+}
+
+func TestSameAsDefault(t *testing.T) {
+	tests := []struct {
+		typ, def, s string
+		want        bool
+	}{
+		{"duration", "1m0s", "60s", true},
+		{"duration", "1m0s", "2m", false},
+		{"bool", "true", "True", true},
+		{"int", "1", "01", true},
+		{"stringSlice", "[]", "", true},
+		{"strings", "[a,b]", "a,b", true},
+		{"string", "x", "y", false},
+	}
+	for _, tc := range tests {
+		if got := sameAsDefault(tc.typ, tc.def, tc.s); got != tc.want {
+			t.Errorf("sameAsDefault(%q, %q, %q) = %v, want %v", tc.typ, tc.def, tc.s, got, tc.want)
+		}
+	}
+}
