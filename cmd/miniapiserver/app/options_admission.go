@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	psconfig "k8s.io/pod-security-admission/admission/api"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 )
@@ -16,6 +17,13 @@ import (
 type AdmissionOptions struct {
 	EnablePlugins  []string
 	DisablePlugins []string
+	// ConfigFile is kube's --admission-control-config-file: an
+	// AdmissionConfiguration with the plugins' configurations.
+	ConfigFile string
+
+	// podSecurity is the PodSecurity plugin's configuration, read by
+	// validate.
+	podSecurity *psconfig.PodSecurityConfiguration
 }
 
 type kubePlugin struct {
@@ -47,7 +55,7 @@ var kubeAdmissionPlugins = []kubePlugin{
 // of DefaultStorageClass, for one): disabling them changes nothing here,
 // and is logged.
 var separatePlugins = []string{
-	"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "Priority", "PersistentVolumeClaimResize", "RuntimeClass",
+	"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "PodSecurity", "Priority", "PersistentVolumeClaimResize", "RuntimeClass",
 	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
 }
 
@@ -57,6 +65,8 @@ func (o *AdmissionOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.DisablePlugins, "disable-admission-plugins", o.DisablePlugins,
 		"Admission plugins to disable, by kube's names (comma separated). "+strings.Join(separatePlugins, ", ")+
 			" are steps of their own here and are turned off; naming another of kube's plugins is accepted and changes nothing, as miniapiserver does not run it.")
+	fs.StringVar(&o.ConfigFile, "admission-control-config-file", o.ConfigFile,
+		"File with admission control configuration (an AdmissionConfiguration). miniapiserver reads the configuration of PodSecurity; one for another plugin that is on is an error.")
 }
 
 func (o *AdmissionOptions) validate() error {
@@ -78,7 +88,9 @@ func (o *AdmissionOptions) validate() error {
 			return fmt.Errorf("--enable-admission-plugins: plugin %q is not implemented by miniapiserver", p)
 		}
 	}
-	return nil
+	var err error
+	o.podSecurity, err = o.readAdmissionConfig()
+	return err
 }
 
 // disabled reports whether the flags turn off plugin name.

@@ -185,7 +185,11 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := s.apiConfig(o, groups, st, sec, creds, policies, webhooks)
+	admissionChain, err := admissionChain(o, st, policies, webhooks)
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.apiConfig(o, groups, st, sec, creds, admissionChain)
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
 	cfg.LivezChecks = bootChecks
@@ -318,7 +322,7 @@ func Start(o *Options) (*Server, error) {
 // filters' parts, admission and timeouts (Start adds the readiness
 // checks).
 func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStorages, sec *security, creds *credentials,
-	policies *admissionPolicies, webhooks *admissionwebhook.Source) apiserver.Config {
+	admissionChain admission.Chain) apiserver.Config {
 	return apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: sec.authenticator,
@@ -331,23 +335,7 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 		AuditPolicy: sec.auditPolicy,
 		AuditSink:   auditSink(sec.auditLog),
 		NonResource: discoveryHandlers(creds.discovery(o, s.SecureURL)),
-		Admission: admission.Chain(o.Admission.chain([]namedAdmission{
-			{"NamespaceLifecycle", &admission.NamespaceLifecycle{Namespaces: st.core.Namespaces}},
-			{"LimitRanger", &admission.LimitRanger{LimitRanges: st.core.LimitRanges}},
-			{"ServiceAccount", &admission.ServiceAccount{Pods: core.PodServiceAccount{
-				ServiceAccounts: st.core.ServiceAccounts, Namespaces: st.core.Namespaces}}},
-			{"Priority", &admission.Priority{PriorityClasses: st.scheduling.PriorityClasses}},
-			{"PersistentVolumeClaimResize", &admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses}},
-			{"RuntimeClass", &admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}}},
-			// kube's order: admission policies then webhooks, the
-			// mutating ones at the mutating step (the registry runs them
-			// after the built-in mutation of its hooks), the validating
-			// ones at the validating step.
-			{"MutatingAdmissionPolicy", policies.mutating},
-			{"MutatingAdmissionWebhook", admissionwebhook.NewMutating(webhooks, st.core.Namespaces)},
-			{"ValidatingAdmissionPolicy", policies.validating},
-			{"ValidatingAdmissionWebhook", admissionwebhook.NewValidating(webhooks, st.core.Namespaces)},
-		})),
+		Admission:         admissionChain,
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
 		Version:           Version(),
