@@ -29,8 +29,10 @@ func admissionChain(o *Options, st groupStorages, policies *admissionPolicies, w
 		{"LimitRanger", &admission.LimitRanger{LimitRanges: st.core.LimitRanges}},
 		{"ServiceAccount", &admission.ServiceAccount{Pods: core.PodServiceAccount{
 			ServiceAccounts: st.core.ServiceAccounts, Namespaces: st.core.Namespaces}}},
+		{"TaintNodesByCondition", admission.TaintNodesByCondition{}},
 		{"PodSecurity", podSecurity},
 		{"Priority", &admission.Priority{PriorityClasses: st.scheduling.PriorityClasses}},
+		{"StorageObjectInUseProtection", admission.StorageObjectInUseProtection{}},
 		{"PersistentVolumeClaimResize", &admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses}},
 		{"RuntimeClass", &admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}}},
 		// kube's order: admission policies then webhooks, the mutating

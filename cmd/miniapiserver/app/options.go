@@ -129,6 +129,7 @@ func NewOptions() *Options {
 		LogLevel:                   "info",
 		NamespaceController:        true,
 		AllowPrivileged:            true,
+		Admission:                  defaultAdmissionOptions(),
 		Auth:                       defaultAuthOptions(),
 		Audit:                      defaultAuditOptions(),
 		Kubelet:                    defaultKubeletOptions(),

@@ -10,6 +10,7 @@ import (
 	psconfig "k8s.io/pod-security-admission/admission/api"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 )
 
 // AdmissionOptions are kube-apiserver's flags that choose the admission
@@ -20,6 +21,9 @@ type AdmissionOptions struct {
 	// ConfigFile is kube's --admission-control-config-file: an
 	// AdmissionConfiguration with the plugins' configurations.
 	ConfigFile string
+	// NotReadyTolerationSeconds and UnreachableTolerationSeconds are
+	// what DefaultTolerationSeconds gives pods.
+	NotReadyTolerationSeconds, UnreachableTolerationSeconds int64
 
 	// podSecurity is the PodSecurity plugin's configuration, read by
 	// validate.
@@ -48,15 +52,21 @@ var kubeAdmissionPlugins = []kubePlugin{
 }
 
 // separatePlugins are the plugins this server runs as steps of its
-// admission chain (apiConfig) and, for those that change new pods, of the
-// pods' storage (buildGroups), which the flags can turn off. The rest of
-// kube's default plugins are either not implemented (PodSecurity,
-// ResourceQuota...) or part of the registry's own strategy (the defaults
-// of DefaultStorageClass, for one): disabling them changes nothing here,
-// and is logged.
+// admission chain (admissionChain) and, for those that change new pods,
+// of the pods' storage (buildGroups), which the flags can turn off. The
+// rest of kube's default plugins are not implemented (ResourceQuota...):
+// disabling them changes nothing here, and is logged.
 var separatePlugins = []string{
-	"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "PodSecurity", "Priority", "PersistentVolumeClaimResize", "RuntimeClass",
+	"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "TaintNodesByCondition", "PodSecurity", "Priority",
+	"DefaultTolerationSeconds", "DefaultStorageClass", "StorageObjectInUseProtection", "PersistentVolumeClaimResize", "RuntimeClass",
 	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
+}
+
+func defaultAdmissionOptions() AdmissionOptions {
+	return AdmissionOptions{
+		NotReadyTolerationSeconds:    core.KubeDefaultTolerationSeconds.NotReady,
+		UnreachableTolerationSeconds: core.KubeDefaultTolerationSeconds.Unreachable,
+	}
 }
 
 func (o *AdmissionOptions) addFlags(fs *pflag.FlagSet) {
@@ -67,6 +77,10 @@ func (o *AdmissionOptions) addFlags(fs *pflag.FlagSet) {
 			" are steps of their own here and are turned off; naming another of kube's plugins is accepted and changes nothing, as miniapiserver does not run it.")
 	fs.StringVar(&o.ConfigFile, "admission-control-config-file", o.ConfigFile,
 		"File with admission control configuration (an AdmissionConfiguration). miniapiserver reads the configuration of PodSecurity; one for another plugin that is on is an error.")
+	fs.Int64Var(&o.NotReadyTolerationSeconds, "default-not-ready-toleration-seconds", o.NotReadyTolerationSeconds,
+		"Indicates the tolerationSeconds of the toleration for notReady:NoExecute that is added by default to every pod that does not already have such a toleration.")
+	fs.Int64Var(&o.UnreachableTolerationSeconds, "default-unreachable-toleration-seconds", o.UnreachableTolerationSeconds,
+		"Indicates the tolerationSeconds of the toleration for unreachable:NoExecute that is added by default to every pod that does not already have such a toleration.")
 }
 
 func (o *AdmissionOptions) validate() error {

@@ -332,9 +332,9 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 			ReadOnly: o.Auth.MaxRequestsInflight, Mutating: o.Auth.MaxMutatingRequestsInflight,
 			QueueLength: inFlightQueueLength, MaxWait: o.RequestTimeout / 4,
 		},
-		AuditPolicy: sec.auditPolicy,
-		AuditSink:   auditSink(sec.auditLog),
-		NonResource: discoveryHandlers(creds.discovery(o, s.SecureURL)),
+		AuditPolicy:       sec.auditPolicy,
+		AuditSink:         auditSink(sec.auditLog),
+		NonResource:       discoveryHandlers(creds.discovery(o, s.SecureURL)),
 		Admission:         admissionChain,
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
@@ -528,7 +528,12 @@ func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest
 		coreProvider.PodRuntimeClass = node.PodRuntimeClass{Classes: st.node.RuntimeClasses}
 	}
 	coreProvider.NoPodServiceAccount = o.Admission.disabled("ServiceAccount")
-	coreProvider.ClaimStorageClass = storagegroup.ClaimDefaulter{Classes: st.storage.StorageClasses}
+	coreProvider.NoPodTolerations = o.Admission.disabled("DefaultTolerationSeconds")
+	coreProvider.PodTolerations = &core.DefaultTolerationSeconds{
+		NotReady: o.Admission.NotReadyTolerationSeconds, Unreachable: o.Admission.UnreachableTolerationSeconds}
+	if !o.Admission.disabled("DefaultStorageClass") {
+		coreProvider.ClaimStorageClass = storagegroup.ClaimDefaulter{Classes: st.storage.StorageClasses}
+	}
 	if st.core, groups[0], err = coreProvider.NewLegacyRESTStorage(getter); err != nil {
 		return fail(fmt.Errorf("building the core API group: %w", err))
 	}

@@ -7,6 +7,7 @@
 package core
 
 import (
+	"cmp"
 	"net/netip"
 	"time"
 
@@ -54,6 +55,11 @@ type RESTStorageProvider struct {
 	// ServiceAccount admission plugin (PodServiceAccount), which new pods
 	// otherwise go through (--disable-admission-plugins=ServiceAccount).
 	NoPodServiceAccount bool
+	// PodTolerations are the tolerations new and updated pods get (kube's
+	// DefaultTolerationSeconds; nil: KubeDefaultTolerationSeconds), unless
+	// NoPodTolerations turns the plugin off.
+	PodTolerations   *DefaultTolerationSeconds
+	NoPodTolerations bool
 	// DisruptionBudgets are the budgets pods/eviction honours (nil:
 	// evictions of running pods fail, as no budget can be read).
 	DisruptionBudgets DisruptionBudgets
@@ -175,6 +181,9 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	}
 	lookups := podLookups{limitRanges: legacy.LimitRanges, priority: p.PodPriority, runtimeClass: p.PodRuntimeClass,
 		budgets: p.DisruptionBudgets}
+	if !p.NoPodTolerations {
+		lookups.tolerations = cmp.Or(p.PodTolerations, &KubeDefaultTolerationSeconds)
+	}
 	if !p.NoPodServiceAccount {
 		lookups.serviceAccount = PodServiceAccount{ServiceAccounts: legacy.ServiceAccounts, Namespaces: legacy.Namespaces}
 	}
