@@ -3,6 +3,7 @@ package app
 import (
 	"strconv"
 
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	psapi "k8s.io/pod-security-admission/api"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
@@ -14,7 +15,8 @@ import (
 // admissionChain is the admission chain of the handlers: kube's plugins
 // this server runs as steps of their own, in kube's order, less those
 // the flags turn off.
-func admissionChain(o *Options, st groupStorages, policies *admissionPolicies, webhooks *admissionwebhook.Source) (admission.Chain, error) {
+func admissionChain(o *Options, st groupStorages, authz authorizer.Authorizer, policies *admissionPolicies,
+	webhooks *admissionwebhook.Source) (admission.Chain, error) {
 	podSecurity, err := admission.NewPodSecurity(admission.PodSecurityConfig{
 		Configuration: o.Admission.podSecurity,
 		Namespaces:    st.core.Namespaces,
@@ -35,6 +37,10 @@ func admissionChain(o *Options, st groupStorages, policies *admissionPolicies, w
 		{"StorageObjectInUseProtection", admission.StorageObjectInUseProtection{}},
 		{"PersistentVolumeClaimResize", &admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses}},
 		{"RuntimeClass", &admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}}},
+		{"CertificateApproval", &admission.CertificateApproval{Authorizer: authz}},
+		{"CertificateSigning", &admission.CertificateSigning{Authorizer: authz}},
+		{"ClusterTrustBundleAttest", &admission.ClusterTrustBundleAttest{Authorizer: authz}},
+		{"CertificateSubjectRestriction", admission.CertificateSubjectRestriction{}},
 		// kube's order: admission policies then webhooks, the mutating
 		// ones at the mutating step (the registry runs them after the
 		// built-in mutation of its hooks), the validating ones at the

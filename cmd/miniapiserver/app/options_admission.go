@@ -58,7 +58,8 @@ var kubeAdmissionPlugins = []kubePlugin{
 // disabling them changes nothing here, and is logged.
 var separatePlugins = []string{
 	"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "TaintNodesByCondition", "PodSecurity", "Priority",
-	"DefaultTolerationSeconds", "DefaultStorageClass", "StorageObjectInUseProtection", "PersistentVolumeClaimResize", "RuntimeClass",
+	"DefaultTolerationSeconds", "DefaultStorageClass", "StorageObjectInUseProtection",
+	"CertificateApproval", "CertificateSigning", "ClusterTrustBundleAttest", "CertificateSubjectRestriction", "PersistentVolumeClaimResize", "RuntimeClass",
 	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
 }
 

@@ -185,7 +185,7 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	admissionChain, err := admissionChain(o, st, policies, webhooks)
+	admissionChain, err := admissionChain(o, st, sec.authorizer, policies, webhooks)
 	if err != nil {
 		return nil, err
 	}
