@@ -59,7 +59,8 @@ var kubeAdmissionPlugins = []kubePlugin{
 var separatePlugins = []string{
 	"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "TaintNodesByCondition", "PodSecurity", "Priority",
 	"DefaultTolerationSeconds", "DefaultStorageClass", "StorageObjectInUseProtection",
-	"CertificateApproval", "CertificateSigning", "ClusterTrustBundleAttest", "CertificateSubjectRestriction", "PersistentVolumeClaimResize", "RuntimeClass",
+	"CertificateApproval", "CertificateSigning", "ClusterTrustBundleAttest", "CertificateSubjectRestriction",
+	"PodTopologyLabels", "PersistentVolumeClaimResize", "RuntimeClass",
 	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
 }
 

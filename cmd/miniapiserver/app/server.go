@@ -529,6 +529,7 @@ func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest
 	}
 	coreProvider.NoPodServiceAccount = o.Admission.disabled("ServiceAccount")
 	coreProvider.NoPodTolerations = o.Admission.disabled("DefaultTolerationSeconds")
+	coreProvider.NoPodTopologyLabels = o.Admission.disabled("PodTopologyLabels")
 	coreProvider.PodTolerations = &core.DefaultTolerationSeconds{
 		NotReady: o.Admission.NotReadyTolerationSeconds, Unreachable: o.Admission.UnreachableTolerationSeconds}
 	if !o.Admission.disabled("DefaultStorageClass") {

@@ -28,6 +28,7 @@ type podLookups struct {
 	// off (RESTStorageProvider).
 	serviceAccount, priority, runtimeClass PodAdmitter
 	tolerations                            *DefaultTolerationSeconds
+	topology                               *PodTopologyLabels
 	// budgets are what evictions honour.
 	budgets DisruptionBudgets
 }
@@ -53,7 +54,7 @@ func newPods(lookups podLookups) generic.Resource {
 		Table:               podTable,
 		ReturnDeletedObject: true,
 		Subresources: map[string]generic.SubresourceFunc{
-			"pods/binding": func(pods *generic.Store) rest.Storage { return &BindingREST{store: pods} },
+			"pods/binding": func(pods *generic.Store) rest.Storage { return &BindingREST{store: pods, topology: lookups.topology} },
 			"bindings": func(pods *generic.Store) rest.Storage {
 				return &LegacyBindingREST{binding: &BindingREST{store: pods}}
 			},

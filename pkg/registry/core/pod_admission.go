@@ -67,7 +67,13 @@ func admitNewPod(lookups podLookups) generic.AdmitCreateFunc {
 		if lookups.tolerations != nil {
 			lookups.tolerations.add(&pod.Spec)
 		}
-		return admitWith(ctx, pod, name, lookups.runtimeClass)
+		if err := admitWith(ctx, pod, name, lookups.runtimeClass); err != nil {
+			return err
+		}
+		if lookups.topology != nil {
+			return lookups.topology.Admit(ctx, pod, name)
+		}
+		return nil
 	}
 }
 

@@ -60,6 +60,9 @@ type RESTStorageProvider struct {
 	// NoPodTolerations turns the plugin off.
 	PodTolerations   *DefaultTolerationSeconds
 	NoPodTolerations bool
+	// NoPodTopologyLabels turns off kube's PodTopologyLabels: pods bound
+	// to a node get its zone and region labels.
+	NoPodTopologyLabels bool
 	// DisruptionBudgets are the budgets pods/eviction honours (nil:
 	// evictions of running pods fail, as no budget can be read).
 	DisruptionBudgets DisruptionBudgets
@@ -181,6 +184,9 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	}
 	lookups := podLookups{limitRanges: legacy.LimitRanges, priority: p.PodPriority, runtimeClass: p.PodRuntimeClass,
 		budgets: p.DisruptionBudgets}
+	if !p.NoPodTopologyLabels {
+		lookups.topology = &PodTopologyLabels{Nodes: legacy.Nodes}
+	}
 	if !p.NoPodTolerations {
 		lookups.tolerations = cmp.Or(p.PodTolerations, &KubeDefaultTolerationSeconds)
 	}

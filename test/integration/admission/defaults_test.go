@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -105,6 +106,71 @@ func TestTaintNodesByCondition(t *testing.T) {
 	}
 }
 
+// zonedNode creates a node of the test's in zone z1 of region r1.
+func zonedNode(t *testing.T, cs kubernetes.Interface, name string) {
+	t.Helper()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		corev1.LabelTopologyZone: "z1", corev1.LabelTopologyRegion: "r1", corev1.LabelHostname: name}}}
+	if _, err := cs.CoreV1().Nodes().Create(ctx(t), node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(ctx(t), name, metav1.DeleteOptions{}) })
+	// A list of the latest state waits until the watch cache, which
+	// admission reads, has the node.
+	if _, err := cs.CoreV1().Nodes().List(ctx(t), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bindPod creates pod name and binds it to node (target kind "Node" when
+// kind), returning the bound pod.
+func bindPod(t *testing.T, cs kubernetes.Interface, ns, name, node string, kind bool) *corev1.Pod {
+	t.Helper()
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx(t), podOf(name, "c"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: name}, Target: corev1.ObjectReference{Name: node}}
+	if kind {
+		b.Target.Kind = "Node"
+	}
+	if err := cs.CoreV1().Pods(ns).Bind(ctx(t), b, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod, err := cs.CoreV1().Pods(ns).Get(ctx(t), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// TestPodTopologyLabels: a pod bound to a node, or created on one, gets
+// the node's zone and region labels (not its other labels); a binding
+// whose target has no kind does not.
+func TestPodTopologyLabels(t *testing.T) {
+	t.Parallel()
+	cs := clientset(t)
+	ns := namespace(t)
+	node := testserver.NamespaceName(t)
+	zonedNode(t, cs, node)
+	topology := map[string]string{corev1.LabelTopologyZone: "z1", corev1.LabelTopologyRegion: "r1"}
+	if got := bindPod(t, cs, ns, "bound", node, true); !maps.Equal(got.Labels, topology) {
+		t.Errorf("bound pod's labels %v, want %v", got.Labels, topology)
+	}
+	if got := bindPod(t, cs, ns, "kindless", node, false); len(got.Labels) != 0 {
+		t.Errorf("a binding without kind: labels %v", got.Labels)
+	}
+	pod := podOf("placed", "c")
+	pod.Spec.NodeName = node
+	pod.Labels = map[string]string{corev1.LabelTopologyZone: "mine", "app": "x"}
+	got, err := cs.CoreV1().Pods(ns).Create(ctx(t), pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{corev1.LabelTopologyZone: "z1", corev1.LabelTopologyRegion: "r1", "app": "x"}; !maps.Equal(got.Labels, want) {
+		t.Errorf("a pod created on the node: labels %v, want %v", got.Labels, want)
+	}
+}
+
 // TestDefaultTolerationSecondsFlags: the flags set the tolerations'
 // seconds.
 func TestDefaultTolerationSecondsFlags(t *testing.T) {
@@ -134,7 +200,7 @@ func TestDisabledPlugins(t *testing.T) {
 	t.Parallel()
 	ts := testserver.Start(t, func(o *app.Options) {
 		o.Admission.DisablePlugins = []string{"PodSecurity", "DefaultTolerationSeconds", "StorageObjectInUseProtection",
-			"TaintNodesByCondition", "DefaultStorageClass"}
+			"TaintNodesByCondition", "DefaultStorageClass", "PodTopologyLabels"}
 	})
 	cs := kubernetes.NewForConfigOrDie(ts.ClientConfig)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testserver.NamespaceName(t),
@@ -167,6 +233,10 @@ func TestDisabledPlugins(t *testing.T) {
 	}
 	if len(node.Spec.Taints) != 0 {
 		t.Errorf("TaintNodesByCondition off: taints %v", node.Spec.Taints)
+	}
+	zonedNode(t, cs, "zoned")
+	if got := bindPod(t, cs, ns.Name, "bound", "zoned", true); len(got.Labels) != 0 {
+		t.Errorf("PodTopologyLabels off: labels %v", got.Labels)
 	}
 }
 
