@@ -3,6 +3,7 @@ package app
 import (
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	psapi "k8s.io/pod-security-admission/api"
 
@@ -41,6 +42,9 @@ func admissionChain(o *Options, st groupStorages, authz authorizer.Authorizer, p
 		{"CertificateSigning", &admission.CertificateSigning{Authorizer: authz}},
 		{"ClusterTrustBundleAttest", &admission.ClusterTrustBundleAttest{Authorizer: authz}},
 		{"CertificateSubjectRestriction", admission.CertificateSubjectRestriction{}},
+		{"NodeDeclaredFeatureValidator", &admission.NodeDeclaredFeatureValidator{Nodes: st.core.Nodes,
+			Version: version.MustParseGeneric(Version().GitVersion)}},
+		{"PodResizeValidator", &admission.PodResizeValidator{Nodes: st.core.Nodes}},
 		// kube's order: admission policies then webhooks, the mutating
 		// ones at the mutating step (the registry runs them after the
 		// built-in mutation of its hooks), the validating ones at the

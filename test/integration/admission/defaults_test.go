@@ -200,7 +200,7 @@ func TestDisabledPlugins(t *testing.T) {
 	t.Parallel()
 	ts := testserver.Start(t, func(o *app.Options) {
 		o.Admission.DisablePlugins = []string{"PodSecurity", "DefaultTolerationSeconds", "StorageObjectInUseProtection",
-			"TaintNodesByCondition", "DefaultStorageClass", "PodTopologyLabels"}
+			"TaintNodesByCondition", "DefaultStorageClass", "PodTopologyLabels", "NodeDeclaredFeatureValidator", "PodResizeValidator"}
 	})
 	cs := kubernetes.NewForConfigOrDie(ts.ClientConfig)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testserver.NamespaceName(t),
@@ -237,6 +237,10 @@ func TestDisabledPlugins(t *testing.T) {
 	zonedNode(t, cs, "zoned")
 	if got := bindPod(t, cs, ns.Name, "bound", "zoned", true); len(got.Labels) != 0 {
 		t.Errorf("PodTopologyLabels off: labels %v", got.Labels)
+	}
+	sizedNode(t, cs, "bare")
+	if err := resize(t, cs, podLevelPod(t, cs, ns.Name, "resized", "bare", "1"), "3"); err != nil {
+		t.Errorf("NodeDeclaredFeatureValidator, PodResizeValidator off: %v", err)
 	}
 }
 
