@@ -60,7 +60,7 @@ var separatePlugins = []string{
 	"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "TaintNodesByCondition", "PodSecurity", "Priority",
 	"DefaultTolerationSeconds", "DefaultStorageClass", "StorageObjectInUseProtection",
 	"CertificateApproval", "CertificateSigning", "ClusterTrustBundleAttest", "CertificateSubjectRestriction",
-	"PodTopologyLabels", "NodeDeclaredFeatureValidator", "PodResizeValidator", "PersistentVolumeClaimResize", "RuntimeClass",
+	"DefaultIngressClass", "PodTopologyLabels", "NodeDeclaredFeatureValidator", "PodResizeValidator", "PersistentVolumeClaimResize", "RuntimeClass",
 	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
 }
 

@@ -146,7 +146,7 @@ func Start(o *Options) (*Server, error) {
 	groups, st, getter, err := buildGroups(o, factory, ProviderDeps{
 		RootCA: caPEM, Tokens: creds.tokenIssuer(o), Authenticator: reviews, APIAudiences: o.Auth.apiAudiences(),
 		StorageHealth: etcdCheck(client).Fn,
-		Authorization: authorization,
+		Authorization: authorization, NoDefaultIngressClass: o.Admission.disabled("DefaultIngressClass"),
 	})
 	if err != nil {
 		return nil, err
@@ -391,6 +391,9 @@ type ProviderDeps struct {
 	// whether a writer of roles may escalate or bind (nil: a provider only
 	// inspected, as by the OpenAPI generator).
 	Authorization *Authorization
+	// NoDefaultIngressClass turns off DefaultIngressClass
+	// (--disable-admission-plugins), which networking.k8s.io applies.
+	NoDefaultIngressClass bool
 }
 
 // RESTStorageProviders are the providers of every served API group, in
@@ -458,7 +461,7 @@ func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTSt
 		autoscaling.RESTStorageProvider{},
 		batch.RESTStorageProvider{},
 		certificates.RESTStorageProvider{},
-		networking.RESTStorageProvider{},
+		networking.RESTStorageProvider{NoDefaultIngressClass: deps.NoDefaultIngressClass},
 		policy.RESTStorageProvider{Budgets: links.budgets},
 		rbac.RESTStorageProvider{Authorizer: authorization.Authorizer, Policy: authorization.Policy},
 		storagegroup.RESTStorageProvider{},
@@ -530,6 +533,7 @@ func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest
 	coreProvider.NoPodServiceAccount = o.Admission.disabled("ServiceAccount")
 	coreProvider.NoPodTolerations = o.Admission.disabled("DefaultTolerationSeconds")
 	coreProvider.NoPodTopologyLabels = o.Admission.disabled("PodTopologyLabels")
+	coreProvider.NoPodLimitRanges = o.Admission.disabled("LimitRanger")
 	coreProvider.PodTolerations = &core.DefaultTolerationSeconds{
 		NotReady: o.Admission.NotReadyTolerationSeconds, Unreachable: o.Admission.UnreachableTolerationSeconds}
 	if !o.Admission.disabled("DefaultStorageClass") {

@@ -21,7 +21,7 @@ import (
 
 // podLookups are the other resources that new pods need.
 type podLookups struct {
-	// limitRanges give new pods their default resources.
+	// limitRanges, when set, give new pods their default resources.
 	limitRanges rest.Lister
 	// serviceAccount, priority and runtimeClass, when set, are the
 	// admission steps of new pods that --disable-admission-plugins turns

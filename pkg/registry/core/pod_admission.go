@@ -55,12 +55,14 @@ func admitNewPod(lookups podLookups) generic.AdmitCreateFunc {
 	return func(ctx context.Context, obj runtime.Object) error {
 		pod := obj.(*corev1.Pod)
 		name := generic.RequestedName(pod)
-		ranges, err := ListLimitRanges(ctx, lookups.limitRanges)
-		if err != nil {
-			return apierrors.NewForbidden(corev1.Resource("pods"), name,
-				errors.New("unable to create pods at this time because there was an error enforcing limit ranges"))
+		if lookups.limitRanges != nil {
+			ranges, err := ListLimitRanges(ctx, lookups.limitRanges)
+			if err != nil {
+				return apierrors.NewForbidden(corev1.Resource("pods"), name,
+					errors.New("unable to create pods at this time because there was an error enforcing limit ranges"))
+			}
+			applyLimitRangeDefaults(pod, ranges)
 		}
-		applyLimitRangeDefaults(pod, ranges)
 		if err := admitWith(ctx, pod, name, lookups.serviceAccount, lookups.priority); err != nil {
 			return err
 		}

@@ -60,6 +60,9 @@ type RESTStorageProvider struct {
 	// NoPodTolerations turns the plugin off.
 	PodTolerations   *DefaultTolerationSeconds
 	NoPodTolerations bool
+	// NoPodLimitRanges turns off the mutating half of kube's LimitRanger
+	// (the default resources of new pods).
+	NoPodLimitRanges bool
 	// NoPodTopologyLabels turns off kube's PodTopologyLabels: pods bound
 	// to a node get its zone and region labels.
 	NoPodTopologyLabels bool
@@ -184,6 +187,9 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	}
 	lookups := podLookups{limitRanges: legacy.LimitRanges, priority: p.PodPriority, runtimeClass: p.PodRuntimeClass,
 		budgets: p.DisruptionBudgets}
+	if p.NoPodLimitRanges {
+		lookups.limitRanges = nil
+	}
 	if !p.NoPodTopologyLabels {
 		lookups.topology = &PodTopologyLabels{Nodes: legacy.Nodes}
 	}

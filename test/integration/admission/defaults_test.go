@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -200,7 +201,8 @@ func TestDisabledPlugins(t *testing.T) {
 	t.Parallel()
 	ts := testserver.Start(t, func(o *app.Options) {
 		o.Admission.DisablePlugins = []string{"PodSecurity", "DefaultTolerationSeconds", "StorageObjectInUseProtection",
-			"TaintNodesByCondition", "DefaultStorageClass", "PodTopologyLabels", "NodeDeclaredFeatureValidator", "PodResizeValidator"}
+			"TaintNodesByCondition", "DefaultStorageClass", "PodTopologyLabels", "NodeDeclaredFeatureValidator", "PodResizeValidator",
+			"DefaultIngressClass", "LimitRanger"}
 	})
 	cs := kubernetes.NewForConfigOrDie(ts.ClientConfig)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testserver.NamespaceName(t),
@@ -241,6 +243,48 @@ func TestDisabledPlugins(t *testing.T) {
 	sizedNode(t, cs, "bare")
 	if err := resize(t, cs, podLevelPod(t, cs, ns.Name, "resized", "bare", "1"), "3"); err != nil {
 		t.Errorf("NodeDeclaredFeatureValidator, PodResizeValidator off: %v", err)
+	}
+	disabledDefaults(t, cs, ns.Name)
+}
+
+// disabledDefaults: with DefaultIngressClass and LimitRanger off, a
+// default class and a namespace's default resources are not applied.
+func disabledDefaults(t *testing.T, cs kubernetes.Interface, ns string) {
+	t.Helper()
+	class := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "default",
+		Annotations: map[string]string{networkingv1.AnnotationIsDefaultIngressClass: "true"}},
+		Spec: networkingv1.IngressClassSpec{Controller: "example.com/ingress"}}
+	if _, err := cs.NetworkingV1().IngressClasses().Create(ctx(t), class, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	limits := &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "defaults"}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+		Type: corev1.LimitTypeContainer, Default: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}
+	if _, err := cs.CoreV1().LimitRanges(ns).Create(ctx(t), limits, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Lists of the latest state: the watch cache has both, were the
+	// plugins on to read them.
+	if _, err := cs.NetworkingV1().IngressClasses().List(ctx(t), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().LimitRanges(ns).List(ctx(t), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: networkingv1.IngressSpec{
+		DefaultBackend: &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}
+	got, err := cs.NetworkingV1().Ingresses(ns).Create(ctx(t), ing, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.IngressClassName != nil {
+		t.Errorf("DefaultIngressClass off: class %q", *got.Spec.IngressClassName)
+	}
+	pod, err := cs.CoreV1().Pods(ns).Create(ctx(t), podOf("unlimited", "c"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := pod.Spec.Containers[0].Resources; len(r.Limits) != 0 || len(r.Requests) != 0 {
+		t.Errorf("LimitRanger off: resources %v", r)
 	}
 }
 
