@@ -51,16 +51,18 @@ var kubeAdmissionPlugins = []kubePlugin{
 	{"ValidatingAdmissionPolicy", true}, {"ValidatingAdmissionWebhook", true}, {"ResourceQuota", true}, {"AlwaysDeny", false},
 }
 
-// separatePlugins are the plugins this server runs as steps of its
-// admission chain (admissionChain) and, for those that change new pods,
-// of the pods' storage (buildGroups), which the flags can turn off. The
-// rest of kube's default plugins are not implemented (ResourceQuota...):
-// disabling them changes nothing here, and is logged.
+// separatePlugins are the plugins this server runs, in kube's order, as
+// steps of its admission chain (admissionChain) or, for those that change
+// new pods, claims and ingresses, in their storage (buildGroups); the
+// flags turn each off. kube's other default plugins are not implemented
+// (ResourceQuota) or do nothing in kube's default configuration
+// (PodGroupProtection, behind an alpha feature gate): disabling them
+// changes nothing here, and is logged.
 var separatePlugins = []string{
 	"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "TaintNodesByCondition", "PodSecurity", "Priority",
-	"DefaultTolerationSeconds", "DefaultStorageClass", "StorageObjectInUseProtection",
-	"CertificateApproval", "CertificateSigning", "ClusterTrustBundleAttest", "CertificateSubjectRestriction",
-	"DefaultIngressClass", "PodTopologyLabels", "NodeDeclaredFeatureValidator", "PodResizeValidator", "PersistentVolumeClaimResize", "RuntimeClass",
+	"DefaultTolerationSeconds", "DefaultStorageClass", "StorageObjectInUseProtection", "PersistentVolumeClaimResize",
+	"RuntimeClass", "CertificateApproval", "CertificateSigning", "ClusterTrustBundleAttest", "CertificateSubjectRestriction",
+	"DefaultIngressClass", "PodTopologyLabels", "NodeDeclaredFeatureValidator", "PodResizeValidator",
 	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
 }
 
@@ -76,7 +78,7 @@ func (o *AdmissionOptions) addFlags(fs *pflag.FlagSet) {
 		"Admission plugins to enable beside the default ones, by kube's names (comma separated). Of the plugins kube runs only when asked, miniapiserver has none: naming one is an error.")
 	fs.StringSliceVar(&o.DisablePlugins, "disable-admission-plugins", o.DisablePlugins,
 		"Admission plugins to disable, by kube's names (comma separated). "+strings.Join(separatePlugins, ", ")+
-			" are steps of their own here and are turned off; naming another of kube's plugins is accepted and changes nothing, as miniapiserver does not run it.")
+			" are run here and are turned off; naming another of kube's plugins (ResourceQuota, PodGroupProtection or one kube runs only when asked) is accepted and changes nothing, as miniapiserver does not run it.")
 	fs.StringVar(&o.ConfigFile, "admission-control-config-file", o.ConfigFile,
 		"File with admission control configuration (an AdmissionConfiguration). miniapiserver reads the configuration of PodSecurity; one for another plugin that is on is an error.")
 	fs.Int64Var(&o.NotReadyTolerationSeconds, "default-not-ready-toleration-seconds", o.NotReadyTolerationSeconds,
