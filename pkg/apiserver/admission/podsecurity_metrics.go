@@ -7,8 +7,6 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	psconfig "k8s.io/pod-security-admission/admission/api"
-	"k8s.io/pod-security-admission/admission/api/load"
 	psapi "k8s.io/pod-security-admission/api"
 	psmetrics "k8s.io/pod-security-admission/metrics"
 
@@ -16,13 +14,6 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/metrics"
 )
-
-// LoadPodSecurityConfiguration decodes a PodSecurityConfiguration (JSON
-// or YAML, pod-security.admission.config.k8s.io v1, v1beta1 or v1alpha1)
-// with kube's defaults; empty data is the default configuration.
-func LoadPodSecurityConfiguration(data []byte) (*psconfig.PodSecurityConfiguration, error) {
-	return load.LoadFromData(data)
-}
 
 // podSecurityCounters are the plugin's metrics, under kube's names and
 // labels (kube's library records them in component-base's registry,

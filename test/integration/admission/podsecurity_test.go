@@ -134,6 +134,11 @@ func TestPodSecurityNamespaceLabels(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A list of the latest state waits until the watch cache, where the
+	// dry run lists pods, has them.
+	if _, err := cs.CoreV1().Pods(name).List(ctx(t), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	ns, err := cs.CoreV1().Namespaces().Get(ctx(t), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
