@@ -51,7 +51,11 @@ func (s *Server) connectEtcd(o *Options) (etcdClients, error) {
 		}
 		s.cleanup = append(s.cleanup, etcd.Stop)
 		s.reportEtcdFailure(etcd)
-		endpoints, mainTLS = []string{etcd.ClientURL()}, nil
+		endpoints = []string{etcd.ClientURL()}
+		s.EtcdTLSFiles = etcd.ClientTLS()
+		if mainTLS, err = s.EtcdTLSFiles.ClientConfig(); err != nil {
+			return etcdClients{}, err
+		}
 	}
 	s.EtcdURL, s.EtcdTLS = endpoints[0], mainTLS
 	clients := etcdClients{byResource: map[schema.GroupResource]*clientv3.Client{}}
@@ -113,11 +117,11 @@ func etcdTLSConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
 // etcdChecks are kube's etcd checks: "etcd" (/healthz, /livez and
 // /readyz) and "etcd-readiness" (/readyz only) for the main etcd, and
 // "etcd-override-N" and "etcd-override-readiness-N" for the N-th server
-// list of the overrides.
+// list of the overrides; and this server's "etcd-alarms" (/readyz).
 func etcdChecks(o *Options, clients etcdClients) (health, ready []healthz.Check) {
 	healthTimeout, readyTimeout := checkTimeout(o.EtcdClient.HealthcheckTimeout), checkTimeout(o.EtcdClient.ReadycheckTimeout)
 	health = []healthz.Check{etcdCheck("etcd", clients.main, o.EtcdPrefix, healthTimeout)}
-	ready = []healthz.Check{etcdCheck("etcd-readiness", clients.main, o.EtcdPrefix, readyTimeout)}
+	ready = []healthz.Check{etcdCheck("etcd-readiness", clients.main, o.EtcdPrefix, readyTimeout), etcdAlarmsCheck(clients.main, readyTimeout)}
 	for i, c := range clients.overrides {
 		health = append(health, etcdCheck(fmt.Sprintf("etcd-override-%d", i), c, o.EtcdPrefix, healthTimeout))
 		ready = append(ready, etcdCheck(fmt.Sprintf("etcd-override-readiness-%d", i), c, o.EtcdPrefix, readyTimeout))
@@ -135,6 +139,26 @@ func etcdCheck(name string, client *clientv3.Client, prefix string, timeout time
 		defer cancel()
 		if _, err := client.Get(ctx, key, clientv3.WithCountOnly()); err != nil {
 			return fmt.Errorf("error getting data from etcd: %w", err)
+		}
+		return nil
+	}}
+}
+
+// etcdAlarmsCheck fails while etcd has an alarm raised: NOSPACE (its
+// space quota is used up, writes fail) or CORRUPT. kube-apiserver's
+// readiness does not look; here an operator sees it in /readyz?verbose.
+// It is bounded as etcd-readiness is: with etcd gone, it would otherwise
+// hold /readyz for as long as the client waits for a connection.
+func etcdAlarmsCheck(client *clientv3.Client, timeout time.Duration) healthz.Check {
+	return healthz.Check{Name: "etcd-alarms", Fn: func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		alarms, err := etcd3.Alarms(ctx, client)
+		if err != nil {
+			return err
+		}
+		if len(alarms) > 0 {
+			return fmt.Errorf("etcd alarms raised: %v", alarms)
 		}
 		return nil
 	}}

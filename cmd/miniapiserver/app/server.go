@@ -19,7 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 
@@ -31,6 +30,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/garbagecollector"
+	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
@@ -80,6 +80,9 @@ type Server struct {
 	// reaches it with (nil: plain HTTP).
 	EtcdURL string
 	EtcdTLS *tls.Config
+	// EtcdTLSFiles are the client certificate, key and CA of the embedded
+	// etcd (zero with --etcd-servers).
+	EtcdTLSFiles embedetcd.TLSFiles
 	// GarbageCollector is the ownerReference garbage collector, when
 	// --garbage-collector runs it (tests wait on its graph, as kube's
 	// integration tests do).
@@ -193,7 +196,7 @@ func Start(o *Options) (*Server, error) {
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
 	cfg.LivezChecks = bootChecks
-	cfg.ReadyzChecks = append(slices.Clip(etcdReady), watchCacheCheck(groups), etcdAlarmsCheck(clients.main), s.shutdownCheck())
+	cfg.ReadyzChecks = append(slices.Clip(etcdReady), watchCacheCheck(groups), s.shutdownCheck())
 	api, err := apiserver.New(cfg)
 	if err != nil {
 		return nil, err
@@ -627,22 +630,6 @@ func (s *Server) shutdownCheck() healthz.Check {
 	}}
 }
 
-// etcdAlarmsCheck fails while etcd has an alarm raised: NOSPACE (its
-// space quota is used up, writes fail) or CORRUPT. kube-apiserver's
-// readiness does not look; here an operator sees it in /readyz?verbose.
-func etcdAlarmsCheck(client *clientv3.Client) healthz.Check {
-	return healthz.Check{Name: "etcd-alarms", Fn: func(ctx context.Context) error {
-		alarms, err := etcd3.Alarms(ctx, client)
-		if err != nil {
-			return err
-		}
-		if len(alarms) > 0 {
-			return fmt.Errorf("etcd alarms raised: %v", alarms)
-		}
-		return nil
-	}}
-}
-
 // Run runs a server with options o until ctx ends, printing where to find
 // it on out.
 func Run(ctx context.Context, o *Options, out io.Writer) error {
@@ -667,6 +654,11 @@ func Run(ctx context.Context, o *Options, out io.Writer) error {
 		abs, _ := filepath.Abs(s.KubeconfigPath)
 		fmt.Fprintf(out, "kubeconfig: %s\n  kubectl --kubeconfig %s get namespaces\n", abs, abs)
 	}
+	if f := s.EtcdTLSFiles; f != (embedetcd.TLSFiles{}) {
+		// The embedded etcd takes only clients with its certificate.
+		fmt.Fprintf(out, "etcd: %s\n  etcdctl --endpoints %s --cacert %s --cert %s --key %s endpoint status\n",
+			s.EtcdURL, s.EtcdURL, absPath(f.CAFile), absPath(f.CertFile), absPath(f.KeyFile))
+	}
 	if s.InsecureURL != "" {
 		fmt.Fprintf(out, "insecure (no authentication): %s\n", s.InsecureURL)
 	}
@@ -677,6 +669,13 @@ func Run(ctx context.Context, o *Options, out io.Writer) error {
 	case err := <-s.Err():
 		return err
 	}
+}
+
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // watchCacheCheck is ready once every resource's store is: each watch
