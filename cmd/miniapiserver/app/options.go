@@ -100,6 +100,9 @@ type Options struct {
 	Kubelet KubeletOptions
 	// EmbeddedEtcd are the flags of the embedded HA mode.
 	EmbeddedEtcd EmbeddedEtcdOptions
+	// EtcdClient are kube's flags of TLS to etcd, per-resource servers
+	// and the etcd checks' timeouts.
+	EtcdClient EtcdClientOptions
 	// ServiceNodePortRepairInterval is how often the node ports are
 	// repaired (0: kube's 3 min). Not a flag: tests shorten it.
 	ServiceNodePortRepairInterval time.Duration
@@ -133,13 +136,14 @@ func NewOptions() *Options {
 		Audit:                      defaultAuditOptions(),
 		Kubelet:                    defaultKubeletOptions(),
 		EmbeddedEtcd:               defaultEmbeddedEtcdOptions(),
+		EtcdClient:                 defaultEtcdClientOptions(),
 	}
 }
 
 // AddFlags registers the flags on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers,
-		"Comma separated etcd client URLs (http://host:2379). Empty: run an embedded etcd with its data in --data-dir, on loopback only.")
+		"Comma separated etcd client URLs (https://host:2379, or http://), the members of one etcd cluster: the client fails over between them. https:// servers are verified with --etcd-cafile, and given --etcd-certfile. Empty: run an embedded etcd with its data in --data-dir, on loopback only, over TLS with client certificates (see --data-dir).")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
 		"Directory for the embedded etcd's data, the generated serving certificate, admin token and kubeconfig. Created if missing.")
 	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "Prefix of every key this server writes in etcd.")
@@ -207,14 +211,18 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Admission.addFlags(fs)
 	o.Kubelet.addFlags(fs)
 	o.EmbeddedEtcd.addFlags(fs)
+	o.EtcdClient.addFlags(fs)
 }
 
 // Validate checks the flag values; each error names its flag.
 func (o *Options) Validate() error {
 	for _, s := range o.EtcdServers {
-		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
-			return fmt.Errorf("--etcd-servers: %q is not an http:// or https:// URL", s)
+		if err := checkEtcdURL(s); err != nil {
+			return fmt.Errorf("--etcd-servers: %w", err)
 		}
+	}
+	if err := o.EtcdClient.validate(o.EtcdServers); err != nil {
+		return err
 	}
 	if o.EtcdDefragInterval < 0 {
 		return fmt.Errorf("--etcd-defrag-interval: must not be negative")
