@@ -151,6 +151,7 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	authorization.bindNodeObjects(groups)
 	s.cleanup = append(s.cleanup, func() {
 		for i := range groups {
 			groups[i].Destroy()
