@@ -51,9 +51,13 @@ var separatePlugins = []string{
 	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
 }
 
+// optInPlugins are the plugins kube runs only when asked that this server
+// implements: they run when --enable-admission-plugins names them.
+var optInPlugins = []string{"NodeRestriction"}
+
 func (o *AdmissionOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.EnablePlugins, "enable-admission-plugins", o.EnablePlugins,
-		"Admission plugins to enable beside the default ones, by kube's names (comma separated). Of the plugins kube runs only when asked, miniapiserver has none: naming one is an error.")
+		"Admission plugins to enable beside the default ones, by kube's names (comma separated). Of the plugins kube runs only when asked, miniapiserver has "+strings.Join(optInPlugins, ", ")+": naming another is an error.")
 	fs.StringSliceVar(&o.DisablePlugins, "disable-admission-plugins", o.DisablePlugins,
 		"Admission plugins to disable, by kube's names (comma separated). "+strings.Join(separatePlugins, ", ")+
 			" are steps of their own here and are turned off; naming another of kube's plugins is accepted and changes nothing, as miniapiserver does not run it.")
@@ -74,7 +78,7 @@ func (o *AdmissionOptions) validate() error {
 		if slices.Contains(o.DisablePlugins, p) {
 			return fmt.Errorf("--enable-admission-plugins and --disable-admission-plugins: %s in both", p)
 		}
-		if !slices.Contains(separatePlugins, p) && !defaultOnPlugin(p) {
+		if !slices.Contains(separatePlugins, p) && !slices.Contains(optInPlugins, p) && !defaultOnPlugin(p) {
 			return fmt.Errorf("--enable-admission-plugins: plugin %q is not implemented by miniapiserver", p)
 		}
 	}
@@ -102,16 +106,18 @@ type namedAdmission struct {
 	step handlers.Admission
 }
 
-// chain is the admission chain of steps, less the disabled plugins.
+// chain is the admission chain of steps, less the disabled plugins and
+// the opt-in plugins not enabled.
 func (o *AdmissionOptions) chain(steps []namedAdmission) []handlers.Admission {
 	for _, p := range o.DisablePlugins {
-		if !slices.Contains(separatePlugins, p) {
+		if !slices.Contains(separatePlugins, p) && !slices.Contains(optInPlugins, p) {
 			slog.Info("admission: a disabled plugin is not run by miniapiserver anyway", "plugin", p)
 		}
 	}
 	var out []handlers.Admission
 	for _, s := range steps {
-		if !o.disabled(s.name) {
+		optIn := slices.Contains(optInPlugins, s.name)
+		if !o.disabled(s.name) && (!optIn || slices.Contains(o.EnablePlugins, s.name)) {
 			out = append(out, s.step)
 		}
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/noderestriction"
 	admissionwebhook "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/webhook"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/filters"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
@@ -155,6 +156,7 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	authorization.bindNodeObjects(groups)
 	s.cleanup = append(s.cleanup, func() {
 		for i := range groups {
 			groups[i].Destroy()
@@ -345,6 +347,7 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 			{"LimitRanger", &admission.LimitRanger{LimitRanges: st.core.LimitRanges}},
 			{"ServiceAccount", &admission.ServiceAccount{Pods: core.PodServiceAccount{
 				ServiceAccounts: st.core.ServiceAccounts, Namespaces: st.core.Namespaces}}},
+			{noderestriction.PluginName, nodeRestriction(groups, st, sec.authorizer)},
 			{"Priority", &admission.Priority{PriorityClasses: st.scheduling.PriorityClasses}},
 			{"PersistentVolumeClaimResize", &admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses}},
 			{"RuntimeClass", &admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}}},
