@@ -39,15 +39,15 @@ var legacyCountNames = map[schema.GroupResource]corev1.ResourceName{
 // ignored are the resources kube's quota never counts: virtual ones that
 // are not stored, and events.
 var ignored = map[schema.GroupResource]bool{
-	{Resource: "bindings"}:          true,
-	{Resource: "componentstatuses"}: true,
+	{Resource: "bindings"}:                                                 true,
+	{Resource: "componentstatuses"}:                                        true,
 	{Group: "authentication.k8s.io", Resource: "tokenreviews"}:             true,
 	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:       true,
 	{Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}:      true,
 	{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}:  true,
 	{Group: "authorization.k8s.io", Resource: "localsubjectaccessreviews"}: true,
 	{Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"}:   true,
-	{Resource: "events"}:                   true,
+	{Resource: "events"}:                            true,
 	{Group: eventsv1.GroupName, Resource: "events"}: true,
 }
 
@@ -159,7 +159,9 @@ func (o *objectCountEvaluator) UsageStats(opts quota.UsageStatsOptions) (quota.U
 // scopeFunc reports whether an object falls in a quota's scope.
 type scopeFunc func(corev1.ScopedResourceSelectorRequirement, runtime.Object) (bool, error)
 
-func noScopes(corev1.ScopedResourceSelectorRequirement, runtime.Object) (bool, error) { return false, nil }
+func noScopes(corev1.ScopedResourceSelectorRequirement, runtime.Object) (bool, error) {
+	return false, nil
+}
 
 // ScopeSelectors are a quota's scopes and scope selector as one list of
 // requirements (a scope is "Exists").

@@ -130,4 +130,3 @@ func (l *namespaceLocks) lock(ctx context.Context, ns string) (unlock func(), er
 		return nil, ctx.Err()
 	}
 }
-
