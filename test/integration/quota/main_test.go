@@ -138,7 +138,8 @@ type response struct {
 	body string
 }
 
-// do sends a raw request as the administrator with a JSON body.
+// do sends a raw request as the administrator with a JSON body (a JSON
+// merge patch when the method is PATCH).
 func do(t testing.TB, method, path, body string) response {
 	t.Helper()
 	req, err := http.NewRequest(method, srv.URL+path, bytes.NewReader([]byte(body)))
@@ -146,6 +147,9 @@ func do(t testing.TB, method, path, body string) response {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if method == http.MethodPatch {
+		req.Header.Set("Content-Type", "application/merge-patch+json")
+	}
 	resp, err := srv.HTTPClient(t).Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
