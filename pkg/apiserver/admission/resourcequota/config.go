@@ -21,9 +21,9 @@ func init() {
 }
 
 // LoadConfiguration decodes and validates the plugin's configuration (a
-// ResourceQuotaConfiguration of apiserver.config.k8s.io/v1, or of
-// resourcequota.admission.k8s.io/v1beta1 or v1alpha1, strictly, as kube
-// reads it);
+// ResourceQuotaConfiguration of apiserver.config.k8s.io/v1, or the older
+// Configuration of resourcequota.admission.k8s.io/v1beta1 or v1alpha1,
+// strictly, as kube reads it);
 // nil config is the default, which limits nothing.
 func LoadConfiguration(config io.Reader) (*resourcequotaapi.Configuration, error) {
 	if config == nil {

@@ -12,7 +12,7 @@ func TestLoadConfiguration(t *testing.T) {
 		wantLimited  int
 	}{
 		{"v1", "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources:\n- resource: pods\n  matchContains: [\"requests.cpu\"]\n", "", 1},
-		{"v1beta1", "apiVersion: resourcequota.admission.k8s.io/v1beta1\nkind: ResourceQuotaConfiguration\n", "", 0},
+		{"v1beta1", "apiVersion: resourcequota.admission.k8s.io/v1beta1\nkind: Configuration\n", "", 0},
 		{"unknown field", "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimited: []\n", `unknown field "limited"`, 0},
 		{"no resource", "apiVersion: apiserver.config.k8s.io/v1\nkind: ResourceQuotaConfiguration\nlimitedResources:\n- matchContains: [\"x\"]\n", "limitedResources[0].resource: Required value", 0},
 		{"other kind", "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n", "no kind", 0},
