@@ -89,3 +89,16 @@ func TestPriorityClassScope(t *testing.T) {
 	do(t, http.MethodPost, path, critical).wantForbidden(t, "pods", "critical",
 		"exceeded quota: q, requested: pods=1, used: pods=0, limited: pods=0")
 }
+
+// TestScopeChange: an update that moves a pod into a quota's scope (a
+// deadline makes it Terminating) is charged as kube charges it.
+func TestScopeChange(t *testing.T) {
+	t.Parallel()
+	ns := srv.CreateNamespace(t)
+	createQuota(t, ns, quotaOf(t, "pods=0", corev1.ResourceQuotaScopeTerminating), "pods=0")
+	path := "/api/v1/namespaces/" + ns + "/pods"
+	do(t, http.MethodPost, path, pod("p", `{}`)).wantCode(t, http.StatusCreated)
+	do(t, http.MethodPatch, path+"/p", `{"spec":{"activeDeadlineSeconds":60}}`).wantForbidden(t, "pods", "p",
+		"exceeded quota: q, requested: pods=1, used: pods=0, limited: pods=0")
+	do(t, http.MethodPatch, path+"/p", `{"metadata":{"labels":{"a":"b"}}}`).wantCode(t, http.StatusOK)
+}
