@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
 	quota "k8s.io/apiserver/pkg/quota/v1"
-	storagehelpers "k8s.io/component-helpers/storage/volume"
 )
 
 var claimsResource = schema.GroupResource{Resource: "persistentvolumeclaims"}
@@ -98,7 +97,7 @@ func (c *claimEvaluator) Usage(item runtime.Object) (corev1.ResourceList, error)
 	}
 	one := *resource.NewQuantity(1, resource.DecimalSI)
 	result := corev1.ResourceList{corev1.ResourcePersistentVolumeClaims: one, claimObjectCountName: one}
-	class := storagehelpers.GetPersistentVolumeClaimClass(claim)
+	class := claimClass(claim)
 	if class != "" {
 		result[corev1.ResourceName(class+storageClassSuffix+string(corev1.ResourcePersistentVolumeClaims))] = one
 	}
@@ -109,6 +108,19 @@ func (c *claimEvaluator) Usage(item runtime.Object) (corev1.ResourceList, error)
 		}
 	}
 	return result, nil
+}
+
+// claimClass is the claim's storage class, the beta annotation first
+// (component-helpers' GetPersistentVolumeClaimClass, whose package would
+// bring client-go's scheme of every API version into the binary).
+func claimClass(claim *corev1.PersistentVolumeClaim) string {
+	if class, ok := claim.Annotations[corev1.BetaStorageClassAnnotation]; ok {
+		return class
+	}
+	if claim.Spec.StorageClassName != nil {
+		return *claim.Spec.StorageClassName
+	}
+	return ""
 }
 
 func claimStorage(claim *corev1.PersistentVolumeClaim) *resource.Quantity {
