@@ -16,6 +16,8 @@ import (
 type AdmissionOptions struct {
 	EnablePlugins  []string
 	DisablePlugins []string
+	// ConfigFile is --admission-control-config-file (options_admission_config.go).
+	ConfigFile string
 }
 
 type kubePlugin struct {
@@ -43,12 +45,13 @@ var kubeAdmissionPlugins = []kubePlugin{
 // admission chain (apiConfig) and, for those that change new pods, of the
 // pods' storage (buildGroups), which the flags can turn off. The rest of
 // kube's default plugins are either not implemented (PodSecurity,
-// ResourceQuota...) or part of the registry's own strategy (the defaults
+// ...) or part of the registry's own strategy (the defaults
 // of DefaultStorageClass, for one): disabling them changes nothing here,
 // and is logged.
 var separatePlugins = []string{
 	"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "Priority", "PersistentVolumeClaimResize", "RuntimeClass",
 	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
+	"ResourceQuota",
 }
 
 // optInPlugins are the plugins kube runs only when asked that this server
@@ -61,6 +64,7 @@ func (o *AdmissionOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.DisablePlugins, "disable-admission-plugins", o.DisablePlugins,
 		"Admission plugins to disable, by kube's names (comma separated). "+strings.Join(separatePlugins, ", ")+
 			" are steps of their own here and are turned off; naming another of kube's plugins is accepted and changes nothing, as miniapiserver does not run it.")
+	o.addConfigFileFlag(fs)
 }
 
 func (o *AdmissionOptions) validate() error {

@@ -27,6 +27,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/noderestriction"
 	admissionwebhook "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/webhook"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/filters"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
@@ -194,7 +195,11 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := s.apiConfig(o, groups, st, sec, creds, policies, webhooks)
+	quota, err := resourceQuotaAdmission(o, groups)
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.apiConfig(o, groups, st, sec, creds, policies, webhooks, quota)
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
 	cfg.LivezChecks = bootChecks
@@ -329,7 +334,7 @@ func Start(o *Options) (*Server, error) {
 // filters' parts, admission and timeouts (Start adds the readiness
 // checks).
 func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStorages, sec *security, creds *credentials,
-	policies *admissionPolicies, webhooks *admissionwebhook.Source) apiserver.Config {
+	policies *admissionPolicies, webhooks *admissionwebhook.Source, quota handlers.Admission) apiserver.Config {
 	return apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: sec.authenticator,
@@ -359,6 +364,8 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 			{"MutatingAdmissionWebhook", admissionwebhook.NewMutating(webhooks, st.core.Namespaces)},
 			{"ValidatingAdmissionPolicy", policies.validating},
 			{"ValidatingAdmissionWebhook", admissionwebhook.NewValidating(webhooks, st.core.Namespaces)},
+			// Last, as in kube: what it charges stays charged.
+			{"ResourceQuota", quota},
 		})),
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,

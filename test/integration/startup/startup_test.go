@@ -80,6 +80,7 @@ func TestStartup(t *testing.T) {
 			{[]string{"--disable-admission-plugins=NoSuchPlugin"}, "--disable-admission-plugins"},
 			{[]string{"--enable-admission-plugins=AlwaysPullImages"}, "--enable-admission-plugins"},
 			{[]string{"--enable-admission-plugins=LimitRanger", "--disable-admission-plugins=LimitRanger"}, "--disable-admission-plugins"},
+			{[]string{"--admission-control-config-file=/no/such/file"}, "--admission-control-config-file"},
 		}
 		for _, tc := range cases {
 			t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
