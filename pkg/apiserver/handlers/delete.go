@@ -94,7 +94,8 @@ func (s *Scope) DeleteCollection(deleter rest.CollectionDeleter) http.HandlerFun
 }
 
 // deleteOptions reads DeleteOptions from the body (JSON or YAML, any
-// apiVersion kube accepts) and then from the query, and validates them.
+// apiVersion kube accepts) or, when there is none, from the query, and
+// validates them.
 func (s *Scope) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 	opts := &metav1.DeleteOptions{}
 	data, err := readBody(r)
@@ -114,8 +115,10 @@ func (s *Scope) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		if obj != runtime.Object(opts) {
 			return nil, apierrors.NewBadRequest("expected a DeleteOptions")
 		}
-	}
-	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+	} else if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		// As kube's, the query counts only without a body: decoding it
+		// resets every option it does not name (a deletecollection's
+		// query holds list options), the body's dryRun too.
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
