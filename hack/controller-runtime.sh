@@ -23,8 +23,8 @@
 # failed spec (a build or setup failure).
 #
 # Environment: CR_TIMEOUT (go test -timeout per package, default 20m),
-# CR_PARALLEL (go test -p, default 1: the suites start a control plane
-# each, and time-sensitive specs flake on a busy machine), CR_WORK (scratch
+# CR_PARALLEL (go test -p, default 2: builds and suites two at a time; each
+# suite starts its own control plane), CR_WORK (scratch
 # folder, default a new temporary one, removed on exit).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -83,8 +83,8 @@ for p in "${packages[@]}"; do rm -f "$p/ginkgo-report.json"; done
 echo "controller-runtime $version on $server: ${packages[*]}" >&2
 start=$(date +%s)
 status=0
-GOWORK=off go test -count=1 -p "${CR_PARALLEL:-1}" -timeout "${CR_TIMEOUT:-20m}" \
-  $(printf './%s ' "${packages[@]}") -args -ginkgo.json-report=ginkgo-report.json \
+GOWORK=off go test -count=1 -p "${CR_PARALLEL:-2}" -timeout "${CR_TIMEOUT:-20m}" \
+  $(printf './%s ' "${packages[@]}") -args -ginkgo.no-color -ginkgo.json-report=ginkgo-report.json \
   >"$work/go-test.log" 2>&1 || status=$?
 elapsed=$(($(date +%s) - start))
 grep -E '^(ok|FAIL|---|panic:)' "$work/go-test.log" | grep -v -- '--- PASS' >&2 || true
