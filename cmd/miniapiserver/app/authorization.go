@@ -120,15 +120,18 @@ const rbacBootstrapCheck = "poststarthook/rbac/bootstrap-roles"
 
 // startRBAC reconciles kube's bootstrap policy into the rbac stores
 // (retrying every second until it succeeds, as kube's post-start hook),
-// then keeps the policy cache current from them, and aggregates cluster
-// roles, until ctx ends.
-func (s *Server) startRBAC(ctx context.Context, a *Authorization, st rbac.GroupStorage) {
+// then keeps the policy cache current from them, and (aggregate: the
+// clusterrole-aggregation controller is on) aggregates cluster roles,
+// until ctx ends.
+func (s *Server) startRBAC(ctx context.Context, a *Authorization, st rbac.GroupStorage, aggregate bool) {
 	s.goUntilDone(func() {
 		if reconcileBootstrapPolicy(ctx, st) == nil {
 			a.Policy.Run(ctx, st.PolicySources())
 		}
 	})
-	s.goUntilDone(func() { clusterroleaggregation.New(a.Policy, st.ClusterRoles).Run(ctx) })
+	if aggregate {
+		s.goUntilDone(func() { clusterroleaggregation.New(a.Policy, st.ClusterRoles).Run(ctx) })
+	}
 }
 
 // rbacReadyCheck is ready once the policy cache has the reconciled

@@ -84,11 +84,21 @@ type Options struct {
 	// ServiceClusterIPRange is the CIDR of services' cluster IPs.
 	ServiceClusterIPRange string
 	Profiling             bool
-	NamespaceController   bool
-	// GarbageCollector runs the ownerReference garbage collector in
-	// process (for tests: off by default, as kube-apiserver has none).
-	GarbageCollector bool
-	LogLevel         string
+	// Controllers chooses the kube-controller-manager controllers that
+	// run in process, with kube-controller-manager's names and syntax
+	// (see controllerEnabled).
+	Controllers []string
+	// KubeAPIServer is set when the binary runs as kube-apiserver
+	// (IsKubeAPIServer; not a flag): "*" in Controllers then means only
+	// the namespace controller, so that the server creates nothing
+	// kube-apiserver would not.
+	KubeAPIServer bool
+	// NamespaceController false turns the namespace controller off, and
+	// GarbageCollector true turns the garbage collector on, whatever
+	// Controllers says (the deprecated flags of the same names).
+	NamespaceController bool
+	GarbageCollector    bool
+	LogLevel            string
 
 	// Auth are the flags of authentication, authorization and the
 	// in-flight limits; Audit those of the audit log.
@@ -131,6 +141,7 @@ func NewOptions() *Options {
 		ServiceClusterIPRange:      core.DefaultServiceClusterIPRange.String(),
 		LogLevel:                   "info",
 		NamespaceController:        true,
+		Controllers:                []string{"*"},
 		AllowPrivileged:            true,
 		Auth:                       defaultAuthOptions(),
 		Audit:                      defaultAuditOptions(),
@@ -201,10 +212,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange,
 		"CIDR of the cluster IPs services get (one IPv4 CIDR of at most 2^20 addresses, or one IPv6 CIDR of /64 or longer).")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve /debug/pprof on the API ports.")
-	fs.BoolVar(&o.NamespaceController, "namespace-controller", o.NamespaceController,
-		"Finish namespace deletions (delete their contents, then the namespace), as kube-controller-manager's namespace controller does. Turn off when a kube-controller-manager runs against this server.")
-	fs.BoolVar(&o.GarbageCollector, "garbage-collector", o.GarbageCollector,
-		"Delete the dependents of deleted owners (metadata.ownerReferences; background, foreground and orphan propagation), as kube-controller-manager's garbage collector does. For tests without a controller-manager (envtest); leave off when a kube-controller-manager runs against this server.")
+	o.addControllerFlags(fs)
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log level: debug, info, warn or error.")
 	o.Auth.addFlags(fs)
 	o.Audit.addFlags(fs)
@@ -222,6 +230,9 @@ func (o *Options) Validate() error {
 		}
 	}
 	if err := o.EtcdClient.validate(o.EtcdServers); err != nil {
+		return err
+	}
+	if err := o.validateControllers(); err != nil {
 		return err
 	}
 	if o.EtcdDefragInterval < 0 {

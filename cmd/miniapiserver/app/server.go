@@ -86,7 +86,7 @@ type Server struct {
 	// etcd (zero with --etcd-servers).
 	EtcdTLSFiles embedetcd.TLSFiles
 	// GarbageCollector is the ownerReference garbage collector, when
-	// --garbage-collector runs it (tests wait on its graph, as kube's
+	// --controllers runs it (tests wait on its graph, as kube's
 	// integration tests do).
 	GarbageCollector *garbagecollector.Controller
 
@@ -149,8 +149,12 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	etcdHealth, etcdReady := etcdChecks(o, clients)
+	var rootCA []byte // kube-root-ca.crt is published by a controller of kcm's
+	if o.controllerEnabled(rootCAPublisherName) {
+		rootCA = caPEM
+	}
 	groups, st, getter, err := buildGroups(o, factories, ProviderDeps{
-		RootCA: caPEM, Tokens: creds.tokenIssuer(o), Authenticator: reviews, APIAudiences: o.Auth.apiAudiences(),
+		RootCA: rootCA, Tokens: creds.tokenIssuer(o), Authenticator: reviews, APIAudiences: o.Auth.apiAudiences(),
 		StorageHealth: etcdHealth[0].Fn,
 		Authorization: authorization,
 	})
@@ -213,7 +217,7 @@ func Start(o *Options) (*Server, error) {
 	s.cleanup = append(s.cleanup, func() { cancel(); s.wg.Wait() })
 	// The bootstrap policy and the flow control configuration are written
 	// in the background, meanwhile: /healthz waits for them.
-	s.startRBAC(ctx, authorization, st.rbac)
+	s.startRBAC(ctx, authorization, st.rbac, o.controllerEnabled(clusterRoleAggregationName))
 	s.goUntilDone(func() { flowControl.Run(ctx) })
 	serviceCIDRs, err := writeBootstrapObjects(ctx, o, st, creds.extensionAuthData(o), secureLn.Addr().(*net.TCPAddr).Port)
 	if err != nil {
@@ -313,7 +317,7 @@ func Start(o *Options) (*Server, error) {
 		}
 		apiServices.Run(ctx)
 	}()
-	if o.NamespaceController {
+	if o.controllerEnabled(namespaceControllerName) {
 		nc := namespaceController(groups, st.core.Namespaces, st.core.NamespaceFinalize, crdController)
 		s.wg.Add(1)
 		go func() {
@@ -321,7 +325,7 @@ func Start(o *Options) (*Server, error) {
 			nc.Run(ctx)
 		}()
 	}
-	if o.GarbageCollector {
+	if o.controllerEnabled(garbageCollectorName) {
 		gc := garbageCollector(groups, crdController)
 		s.GarbageCollector = gc
 		s.goUntilDone(func() { gc.Run(ctx) })
@@ -440,9 +444,18 @@ func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.
 		// kube names its storage backends etcd-0, etcd-1...; this server has one.
 		components["etcd-0"] = core.StorageComponentCheck(deps.StorageHealth)
 	}
-	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, EventTTL: o.EventTTL, RootCA: deps.RootCA,
-		Tokens: deps.Tokens, Events: links.events, DisruptionBudgets: links.budgets, Kubelet: o.Kubelet.config(),
-		EndpointSlices: links.endpointSlices, Components: components}, nil
+	return core.RESTStorageProvider{
+		ServiceClusterIPRange:  serviceRange,
+		EventTTL:               o.EventTTL,
+		RootCA:                 deps.RootCA,
+		DefaultServiceAccounts: o.controllerEnabled(serviceAccountControllerName),
+		Tokens:                 deps.Tokens,
+		Events:                 links.events,
+		DisruptionBudgets:      links.budgets,
+		Kubelet:                o.Kubelet.config(),
+		EndpointSlices:         links.endpointSlices,
+		Components:             components,
+	}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the
