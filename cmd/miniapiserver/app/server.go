@@ -139,7 +139,7 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	factory, err := storageFactory(o, client)
+	factory, err := storageFactory(ctx, o, client)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -37,7 +38,7 @@ func (g *restOptionsGetter) GetRESTOptions(gr schema.GroupResource) (generic.RES
 	return generic.RESTOptions{
 		StorageFactory: g.factory,
 		Decorator:      g.decorator(name),
-		ResourcePrefix: g.prefix + "/" + gr.Resource,
+		ResourcePrefix: resourcePrefix(g.prefix, gr),
 		// kube's --etcd-count-metric-poll-period default.
 		CountMetricPollPeriod: time.Minute,
 	}, nil
@@ -61,17 +62,27 @@ func (g *restOptionsGetter) checkResources(flag string, names []string) error {
 	return nil
 }
 
-// storageFactory builds the raw etcd3 stores, encrypting the values of the
-// resources --encryption-provider-config names.
-func storageFactory(o *Options, client *clientv3.Client) (storage.Factory, error) {
-	if o.EncryptionProviderConfig == "" {
-		return etcd3.NewFactory(client), nil
-	}
-	transformers, err := value.LoadConfig(o.EncryptionProviderConfig)
+// storageFactory builds the raw etcd3 stores, storing values in the media
+// type of --storage-media-type and encrypting those of the resources
+// --encryption-provider-config names. It first moves what an earlier
+// version of this server stored at other keys than kube-apiserver's.
+func storageFactory(ctx context.Context, o *Options, client *clientv3.Client) (storage.Factory, error) {
+	codecs, err := storageCodecs(o.StorageMediaType)
 	if err != nil {
-		return nil, fmt.Errorf("--encryption-provider-config: %w", err)
+		return nil, fmt.Errorf("--storage-media-type: %w", err)
 	}
-	return etcd3.NewFactory(client, etcd3.WithTransformers(transformers.For)), nil
+	transformers := func(schema.GroupResource) value.Transformer { return value.Identity }
+	if o.EncryptionProviderConfig != "" {
+		loaded, err := value.LoadConfig(o.EncryptionProviderConfig)
+		if err != nil {
+			return nil, fmt.Errorf("--encryption-provider-config: %w", err)
+		}
+		transformers = loaded.For
+	}
+	if err := moveToKubeKeys(ctx, client, o.EtcdPrefix, transformers); err != nil {
+		return nil, err
+	}
+	return etcd3.NewFactory(client, etcd3.WithTransformers(transformers), etcd3.WithCodecs(codecs)), nil
 }
 
 // customResourceOptions gives custom resources kube's key layout,
