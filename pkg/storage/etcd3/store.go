@@ -47,8 +47,15 @@ func NewWithTransformer(client *clientv3.Client, cfg storage.Config, t value.Tra
 }
 
 // NewWithCodec is NewWithTransformer with the values encoded by c (a
-// media type) before t encrypts them.
+// media type) before t encrypts them. A nil t stores values unencrypted,
+// a nil c as JSON.
 func NewWithCodec(client *clientv3.Client, cfg storage.Config, t value.Transformer, c storage.Codec) *Store {
+	if t == nil {
+		t = value.Identity
+	}
+	if c == nil {
+		c = JSONCodec
+	}
 	return &Store{client: client, cfg: cfg, leases: newLeaseManager(client), transformer: t, codec: c}
 }
 
