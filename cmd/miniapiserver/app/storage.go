@@ -38,7 +38,7 @@ func (g *restOptionsGetter) GetRESTOptions(gr schema.GroupResource) (generic.RES
 	return generic.RESTOptions{
 		StorageFactory: g.factory,
 		Decorator:      g.decorator(name),
-		ResourcePrefix: resourcePrefix(g.prefix, gr),
+		ResourcePrefix: ResourcePrefix(g.prefix, gr),
 		// kube's --etcd-count-metric-poll-period default.
 		CountMetricPollPeriod: time.Minute,
 	}, nil

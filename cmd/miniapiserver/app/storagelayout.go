@@ -74,9 +74,10 @@ var kubeResourcePrefixes = map[schema.GroupResource]string{
 	{Group: "apiregistration.k8s.io", Resource: "apiservices"}:             "apiregistration.k8s.io/apiservices",
 }
 
-// resourcePrefix returns the key prefix of a built-in resource under
-// etcdPrefix, kube-apiserver's.
-func resourcePrefix(etcdPrefix string, gr schema.GroupResource) string {
+// ResourcePrefix returns the key prefix (without a trailing slash) of a
+// built-in resource under etcdPrefix: kube-apiserver's, so that either
+// server serves what the other wrote.
+func ResourcePrefix(etcdPrefix string, gr schema.GroupResource) string {
 	if p, ok := kubeResourcePrefixes[gr]; ok {
 		return etcdPrefix + "/" + p
 	}
@@ -105,7 +106,7 @@ func moveToKubeKeys(ctx context.Context, client *clientv3.Client, etcdPrefix str
 		if clusterScoped[gr.Resource] {
 			segments = 1
 		}
-		m := etcd3.Move{From: etcdPrefix + "/" + gr.Resource + "/", To: resourcePrefix(etcdPrefix, gr) + "/",
+		m := etcd3.Move{From: etcdPrefix + "/" + gr.Resource + "/", To: ResourcePrefix(etcdPrefix, gr) + "/",
 			Segments: segments, Transformer: transformers(gr)}
 		moved, conflicts, err := etcd3.MoveKeys(ctx, client, m)
 		if err != nil {

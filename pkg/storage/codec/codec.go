@@ -27,6 +27,7 @@ var protobufPrefix = []byte{'k', '8', 's', 0}
 // safe for concurrent use.
 type Codec struct {
 	mediaType string
+	scheme    *runtime.Scheme
 	proto     *protobuf.Serializer
 }
 
@@ -43,7 +44,7 @@ func New(scheme *runtime.Scheme, mediaType string) (*Codec, error) {
 		return nil, fmt.Errorf("codec: media type %q is not one of %s, %s, %s", mediaType,
 			storage.MediaTypeJSON, storage.MediaTypeYAML, storage.MediaTypeProtobuf)
 	}
-	return &Codec{mediaType: mediaType, proto: protobuf.NewSerializer(scheme, scheme)}, nil
+	return &Codec{mediaType: mediaType, scheme: scheme, proto: protobuf.NewSerializer(scheme, scheme)}, nil
 }
 
 // MediaType is the media type the codec stores objects in.
@@ -90,6 +91,9 @@ func (c *Codec) Decode(stored []byte, newFunc func() runtime.Object) ([]byte, bo
 	switch {
 	case bytes.HasPrefix(stored, protobufPrefix):
 		obj, _, err := c.proto.Decode(stored, nil, newFunc())
+		if runtime.IsNotRegisteredError(err) {
+			obj, err = decodeOlderVersion(stored, newFunc, c.scheme)
+		}
 		if err != nil {
 			return nil, false, fmt.Errorf("codec: decoding a protobuf value: %w", err)
 		}

@@ -1,0 +1,59 @@
+package codec
+
+import (
+	"encoding/json"
+	"fmt"
+
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
+	resourcev1beta2 "k8s.io/api/resource/v1beta2"
+	storagemigrationv1beta1 "k8s.io/api/storagemigration/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+)
+
+// olderVersions knows the versions kube-apiserver v1.37.2 stores some
+// resources at that are older than the ones this server serves and
+// stores (k8s.io/kubernetes pkg/kubeapiserver, ResourceEncodingOverrides:
+// clustertrustbundles and podcertificaterequests at certificates/v1beta1,
+// storageversionmigrations at v1beta1, devicetaintrules at resource
+// v1beta2), so that their values are read too.
+var olderVersions = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(certificatesv1beta1.AddToScheme(s))
+	utilruntime.Must(resourcev1beta2.AddToScheme(s))
+	utilruntime.Must(storagemigrationv1beta1.AddToScheme(s))
+	return s
+}()
+
+var olderProto = protobuf.NewSerializer(olderVersions, olderVersions)
+
+// decodeOlderVersion decodes a protobuf value stored at one of
+// olderVersions into newFunc's type, through JSON: the versions kube
+// stores there differ from the served ones by their name only (a
+// graduation), and fields the served version lacks are dropped, as a
+// conversion would.
+func decodeOlderVersion(stored []byte, newFunc func() runtime.Object, served runtime.ObjectTyper) (runtime.Object, error) {
+	older, _, err := olderProto.Decode(stored, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	into := newFunc()
+	kinds, _, err := served.ObjectKinds(into)
+	if err != nil {
+		return nil, err
+	}
+	got := older.GetObjectKind().GroupVersionKind()
+	if got.GroupKind() != kinds[0].GroupKind() {
+		return nil, fmt.Errorf("codec: a stored %s is not a %s", got, kinds[0])
+	}
+	data, err := json.Marshal(older)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, into); err != nil {
+		return nil, err
+	}
+	into.GetObjectKind().SetGroupVersionKind(kinds[0])
+	return into, nil
+}
