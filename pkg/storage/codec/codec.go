@@ -100,7 +100,12 @@ func (c *Codec) Decode(stored []byte, newFunc func() runtime.Object) ([]byte, bo
 		data, err := storage.Encode(obj)
 		return data, c.mediaType != storage.MediaTypeProtobuf, err
 	case isJSON(stored):
-		return bytes.TrimRight(stored, " \t\r\n"), c.storesJSONAs(newFunc) != storage.MediaTypeJSON, nil
+		other := c.storesJSONAs(newFunc) != storage.MediaTypeJSON
+		if isOlderVersionJSON(stored) {
+			data, err := olderVersionJSON(stored, newFunc, c.scheme)
+			return data, true, err
+		}
+		return bytes.TrimRight(stored, " \t\r\n"), other, nil
 	}
 	obj := newFunc()
 	if err := yaml.Unmarshal(stored, obj); err != nil {

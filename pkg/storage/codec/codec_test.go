@@ -56,6 +56,10 @@ func TestDecode(t *testing.T) {
 		{"an older storage version kube writes", storage.MediaTypeProtobuf, kubeProtobuf(t, older, bundle),
 			func() runtime.Object { return &certificatesv1.ClusterTrustBundle{} },
 			`{"kind":"ClusterTrustBundle","apiVersion":"certificates.k8s.io/v1","metadata":{"name":"b"},"spec":{"trustBundle":"pem"}}`, false},
+		{"an older storage version kube writes, as JSON", storage.MediaTypeJSON,
+			[]byte(`{"kind":"ClusterTrustBundle","apiVersion":"certificates.k8s.io/v1beta1","metadata":{"name":"b"},"spec":{"trustBundle":"pem"}}` + "\n"),
+			func() runtime.Object { return &certificatesv1.ClusterTrustBundle{} },
+			`{"kind":"ClusterTrustBundle","apiVersion":"certificates.k8s.io/v1","metadata":{"name":"b"},"spec":{"trustBundle":"pem"}}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := codec.New(api.Scheme, tc.mediaType)

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -10,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 // olderVersions knows the versions kube-apiserver v1.37.2 stores some
@@ -27,6 +30,43 @@ var olderVersions = func() *runtime.Scheme {
 }()
 
 var olderProto = protobuf.NewSerializer(olderVersions, olderVersions)
+
+// olderAPIVersions are the apiVersions of olderVersions.
+var olderAPIVersions = map[string]bool{
+	certificatesv1beta1.SchemeGroupVersion.String():     true,
+	resourcev1beta2.SchemeGroupVersion.String():         true,
+	storagemigrationv1beta1.SchemeGroupVersion.String(): true,
+}
+
+var apiVersionKey = []byte(`"apiVersion":"`)
+
+// isOlderVersionJSON tells whether a JSON value is of olderVersions, from
+// the apiVersion near its start (kube writes kind and apiVersion first).
+func isOlderVersionJSON(data []byte) bool {
+	head := data[:min(len(data), 160)]
+	i := bytes.Index(head, apiVersionKey)
+	if i < 0 {
+		return false
+	}
+	rest := head[i+len(apiVersionKey):]
+	end := bytes.IndexByte(rest, '"')
+	return end > 0 && olderAPIVersions[string(rest[:end])]
+}
+
+// olderVersionJSON decodes a JSON value of olderVersions into newFunc's
+// type, and returns the JSON of that.
+func olderVersionJSON(data []byte, newFunc func() runtime.Object, served runtime.ObjectTyper) ([]byte, error) {
+	into := newFunc()
+	kinds, _, err := served.ObjectKinds(into)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, into); err != nil {
+		return nil, err
+	}
+	into.GetObjectKind().SetGroupVersionKind(kinds[0])
+	return storage.Encode(into)
+}
 
 // decodeOlderVersion decodes a protobuf value stored at one of
 // olderVersions into newFunc's type, through JSON: the versions kube
