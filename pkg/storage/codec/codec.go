@@ -53,8 +53,8 @@ func (c *Codec) MediaType() string { return c.mediaType }
 // Encode implements storage.Codec.
 func (c *Codec) Encode(obj runtime.Object, data []byte) ([]byte, error) {
 	switch {
-	case c.mediaType == storage.MediaTypeJSON:
-		return data, nil
+	case c.mediaType == storage.MediaTypeJSON, isUnstructured(obj):
+		return data, nil // custom resources: JSON whatever the media type, as kube
 	case c.mediaType == storage.MediaTypeYAML:
 		return yaml.JSONToYAML(data)
 	case !hasProtobuf(obj):
@@ -74,12 +74,14 @@ func (c *Codec) Encode(obj runtime.Object, data []byte) ([]byte, error) {
 }
 
 // hasProtobuf tells whether obj has a protobuf encoding: every Go type of
-// k8s.io/api has one, an unstructured custom resource none.
+// k8s.io/api has one.
 func hasProtobuf(obj runtime.Object) bool {
-	if _, ok := obj.(runtime.Unstructured); ok {
-		return false
-	}
 	_, ok := obj.(interface{ Marshal() ([]byte, error) })
+	return ok
+}
+
+func isUnstructured(obj runtime.Object) bool {
+	_, ok := obj.(runtime.Unstructured)
 	return ok
 }
 
@@ -118,10 +120,8 @@ func (c *Codec) Decode(stored []byte, newFunc func() runtime.Object) ([]byte, bo
 // storesJSONAs returns the media type objects of newFunc's type are stored
 // in: JSON for custom resources whatever the codec's media type.
 func (c *Codec) storesJSONAs(newFunc func() runtime.Object) string {
-	if c.mediaType == storage.MediaTypeProtobuf {
-		if _, ok := newFunc().(runtime.Unstructured); ok {
-			return storage.MediaTypeJSON
-		}
+	if c.mediaType != storage.MediaTypeJSON && isUnstructured(newFunc()) {
+		return storage.MediaTypeJSON
 	}
 	return c.mediaType
 }

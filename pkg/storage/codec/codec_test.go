@@ -93,6 +93,7 @@ func TestEncode(t *testing.T) {
 		{"JSON", storage.MediaTypeJSON, cm, data, data},
 		{"YAML", storage.MediaTypeYAML, cm, data, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n")},
 		{"custom resources stay JSON", storage.MediaTypeProtobuf, cr, crData, crData},
+		{"custom resources stay JSON, YAML asked", storage.MediaTypeYAML, cr, crData, crData},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := codec.New(api.Scheme, tc.mediaType)
