@@ -70,17 +70,24 @@ func MoveKeys(ctx context.Context, client *clientv3.Client, m Move) (moved, conf
 }
 
 // pending returns the keys still to move, and how many old keys stay
-// because their new key is taken.
+// because their new key is taken. Keys are listed first without values:
+// the common case, every start after the move, reads no value (kube's
+// services/specs and services/endpoints share the old services prefix).
 func (m Move) pending(ctx context.Context, client *clientv3.Client) ([]*mvccpb.KeyValue, int, error) {
-	resp, err := client.Get(ctx, m.From, clientv3.WithPrefix())
+	keys, err := client.Get(ctx, m.From, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		return nil, 0, wrapClientError(m.From, err)
 	}
 	var kvs []*mvccpb.KeyValue
-	for _, kv := range resp.Kvs {
-		if strings.Count(strings.TrimPrefix(string(kv.Key), m.From), "/")+1 == m.Segments {
-			kvs = append(kvs, kv)
+	for _, k := range keys.Kvs {
+		if !m.isOld(k) {
+			continue
 		}
+		resp, err := client.Get(ctx, string(k.Key))
+		if err != nil {
+			return nil, 0, wrapClientError(string(k.Key), err)
+		}
+		kvs = append(kvs, resp.Kvs...) // none if it was moved meanwhile
 	}
 	if len(kvs) == 0 {
 		return nil, 0, nil
@@ -99,6 +106,12 @@ func (m Move) pending(ctx context.Context, client *clientv3.Client) ([]*mvccpb.K
 		}
 	}
 	return free, taken, nil
+}
+
+// isOld tells whether kv is at one of the resource's old keys: Segments
+// segments after From.
+func (m Move) isOld(kv *mvccpb.KeyValue) bool {
+	return strings.Count(strings.TrimPrefix(string(kv.Key), m.From), "/")+1 == m.Segments
 }
 
 func (m Move) newKey(kv *mvccpb.KeyValue) string {
