@@ -102,7 +102,7 @@ func (c *Codec) Decode(stored []byte, newFunc func() runtime.Object) ([]byte, bo
 		data, err := storage.Encode(obj)
 		return data, c.mediaType != storage.MediaTypeProtobuf, err
 	case isJSON(stored):
-		other := c.storesJSONAs(newFunc) != storage.MediaTypeJSON
+		other := c.storedAs(newFunc) != storage.MediaTypeJSON
 		if isOlderVersionJSON(stored) {
 			data, err := olderVersionJSON(stored, newFunc, c.scheme)
 			return data, true, err
@@ -114,12 +114,12 @@ func (c *Codec) Decode(stored []byte, newFunc func() runtime.Object) ([]byte, bo
 		return nil, false, fmt.Errorf("codec: decoding a YAML value: %w", err)
 	}
 	data, err := storage.Encode(obj)
-	return data, c.storesJSONAs(newFunc) != storage.MediaTypeYAML, err
+	return data, c.storedAs(newFunc) != storage.MediaTypeYAML, err
 }
 
-// storesJSONAs returns the media type objects of newFunc's type are stored
+// storedAs returns the media type objects of newFunc's type are stored
 // in: JSON for custom resources whatever the codec's media type.
-func (c *Codec) storesJSONAs(newFunc func() runtime.Object) string {
+func (c *Codec) storedAs(newFunc func() runtime.Object) string {
 	if c.mediaType != storage.MediaTypeJSON && isUnstructured(newFunc()) {
 		return storage.MediaTypeJSON
 	}
