@@ -99,6 +99,7 @@ func (c *Codec) Decode(stored []byte, newFunc func() runtime.Object) ([]byte, bo
 		if err != nil {
 			return nil, false, fmt.Errorf("codec: decoding a protobuf value: %w", err)
 		}
+		restoreEmbeddedKinds(obj)
 		data, err := storage.Encode(obj)
 		return data, c.mediaType != storage.MediaTypeProtobuf, err
 	case isJSON(stored):

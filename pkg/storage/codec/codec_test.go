@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -112,5 +113,21 @@ func TestEncode(t *testing.T) {
 	}
 	if _, err := codec.New(api.Scheme, "text/plain"); err == nil {
 		t.Error("codec.New accepted text/plain")
+	}
+}
+
+// TestDecodeRestoresEmbeddedKinds: a StatefulSet's claim templates lose
+// their kind in protobuf; kube's conversion sets it on every read, and so
+// does Decode (an update comparing templates would otherwise see them
+// changed).
+func TestDecodeRestoresEmbeddedKinds(t *testing.T) {
+	t.Parallel()
+	sts := &appsv1.StatefulSet{TypeMeta: metav1.TypeMeta{Kind: "StatefulSet", APIVersion: "apps/v1"}, ObjectMeta: metav1.ObjectMeta{Name: "s"},
+		Spec: appsv1.StatefulSetSpec{VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+			TypeMeta: metav1.TypeMeta{Kind: "PersistentVolumeClaim", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "data"}}}}}
+	c, _ := codec.New(api.Scheme, storage.MediaTypeProtobuf)
+	got, _, err := c.Decode(kubeProtobuf(t, api.Scheme, sts), func() runtime.Object { return &appsv1.StatefulSet{} })
+	if err != nil || !strings.Contains(string(got), `"volumeClaimTemplates":[{"kind":"PersistentVolumeClaim","apiVersion":"v1","metadata":{"name":"data"}`) {
+		t.Errorf("Decode = %s, %v", got, err)
 	}
 }

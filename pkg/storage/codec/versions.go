@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	resourcev1beta2 "k8s.io/api/resource/v1beta2"
 	storagemigrationv1beta1 "k8s.io/api/storagemigration/v1beta1"
@@ -96,4 +97,18 @@ func decodeOlderVersion(stored []byte, newFunc func() runtime.Object, served run
 	}
 	into.GetObjectKind().SetGroupVersionKind(kinds[0])
 	return into, nil
+}
+
+// restoreEmbeddedKinds gives embedded objects back the kind protobuf
+// does not carry (their TypeMeta has no protobuf field), where kube's
+// conversion to the served version sets it on every read: a
+// StatefulSet's volumeClaimTemplates (k8s.io/kubernetes pkg/apis/apps/v1,
+// Convert_apps_StatefulSetSpec_To_v1_StatefulSetSpec, issue 87583).
+func restoreEmbeddedKinds(obj runtime.Object) {
+	if sts, ok := obj.(*appsv1.StatefulSet); ok {
+		for i := range sts.Spec.VolumeClaimTemplates {
+			sts.Spec.VolumeClaimTemplates[i].APIVersion = "v1"
+			sts.Spec.VolumeClaimTemplates[i].Kind = "PersistentVolumeClaim"
+		}
+	}
 }
