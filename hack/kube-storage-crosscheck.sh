@@ -17,7 +17,15 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STATE=${STATE:-$(mktemp -d /tmp/storage-crosscheck.XXXXXX)}
 MINI_PORT=${MINI_PORT:-17544}
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+# Servers stop before the etcd they use (started first, stopped last):
+# kube-apiserver's graceful shutdown hangs on an etcd that is gone.
+cleanup() {
+	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+		p=${pids[i]}
+		kill "$p" 2>/dev/null || continue
+		for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+	done
+}
 trap cleanup EXIT
 wait_ready() { # url [token]
 	for _ in $(seq 1 300); do
