@@ -70,6 +70,10 @@ type Options struct {
 	// EncryptionProviderConfig is the EncryptionConfiguration file of
 	// encryption at rest ("": values stored as they are).
 	EncryptionProviderConfig string
+	// StorageMediaType is kube's --storage-media-type: the media type
+	// built-in objects are stored in (custom resources, CRDs and
+	// APIServices are JSON whatever it says, as in kube).
+	StorageMediaType string
 
 	MinRequestTimeout time.Duration
 	RequestTimeout    time.Duration
@@ -133,6 +137,7 @@ func NewOptions() *Options {
 		SecurePort:                 6443,
 		InsecureBindAddr:           "127.0.0.1",
 		WatchCache:                 true,
+		StorageMediaType:           defaultStorageMediaType,
 		WatchCacheEncodingBudget:   64 << 20,
 		MinRequestTimeout:          1800 * time.Second,
 		RequestTimeout:             time.Minute,
@@ -191,6 +196,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Allow --insecure-bind-address to be a non-loopback address: anyone who reaches it is an administrator.")
 	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig,
 		"The file (apiserver.config.k8s.io/v1 EncryptionConfiguration) of the providers that encrypt the values of resources in etcd: the first of a resource's providers writes, all read. Values are stored as kube-apiserver stores them.")
+	fs.StringVar(&o.StorageMediaType, "storage-media-type", o.StorageMediaType,
+		"The media type built-in objects are stored in: application/json, application/yaml or application/vnd.kubernetes.protobuf (kube-apiserver's default). Custom resources are stored as JSON. Values of every media type are read, whatever this says.")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve LIST and WATCH from a watch cache in front of etcd.")
 	fs.StringSliceVar(&o.WatchCacheSizes, "watch-cache-sizes", o.WatchCacheSizes,
 		"Per resource watch cache sizes, resource[.group]#size, comma separated (deployments.apps#0 turns the cache off for deployments).")
@@ -246,6 +253,9 @@ func (o *Options) Validate() error {
 	}
 	if o.DataDir == "" {
 		return fmt.Errorf("--data-dir: must not be empty")
+	}
+	if err := validateStorageMediaType(o.StorageMediaType); err != nil {
+		return err
 	}
 	if !strings.HasPrefix(o.EtcdPrefix, "/") || strings.HasSuffix(o.EtcdPrefix, "/") {
 		return fmt.Errorf("--etcd-prefix: %q must start with / and not end with /", o.EtcdPrefix)

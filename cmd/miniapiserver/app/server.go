@@ -144,7 +144,7 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	factories, err := newStorageFactories(o, clients)
+	factories, err := newStorageFactories(ctx, o, clients)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -43,7 +44,7 @@ func (g *restOptionsGetter) GetRESTOptions(gr schema.GroupResource) (generic.RES
 	return generic.RESTOptions{
 		StorageFactory:        factory,
 		Decorator:             g.decorator(name),
-		ResourcePrefix:        g.prefix + "/" + gr.Resource,
+		ResourcePrefix:        ResourcePrefix(g.prefix, gr),
 		CountMetricPollPeriod: g.countPeriod,
 	}, nil
 }
@@ -73,18 +74,28 @@ type storageFactories struct {
 	byResource map[schema.GroupResource]storage.Factory
 }
 
-// newStorageFactories makes the factories of clients, encrypting the
-// values of the resources --encryption-provider-config names (on
-// whichever etcd they are).
-func newStorageFactories(o *Options, clients etcdClients) (storageFactories, error) {
-	var opts []etcd3.Option
+// newStorageFactories makes the factories of clients, storing values in
+// the media type of --storage-media-type and encrypting those of the
+// resources --encryption-provider-config names (on whichever etcd they
+// are). It first moves what an earlier version of this server stored on
+// the main etcd at other keys than kube-apiserver's.
+func newStorageFactories(ctx context.Context, o *Options, clients etcdClients) (storageFactories, error) {
+	codecs, err := storageCodecs(o.StorageMediaType)
+	if err != nil {
+		return storageFactories{}, fmt.Errorf("--storage-media-type: %w", err)
+	}
+	transformers := func(schema.GroupResource) value.Transformer { return value.Identity }
 	if o.EncryptionProviderConfig != "" {
-		transformers, err := value.LoadConfig(o.EncryptionProviderConfig)
+		loaded, err := value.LoadConfig(o.EncryptionProviderConfig)
 		if err != nil {
 			return storageFactories{}, fmt.Errorf("--encryption-provider-config: %w", err)
 		}
-		opts = append(opts, etcd3.WithTransformers(transformers.For))
+		transformers = loaded.For
 	}
+	if err := moveToKubeKeys(ctx, clients.main, o.EtcdPrefix, transformers); err != nil {
+		return storageFactories{}, err
+	}
+	opts := []etcd3.Option{etcd3.WithTransformers(transformers), etcd3.WithCodecs(codecs)}
 	f := storageFactories{main: etcd3.NewFactory(clients.main, opts...), byResource: map[schema.GroupResource]storage.Factory{}}
 	byClient := map[*clientv3.Client]storage.Factory{}
 	for gr, c := range clients.byResource {

@@ -18,10 +18,13 @@ import (
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/value"
 )
 
 const (
@@ -126,7 +129,7 @@ func TestEncryptionAtRest(t *testing.T) {
 	if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	wantPrefix(t, "a config map", stored(t, srv, "/registry/configmaps/"+ns+"/plain"), "{")
+	wantPrefix(t, "a config map", stored(t, srv, "/registry/configmaps/"+ns+"/plain"), "k8s\x00") // kube's protobuf, unencrypted
 	list, err := secrets.List(ctx, metav1.ListOptions{})
 	if err != nil || len(list.Items) != 1 || string(list.Items[0].Data["password"]) != "hunter2" {
 		t.Fatalf("list: %v %+v", err, list)
@@ -163,7 +166,7 @@ func TestEncryptionAtRest(t *testing.T) {
 	if _, err := secrets.Create(ctx, secret("plain"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	wantPrefix(t, "a secret after decryption", stored(t, srv, "/registry/secrets/"+ns+"/plain"), "{")
+	wantPrefix(t, "a secret after decryption", stored(t, srv, "/registry/secrets/"+ns+"/plain"), "k8s\x00")
 }
 
 // TestKubeWrittenSecret: a Secret kube-apiserver 1.37.2 encrypted
@@ -197,5 +200,40 @@ func TestKubeWrittenSecret(t *testing.T) {
 	s, err := c.CoreV1().Secrets("default").Get(context.Background(), "enc-test", metav1.GetOptions{})
 	if err != nil || string(s.Data["password"]) != "hunter2" {
 		t.Fatalf("kube's secret: %v %+v", err, s)
+	}
+}
+
+// TestKubeWrittenProtobufSecret: kube-apiserver's default stored form of
+// an encrypted Secret, its protobuf envelope encrypted (aescbc), is
+// read through the API: decrypted, then decoded.
+func TestKubeWrittenProtobufSecret(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	kubeConfig, err := filepath.Abs("../../../pkg/storage/value/testdata/kube-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	transformers, err := value.LoadConfig(kubeConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: "enc-proto", Namespace: "default", UID: "uid-enc-proto", CreationTimestamp: metav1.Now()},
+		Data:       map[string][]byte{"password": []byte("hunter2")}, Type: corev1.SecretTypeOpaque}
+	var plain bytes.Buffer
+	if err := protobuf.NewSerializer(api.Scheme, api.Scheme).Encode(secret, &plain); err != nil {
+		t.Fatal(err)
+	}
+	const key = "/registry/secrets/default/enc-proto"
+	stored, err := transformers.For(corev1.Resource("secrets")).TransformToStorage(context.Background(), plain.Bytes(), key)
+	if err != nil || !strings.HasPrefix(string(stored), "k8s:enc:aescbc:v1:key1:") {
+		t.Fatalf("encrypting: %v %.30q", err, stored)
+	}
+	ts, c := server(t, dir, kubeConfig)
+	defer ts.Server.Stop()
+	put(t, ts.Server, key, stored)
+	s, err := c.CoreV1().Secrets("default").Get(context.Background(), "enc-proto", metav1.GetOptions{})
+	if err != nil || string(s.Data["password"]) != "hunter2" {
+		t.Fatalf("kube's protobuf secret: %v %+v", err, s)
 	}
 }
