@@ -129,6 +129,7 @@ func (s *Server) publishCustomResourcesLocked(affected []schema.GroupVersion) er
 		if err != nil {
 			return err
 		}
+		c.setWarnings(gv, e)
 		endpoints[gv] = e
 		for i := range e {
 			versions.add(&e[i])
@@ -152,6 +153,22 @@ func (s *Server) publishCustomResourcesLocked(affected []schema.GroupVersion) er
 	s.discovery.Store(docs)
 	s.openapi.SetCustomResources(c.openAPI())
 	return nil
+}
+
+// setWarnings gives the endpoints of group version gv the deprecation
+// warning of their definition's version, subresources included.
+func (c *customResources) setWarnings(gv schema.GroupVersion, endpoints []Endpoint) {
+	for _, served := range c.served {
+		if served.Group.GroupName != gv.Group {
+			continue
+		}
+		warning := served.DeprecationWarning(gv.Version)
+		for i := range endpoints {
+			if endpoints[i].Resource.Resource == served.Resource() {
+				endpoints[i].Warning = warning
+			}
+		}
+	}
 }
 
 // openAPI is what the OpenAPI documents say of the custom resources.
@@ -213,7 +230,7 @@ func (s *Server) customResourceRouter(gv schema.GroupVersion, endpoints []Endpoi
 	for i := range endpoints {
 		sc := s.scope(&endpoints[i])
 		sc.MediaTypes = negotiation.CustomResources
-		s.installEndpoint(r, prefix, sc)
+		s.installEndpoint(r, prefix, sc, endpoints[i].Warning)
 	}
 	return r
 }

@@ -35,6 +35,10 @@ type Endpoint struct {
 	// Verbs are the verbs of the storage, in discovery's order.
 	Verbs   []string
 	Storage rest.Storage
+	// Warning is sent with every answer of the endpoint (a deprecated
+	// custom resource version's); built-in endpoints warn of deprecated
+	// kinds by their Go type instead.
+	Warning string
 }
 
 // Endpoints lists the endpoints of every version of groups, in the order

@@ -31,7 +31,7 @@ func (s *Server) installAPIGroups(r chi.Router, groups []rest.APIGroupInfo) ([]*
 		dgv := &discovery.GroupVersion{Group: gv.Group, Version: gv.Version}
 		for i := range g.Endpoints {
 			e := &g.Endpoints[i]
-			s.installEndpoint(r, prefix, s.scope(e))
+			s.installEndpoint(r, prefix, s.scope(e), "")
 			s.builtinVersions.add(e)
 			dgv.Resources = append(dgv.Resources, apiResource(e))
 		}
@@ -85,8 +85,9 @@ func apiResource(e *Endpoint) metav1.APIResource {
 	return res
 }
 
-// installEndpoint mounts the routes of one endpoint under prefix.
-func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope) {
+// installEndpoint mounts the routes of one endpoint under prefix; every
+// answer carries warning, or kube's warning of a deprecated kind.
+func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope, warning string) {
 	resource := sc.Resource.Resource
 	var collection, item string
 	if sc.Namespaced {
@@ -96,7 +97,9 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope
 	}
 	item = collection + "/{name}"
 	// As kube: a deprecated kind warns on every request to its endpoint.
-	warning := handlers.DeprecationWarning(sc.Storage.New(), sc.Kind, s.apiMajor, s.apiMinor)
+	if warning == "" {
+		warning = handlers.DeprecationWarning(sc.Storage.New(), sc.Kind, s.apiMajor, s.apiMinor)
+	}
 	handle := func(method, path, verb string, h http.Handler) {
 		h = s.instrument(sc, handlers.WithWarning(h, warning))
 		// What a connect subresource consumes and produces is its

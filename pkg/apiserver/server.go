@@ -109,6 +109,7 @@ func New(cfg Config) (*Server, error) {
 	if s.authorizer == nil {
 		s.authorizer = authz.New(authz.Named{Name: authz.ModeAlwaysAllow.Name(), Authorizer: authz.AlwaysAllow{}})
 	}
+	handlers.LimitJSONPatchCopies()
 	s.apiMajor, _ = strconv.Atoi(cfg.Version.Major)
 	s.apiMinor, _ = strconv.Atoi(strings.TrimRight(cfg.Version.Minor, "+"))
 	r := chi.NewRouter()
@@ -176,6 +177,13 @@ func (s *Server) installDiscovery(r chi.Router) {
 			s.writeDiscovery(w, r, false, docs.APIGroupList())
 		}
 	})
+	// kube's aggregator serves "/apis/" apart from "/apis": the same
+	// group list, never aggregated (kube-aggregator's apiserver.go
+	// registers apisHandler there without the aggregated discovery
+	// wrapper).
+	r.Get("/apis/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeDiscovery(w, r, false, s.discovery.Load().APIGroupList())
+	})
 	r.Get("/api/{version}", func(w http.ResponseWriter, r *http.Request) {
 		s.writeDiscovery(w, r, true, s.discovery.Load().APIResourceList("", chi.URLParam(r, "version")))
 	})
@@ -209,9 +217,12 @@ func (s *Server) writeDiscovery(w http.ResponseWriter, r *http.Request, routed b
 	handlers.WriteObject(w, r, out, http.StatusOK, obj)
 }
 
-// serveUnrouted serves what no route of the router matches: the custom
-// resources, else a 404.
+// serveUnrouted serves what no route of the router matches: a path kube
+// serves without its trailing slashes, the custom resources, else a 404.
 func (s *Server) serveUnrouted(w http.ResponseWriter, r *http.Request) {
+	if s.serveTrimmed(w, r) {
+		return
+	}
 	if !s.customResources.serve(w, r) {
 		s.notFound(w, r)
 	}

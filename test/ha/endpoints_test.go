@@ -3,6 +3,7 @@ package ha
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
@@ -17,8 +19,11 @@ import (
 // TestKubernetesEndpointsListLiveReplicas checks kube's lease endpoint
 // reconciler across replicas: each holds a Lease apiserver-<id> in
 // kube-system, and the endpoints of the kubernetes Service list every
-// live replica on the secure port; a replica that joins is added, and one
-// stopped gracefully removes its lease and its address.
+// live replica on the secure port, and so does its EndpointSlice (kept
+// by every replica, re-created when deleted: kube's conformance test
+// "should have Endpoints and EndpointSlices pointing to API Server"); a
+// replica that joins is added, and one stopped gracefully removes its
+// lease and its address.
 func TestKubernetesEndpointsListLiveReplicas(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -38,6 +43,12 @@ func TestKubernetesEndpointsListLiveReplicas(t *testing.T) {
 	for _, l := range leases.Items {
 		checkLease(t, &l)
 	}
+
+	// The slice is kept as the endpoints are: one deleted comes back.
+	if err := client.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).Delete(ctx, "kubernetes", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForEndpoints(ctx, t, want)
 
 	// A fourth replica joins, then stops gracefully.
 	extra, _, err := shared.startReplica(filepath.Join(t.TempDir(), "replica"), replicas)
@@ -64,8 +75,8 @@ func checkLease(t *testing.T, l *coordinationv1.Lease) {
 }
 
 // waitForEndpoints waits (bounded) until the endpoints of the kubernetes
-// Service, read through every replica, list exactly addresses on the
-// replicas' port.
+// Service, and its EndpointSlice, read through every replica, list
+// exactly addresses on the replicas' port.
 func waitForEndpoints(ctx context.Context, t *testing.T, addresses []string) {
 	t.Helper()
 	var last []string
@@ -79,12 +90,42 @@ func waitForEndpoints(ctx context.Context, t *testing.T, addresses []string) {
 			if last = endpointAddresses(ep); !slices.Equal(last, addresses) {
 				return false, nil
 			}
+			slice, err := client.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
+			if err != nil {
+				last = []string{"endpoint slice: " + err.Error()}
+				return false, nil
+			}
+			if last = sliceAddresses(slice); !slices.Equal(last, addresses) {
+				return false, nil
+			}
 		}
 		return true, nil
 	})
 	if err != nil {
 		t.Fatalf("the kubernetes endpoints list %v, want %v on port %d", last, addresses, shared.port)
 	}
+}
+
+// sliceAddresses are the ready addresses of the kubernetes EndpointSlice
+// on the replicas' port, when it is the slice kube's EndpointsAdapter
+// writes: the service-name label alone, IPv4, port "https"/TCP.
+func sliceAddresses(s *discoveryv1.EndpointSlice) []string {
+	if !maps.Equal(s.Labels, map[string]string{discoveryv1.LabelServiceName: "kubernetes"}) || s.AddressType != discoveryv1.AddressTypeIPv4 {
+		return []string{fmt.Sprintf("labels %v, address type %s", s.Labels, s.AddressType)}
+	}
+	if len(s.Ports) != 1 || s.Ports[0].Port == nil || int(*s.Ports[0].Port) != shared.port || s.Ports[0].Name == nil ||
+		*s.Ports[0].Name != "https" || s.Ports[0].Protocol == nil || *s.Ports[0].Protocol != corev1.ProtocolTCP {
+		return []string{fmt.Sprintf("ports %v", s.Ports)}
+	}
+	var out []string
+	for _, e := range s.Endpoints {
+		if e.Conditions.Ready == nil || !*e.Conditions.Ready {
+			return []string{fmt.Sprintf("endpoint %v not ready", e.Addresses)}
+		}
+		out = append(out, e.Addresses...)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // endpointAddresses are the addresses of ep on the replicas' port.

@@ -8,16 +8,18 @@ import (
 	psapi "k8s.io/pod-security-admission/api"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/noderestriction"
 	admissionwebhook "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/webhook"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // admissionChain is the admission chain of the handlers: kube's plugins
 // this server runs as steps of their own, in kube's order, less those
 // the flags turn off.
-func admissionChain(o *Options, st groupStorages, authz authorizer.Authorizer, policies *admissionPolicies,
-	webhooks *admissionwebhook.Source) (admission.Chain, error) {
+func admissionChain(o *Options, groups []rest.APIGroupInfo, st groupStorages, authz authorizer.Authorizer,
+	policies *admissionPolicies, webhooks *admissionwebhook.Source) (admission.Chain, error) {
 	podSecurity, err := admission.NewPodSecurity(admission.PodSecurityConfig{
 		Configuration: o.Admission.podSecurity,
 		Namespaces:    st.core.Namespaces,
@@ -27,11 +29,16 @@ func admissionChain(o *Options, st groupStorages, authz authorizer.Authorizer, p
 	if err != nil {
 		return nil, err
 	}
+	quota, err := resourceQuotaAdmission(o, groups)
+	if err != nil {
+		return nil, err
+	}
 	return admission.Chain(o.Admission.chain([]namedAdmission{
 		{"NamespaceLifecycle", &admission.NamespaceLifecycle{Namespaces: st.core.Namespaces}},
 		{"LimitRanger", &admission.LimitRanger{LimitRanges: st.core.LimitRanges}},
 		{"ServiceAccount", &admission.ServiceAccount{Pods: core.PodServiceAccount{
 			ServiceAccounts: st.core.ServiceAccounts, Namespaces: st.core.Namespaces}}},
+		{noderestriction.PluginName, nodeRestriction(groups, st, authz)},
 		{"TaintNodesByCondition", admission.TaintNodesByCondition{}},
 		{"PodSecurity", podSecurity},
 		{"Priority", &admission.Priority{PriorityClasses: st.scheduling.PriorityClasses}},
@@ -53,6 +60,8 @@ func admissionChain(o *Options, st groupStorages, authz authorizer.Authorizer, p
 		{"MutatingAdmissionWebhook", admissionwebhook.NewMutating(webhooks, st.core.Namespaces)},
 		{"ValidatingAdmissionPolicy", policies.validating},
 		{"ValidatingAdmissionWebhook", admissionwebhook.NewValidating(webhooks, st.core.Namespaces)},
+		// Last, as in kube: what it charges stays charged.
+		{"ResourceQuota", quota},
 	})), nil
 }
 

@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -33,6 +35,13 @@ type credentials struct {
 	adminKey   []byte
 	signer     *serviceaccount.Signer
 	publicKeys []serviceaccount.PublicKey
+	// requestHeader trusts authenticating proxies (nil: none), whose CA
+	// bundle is requestHeaderCA.
+	requestHeader   *authn.RequestHeaderConfig
+	requestHeaderCA []byte
+	// proxyClient is presented to the extension API servers requests are
+	// proxied to (nil: none given).
+	proxyClient *tls.Certificate
 }
 
 func loadCredentials(o *Options) (*credentials, error) {
@@ -52,7 +61,22 @@ func loadCredentials(o *Options) (*credentials, error) {
 	if c.signer, c.publicKeys, err = serviceAccountKeys(o); err != nil {
 		return nil, err
 	}
+	if c.requestHeader, c.requestHeaderCA, err = o.Auth.RequestHeader.build(); err != nil {
+		return nil, err
+	}
+	if c.proxyClient, err = o.Auth.ProxyClient.load(); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// extensionAuthData is what kube-system/extension-apiserver-authentication
+// says of how this server authenticates: the client CA and the request
+// headers it trusts.
+func (c *credentials) extensionAuthData(o *Options) map[string]string {
+	data := map[string]string{"client-ca-file": string(c.clientCA.PEM)}
+	maps.Copy(data, o.Auth.RequestHeader.configMapData(c.requestHeaderCA))
+	return data
 }
 
 // serviceAccountKeys returns the signer of new tokens (the first issuer,
@@ -126,9 +150,10 @@ func (c *credentials) tokenIssuer(o *Options) *core.TokenIssuer {
 // tokens (legacy, then bound), anonymous.
 func (c *credentials) authenticator(o *Options, objects authn.ObjectGetter) (authenticator.Request, error) {
 	cfg := authn.Config{
-		ClientCAs:    c.clientCA.Pool,
-		APIAudiences: o.Auth.apiAudiences(),
-		Anonymous:    o.Auth.AnonymousAuth,
+		RequestHeader: c.requestHeader,
+		ClientCAs:     c.clientCA.Pool,
+		APIAudiences:  o.Auth.apiAudiences(),
+		Anonymous:     o.Auth.AnonymousAuth,
 	}
 	switch {
 	case o.TokenAuthFile != "":
@@ -144,6 +169,9 @@ func (c *credentials) authenticator(o *Options, objects authn.ObjectGetter) (aut
 	cfg.ServiceAccounts = []authenticator.Token{
 		authn.NewLegacyServiceAccountTokens(c.publicKeys, cfg.APIAudiences, objects, o.Auth.ServiceAccountLookup),
 		authn.NewServiceAccountTokens(o.Auth.issuers(), c.publicKeys, cfg.APIAudiences, objects),
+	}
+	if o.Auth.EnableBootstrapTokenAuth {
+		cfg.BootstrapTokens = authn.BootstrapTokens{Secrets: objects}
 	}
 	return authn.New(cfg), nil
 }

@@ -73,7 +73,7 @@ func ensureSystemPriorityClasses(ctx context.Context, classes *generic.Store) er
 // concurrently, so that a start waits for a few rounds of writes to etcd
 // rather than for one per object. It returns the controller that keeps
 // the default ServiceCIDR (Run it).
-func writeBootstrapObjects(ctx context.Context, o *Options, st groupStorages, clientCA []byte, securePort int) (*defaultservicecidr.Controller, error) {
+func writeBootstrapObjects(ctx context.Context, o *Options, st groupStorages, extensionAuth map[string]string, securePort int) (*defaultservicecidr.Controller, error) {
 	var serviceCIDRs *defaultservicecidr.Controller
 	err := all(
 		func() error { return ensureSystemNamespaces(ctx, st.core.Namespaces) },
@@ -88,7 +88,7 @@ func writeBootstrapObjects(ctx context.Context, o *Options, st groupStorages, cl
 	}
 	err = all(
 		func() error {
-			if err := ensureExtensionAuthConfigMap(ctx, st.core.ConfigMaps, clientCA); err != nil {
+			if err := ensureExtensionAuthConfigMap(ctx, st.core.ConfigMaps, extensionAuth); err != nil {
 				return fmt.Errorf("writing kube-system/%s: %w", extensionAuthConfigMap, err)
 			}
 			return nil
@@ -165,23 +165,23 @@ func Version() version.Info {
 const extensionAuthConfigMap = "extension-apiserver-authentication"
 
 // ensureExtensionAuthConfigMap writes kube-system's
-// extension-apiserver-authentication with the client CA bundle, as
-// kube-apiserver does at start (again when the bundle changed).
-func ensureExtensionAuthConfigMap(ctx context.Context, configMaps *generic.Store, clientCA []byte) error {
+// extension-apiserver-authentication with data (the client CA bundle, the
+// request headers trusted), as kube-apiserver does at start (again when
+// it changed).
+func ensureExtensionAuthConfigMap(ctx context.Context, configMaps *generic.Store, data map[string]string) error {
 	// Replicas starting together race to write it (kube's hook retries
 	// too): a conflict means another wrote in between; read it again.
 	var err error
 	for range 10 {
-		if err = writeExtensionAuthConfigMap(ctx, configMaps, clientCA); !apierrors.IsConflict(err) {
+		if err = writeExtensionAuthConfigMap(ctx, configMaps, data); !apierrors.IsConflict(err) {
 			return err
 		}
 	}
 	return err
 }
 
-func writeExtensionAuthConfigMap(ctx context.Context, configMaps *generic.Store, clientCA []byte) error {
+func writeExtensionAuthConfigMap(ctx context.Context, configMaps *generic.Store, data map[string]string) error {
 	ctx = request.WithNamespace(ctx, metav1.NamespaceSystem)
-	data := map[string]string{"client-ca-file": string(clientCA)}
 	old, err := configMaps.Get(ctx, extensionAuthConfigMap, &metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):

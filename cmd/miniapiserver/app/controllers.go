@@ -122,8 +122,8 @@ func flowControlController(s flowcontrolregistry.Storage) *flowcontrol.Controlle
 }
 
 // endpointReconciler builds the lease endpoint reconciler of this replica
-// (--endpoint-reconciler-type=lease) over the stores of leases and
-// endpoints the groups serve.
+// (--endpoint-reconciler-type=lease) over the stores of leases, endpoints
+// and endpoint slices the groups serve.
 func endpointReconciler(o *Options, groups []rest.APIGroupInfo, securePort int) (*endpoints.Reconciler, error) {
 	leases, ok := servedStorage(groups, "coordination.k8s.io", "leases").(endpoints.Leases)
 	if !ok {
@@ -132,6 +132,10 @@ func endpointReconciler(o *Options, groups []rest.APIGroupInfo, securePort int) 
 	eps, ok := servedStorage(groups, "", "endpoints").(endpoints.Endpoints)
 	if !ok {
 		return nil, fmt.Errorf("--endpoint-reconciler-type=lease: endpoints are not served")
+	}
+	slices, ok := servedStorage(groups, "discovery.k8s.io", "endpointslices").(endpoints.EndpointSlices)
+	if !ok {
+		return nil, fmt.Errorf("--endpoint-reconciler-type=lease: endpointslices are not served")
 	}
 	addr := o.advertiseAddress()
 	if !endpoints.ValidAddress(addr) {
@@ -148,7 +152,7 @@ func endpointReconciler(o *Options, groups []rest.APIGroupInfo, securePort int) 
 		ID:      hex.EncodeToString(sum[:8]),
 		Address: addr, Port: int32(securePort),
 		TTL: o.EndpointReconcilerTTL, Interval: o.EndpointReconcilerInterval,
-	}, leases, eps), nil
+	}, leases, eps, slices), nil
 }
 
 // servedStorage is the storage of resource in group (preferred version),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/pflag"
 	"gopkg.in/natefinch/lumberjack.v2"
@@ -77,6 +78,10 @@ func (o *AuditOptions) build() (*audit.Policy, *audit.LogBackend, error) {
 	if o.Path == "-" {
 		out = nopCloser{os.Stdout}
 	} else {
+		// As kube's: the log's directory is created (0700) when missing.
+		if err := os.MkdirAll(filepath.Dir(o.Path), 0o700); err != nil {
+			return nil, nil, fmt.Errorf("--audit-log-path: %w", err)
+		}
 		f, err := os.OpenFile(o.Path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--audit-log-path: %w", err)

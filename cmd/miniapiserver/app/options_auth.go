@@ -39,6 +39,12 @@ type AuthOptions struct {
 
 	MaxRequestsInflight         int
 	MaxMutatingRequestsInflight int
+
+	RequestHeader RequestHeaderOptions
+	ProxyClient   ProxyClientOptions
+	// EnableBootstrapTokenAuth authenticates kube-system's bootstrap
+	// token Secrets (kubeadm's TLS bootstrap).
+	EnableBootstrapTokenAuth bool
 }
 
 // defaultAuthOptions are kube's defaults (--authorization-mode: RBAC).
@@ -84,6 +90,10 @@ func (o *AuthOptions) addFlags(fs *pflag.FlagSet) {
 		"Most read-only requests served at once (watches and other long-running requests not counted), shared fairly between users; past it, 429. 0: no limit.")
 	fs.IntVar(&o.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInflight,
 		"Most mutating requests served at once, shared fairly between users; past it, 429. 0: no limit.")
+	fs.BoolVar(&o.EnableBootstrapTokenAuth, "enable-bootstrap-token-auth", o.EnableBootstrapTokenAuth,
+		"Bootstrap tokens (Secrets of type bootstrap.kubernetes.io/token in kube-system) authenticate as system:bootstrap:<token id> in system:bootstrappers, for kubeadm's TLS bootstrap.")
+	o.RequestHeader.addFlags(fs)
+	o.ProxyClient.addFlags(fs)
 }
 
 func (o *AuthOptions) validate() error {
@@ -129,7 +139,7 @@ func (o *AuthOptions) validate() error {
 	if o.MaxMutatingRequestsInflight < 0 {
 		return errors.New("--max-mutating-requests-inflight: must not be negative")
 	}
-	return nil
+	return o.RequestHeader.validate()
 }
 
 // issuers are the accepted issuers, the first naming new tokens.

@@ -1,7 +1,8 @@
 // Package authn tells who sends a request, as kube-apiserver's
-// authentication chain does: client certificates against --client-ca-file,
-// then bearer tokens (--token-auth-file, service account tokens, both
-// legacy and bound), each an authenticator of k8s.io/apiserver's
+// authentication chain does: an authenticating proxy's headers
+// (--requestheader-*), client certificates against --client-ca-file, then
+// bearer tokens (--token-auth-file, service account tokens, both legacy
+// and bound, bootstrap tokens), each an authenticator of k8s.io/apiserver's
 // authenticator.Request or authenticator.Token contract. The first that
 // recognizes the request wins; every user it returns is also in
 // system:authenticated. A request none recognizes and that showed no
@@ -25,6 +26,10 @@ import (
 
 // Config of the authentication chain.
 type Config struct {
+	// RequestHeader, when set, authenticates the users an authenticating
+	// proxy names in headers (kube's --requestheader-*), before anything
+	// else, as kube's chain does.
+	RequestHeader *RequestHeaderConfig
 	// ClientCAs verify client certificates; nil accepts none.
 	ClientCAs *x509.CertPool
 	// TokenFile holds static tokens (nil: none).
@@ -32,6 +37,9 @@ type Config struct {
 	// ServiceAccounts authenticate service account tokens (legacy then
 	// bound), nil when not configured.
 	ServiceAccounts []authenticator.Token
+	// BootstrapTokens, when set, authenticates bootstrap tokens (kube's
+	// --enable-bootstrap-token-auth), after the service accounts.
+	BootstrapTokens authenticator.Token
 	// APIAudiences are the audiences of this API (kube's
 	// --api-audiences): tokens that carry no audience of their own are
 	// valid for these.
@@ -44,6 +52,9 @@ type Config struct {
 // New builds the chain cfg describes.
 func New(cfg Config) authenticator.Request {
 	var chain requestUnion
+	if cfg.RequestHeader != nil {
+		chain = append(chain, NewRequestHeader(*cfg.RequestHeader))
+	}
 	if cfg.ClientCAs != nil {
 		chain = append(chain, NewClientCert(cfg.ClientCAs))
 	}
@@ -52,6 +63,9 @@ func New(cfg Config) authenticator.Request {
 		tokens = append(tokens, authenticator.WrapAudienceAgnosticToken(cfg.APIAudiences, cfg.TokenFile))
 	}
 	tokens = append(tokens, cfg.ServiceAccounts...)
+	if cfg.BootstrapTokens != nil {
+		tokens = append(tokens, authenticator.WrapAudienceAgnosticToken(cfg.APIAudiences, cfg.BootstrapTokens))
+	}
 	if len(tokens) > 0 {
 		chain = append(chain, bearerToken{tokens})
 	}

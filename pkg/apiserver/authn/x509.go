@@ -46,16 +46,9 @@ func (c *ClientCert) AuthenticateRequest(r *http.Request) (*authenticator.Respon
 	if resp, ok := c.verified.get(key, now); ok {
 		return resp, true, nil
 	}
-	opts := x509.VerifyOptions{Roots: c.roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	if len(r.TLS.PeerCertificates) > 1 {
-		opts.Intermediates = x509.NewCertPool()
-		for _, cert := range r.TLS.PeerCertificates[1:] {
-			opts.Intermediates.AddCert(cert)
-		}
-	}
-	chains, err := leaf.Verify(opts)
+	chains, err := verifyClientCert(c.roots, r.TLS.PeerCertificates)
 	if err != nil {
-		return nil, false, fmt.Errorf("verifying certificate %s failed: %w", certificateIdentifier(leaf), err)
+		return nil, false, err
 	}
 	resp, ok, err := firstRecognized(chains, func(chain []*x509.Certificate) (*authenticator.Response, bool, error) {
 		return commonNameUser(chain[0])
@@ -70,6 +63,23 @@ func (c *ClientCert) AuthenticateRequest(r *http.Request) (*authenticator.Respon
 		c.verified.put(key, resp, until)
 	}
 	return resp, ok, err
+}
+
+// verifyClientCert verifies a client's certificate chain (the leaf
+// first, then intermediates) against roots, for client authentication.
+func verifyClientCert(roots *x509.CertPool, certs []*x509.Certificate) ([][]*x509.Certificate, error) {
+	opts := x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	if len(certs) > 1 {
+		opts.Intermediates = x509.NewCertPool()
+		for _, cert := range certs[1:] {
+			opts.Intermediates.AddCert(cert)
+		}
+	}
+	chains, err := certs[0].Verify(opts)
+	if err != nil {
+		return nil, fmt.Errorf("verifying certificate %s failed: %w", certificateIdentifier(certs[0]), err)
+	}
+	return chains, nil
 }
 
 // commonNameUser is kube's CommonNameUserConversion.

@@ -58,7 +58,7 @@ func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
 // has answered the client, and reports false.
 func (s *Scope) readWrite(w http.ResponseWriter, r *http.Request, opts runtime.Object, optionsKind string,
 	validate func() field.ErrorList, fieldValidation func() string) (negotiation.Output, runtime.Object, bool) {
-	out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+	out, err := s.mediaTypes().Output(r, s.outputTargets(negotiation.TargetPartialObjectMetadata)...)
 	if err == nil {
 		_, err = s.mediaTypes().Input(r)
 	}

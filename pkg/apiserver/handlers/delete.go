@@ -22,7 +22,7 @@ import (
 func (s *Scope) Delete(deleter rest.GracefulDeleter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, ns, name := s.requestContext(r)
-		out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+		out, err := s.mediaTypes().Output(r, s.outputTargets(negotiation.TargetPartialObjectMetadata)...)
 		if err != nil {
 			WriteError(w, r, err)
 			return
@@ -94,7 +94,12 @@ func (s *Scope) DeleteCollection(deleter rest.CollectionDeleter) http.HandlerFun
 }
 
 // deleteOptions reads DeleteOptions from the body (JSON or YAML, any
-// apiVersion kube accepts) and then from the query, and validates them.
+// apiVersion kube accepts) or, when there is no body, from the query, and
+// validates them. As kube's, one source only: the query's parameters are
+// decoded into a whole DeleteOptions, so decoding them after the body
+// would reset every field the body set and the query did not (a body's
+// dryRun was lost to a labelSelector in the query, and the collection
+// deleted for real).
 func (s *Scope) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 	opts := &metav1.DeleteOptions{}
 	data, err := readBody(r)
@@ -114,8 +119,7 @@ func (s *Scope) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		if obj != runtime.Object(opts) {
 			return nil, apierrors.NewBadRequest("expected a DeleteOptions")
 		}
-	}
-	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+	} else if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {

@@ -18,7 +18,7 @@ import (
 func (s *Scope) Get(getter rest.Getter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, _, name := s.requestContext(r)
-		out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+		out, err := s.mediaTypes().Output(r, s.outputTargets(negotiation.TargetPartialObjectMetadata)...)
 		if err != nil {
 			WriteError(w, r, err)
 			return

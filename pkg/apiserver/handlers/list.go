@@ -41,7 +41,7 @@ func (s *Scope) List(lister rest.Lister) http.HandlerFunc {
 			return
 		}
 		ctx, _, _ := s.requestContext(r)
-		out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadataList)
+		out, err := s.mediaTypes().Output(r, s.outputTargets(negotiation.TargetPartialObjectMetadataList)...)
 		if err != nil {
 			WriteError(w, r, err)
 			return

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +32,28 @@ import (
 // maxJSONPatchOperations bounds a JSON patch, as kube does.
 const maxJSONPatchOperations = 10000
 
+// MaxJSONPatchCopyBytes bounds what the copy operations of one JSON patch
+// may add to the document together (kube's JSONPatchMaxCopyBytes): a few
+// KiB of patch copying a map into itself doubles it at each copy, and
+// without a bound took the server to gigabytes.
+const MaxJSONPatchCopyBytes int64 = 3 << 20
+
+// LimitJSONPatchCopies sets the json-patch library's bound on the bytes a
+// patch's copies add (MaxJSONPatchCopyBytes). The library keeps it in a
+// variable of its own for the whole process, which kube-apiserver sets the
+// same way; a lower bound set by someone else in the process is kept.
+func LimitJSONPatchCopies() {
+	for {
+		existing := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit)
+		if existing > 0 && existing <= MaxJSONPatchCopyBytes {
+			return
+		}
+		if atomic.CompareAndSwapInt64(&jsonpatch.AccumulatedCopySizeLimit, existing, MaxJSONPatchCopyBytes) {
+			return
+		}
+	}
+}
+
 // PatchRouteMediaTypes are the media types kube's PATCH routes consume:
 // anything else is refused by the router (415) before the handler runs.
 var PatchRouteMediaTypes = slices.Clone(negotiation.Builtin.PatchTypes())
@@ -51,7 +74,7 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 		patchType := types.PatchType(mediaType)
 		ctx, ns, name := s.requestContext(r)
 		ctx, written := rest.WithWritten(ctx)
-		out, err := s.mediaTypes().Output(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+		out, err := s.mediaTypes().Output(r, s.outputTargets(negotiation.TargetPartialObjectMetadata)...)
 		if err != nil {
 			WriteError(w, r, err)
 			return

@@ -264,6 +264,18 @@ func admissionOptions(op Operation, opts runtime.Object) (runtime.Object, bool) 
 }
 
 // mediaTypes is what the endpoint reads and writes.
+// outputTargets are the representations a response of s may take besides
+// the object itself: others, and a Table when the storage converts to one
+// (kube's scope.TableConvertor). Where it does not (the reviews, which
+// have no metadata), a Table request fails negotiation with 406 before
+// the request runs, as in kube.
+func (s *Scope) outputTargets(others ...negotiation.Target) []negotiation.Target {
+	if _, ok := s.Storage.(rest.TableConvertor); ok {
+		return append([]negotiation.Target{negotiation.TargetTable}, others...)
+	}
+	return others
+}
+
 func (s *Scope) mediaTypes() *negotiation.MediaTypes {
 	if s.MediaTypes == nil {
 		return negotiation.Builtin

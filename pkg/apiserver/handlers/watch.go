@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -46,7 +47,7 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 		opts.FieldSelector = fields.AndSelectors(opts.FieldSelector, fields.OneTermEqualSelector("metadata.name", name))
 	}
 	ctx, _, _ := s.requestContext(r)
-	out, err := s.mediaTypes().WatchOutput(r, negotiation.TargetTable, negotiation.TargetPartialObjectMetadata)
+	out, err := s.mediaTypes().WatchOutput(r, s.outputTargets(negotiation.TargetPartialObjectMetadata)...)
 	if err != nil {
 		WriteError(w, r, err)
 		return
@@ -145,6 +146,11 @@ func (e *eventEncoder) releaseBuffer() {
 // one and two MinRequestTimeouts so that watches do not all end together.
 func (s *Scope) watchTimeout(timeoutSeconds *int64) time.Duration {
 	if timeoutSeconds != nil && *timeoutSeconds > 0 {
+		// Seconds past what a Duration holds (2^63 ns, 292 years) would
+		// overflow into a deadline already past: the longest one instead.
+		if *timeoutSeconds > int64(math.MaxInt64/time.Second) {
+			return math.MaxInt64
+		}
 		return time.Duration(*timeoutSeconds) * time.Second
 	}
 	base := s.MinRequestTimeout

@@ -1,6 +1,7 @@
-// Package endpoints keeps the endpoints of the kubernetes Service listing
-// the live replicas of the API server, as kube-apiserver's lease endpoint
-// reconciler does (--endpoint-reconciler-type=lease): each replica holds a
+// Package endpoints keeps the endpoints of the kubernetes Service, and
+// their EndpointSlice, listing the live replicas of the API server, as
+// kube-apiserver's lease endpoint reconciler does
+// (--endpoint-reconciler-type=lease): each replica holds a
 // Lease in kube-system, renewed well within its duration, and writes the
 // addresses of the replicas whose leases have not expired. A replica
 // stopped gracefully deletes its lease and takes its address out.
@@ -72,17 +73,20 @@ func ValidAddress(a netip.Addr) bool {
 	return a.IsValid() && !a.IsUnspecified() && !a.IsLoopback() && !a.IsLinkLocalUnicast() && !a.IsLinkLocalMulticast() && !a.IsMulticast()
 }
 
-// Reconciler keeps this replica's lease and the kubernetes endpoints.
+// Reconciler keeps this replica's lease, the kubernetes endpoints and
+// their EndpointSlice.
 type Reconciler struct {
 	cfg       Config
 	leases    Leases
 	endpoints Endpoints
+	slices    EndpointSlices
 	now       func() time.Time
 }
 
-// New returns a reconciler over the stores of leases and endpoints.
-func New(cfg Config, leases Leases, endpoints Endpoints) *Reconciler {
-	return &Reconciler{cfg: cfg, leases: leases, endpoints: endpoints, now: time.Now}
+// New returns a reconciler over the stores of leases, endpoints and
+// endpoint slices.
+func New(cfg Config, leases Leases, endpoints Endpoints, slices EndpointSlices) *Reconciler {
+	return &Reconciler{cfg: cfg, leases: leases, endpoints: endpoints, slices: slices, now: time.Now}
 }
 
 // Run reconciles every interval until ctx ends, then removes this
@@ -191,7 +195,10 @@ func expired(lease *coordinationv1.Lease, now time.Time) bool {
 }
 
 // writeEndpoints sets default/kubernetes to addresses on this replica's
-// port, writing only when that changes it.
+// port, writing only when that changes it, and then its EndpointSlice
+// (every time, as kube's reconciler ensures it even when the endpoints
+// are right: another replica may have written them, or the slice may
+// have been deleted).
 func (r *Reconciler) writeEndpoints(ctx context.Context, addresses []string) error {
 	ctx = request.WithNamespace(ctx, metav1.NamespaceDefault)
 	want := []corev1.EndpointSubset{}
@@ -218,7 +225,7 @@ func (r *Reconciler) writeEndpoints(ctx context.Context, addresses []string) err
 	if err != nil {
 		return fmt.Errorf("writing the endpoints of the kubernetes service: %w", err)
 	}
-	return nil
+	return r.writeEndpointSlice(ctx, want)
 }
 
 func equalSubsets(a, b []corev1.EndpointSubset) bool {

@@ -1,8 +1,9 @@
 // Package namespace finishes the deletion of namespaces, as kube's
 // namespace controller does: once a namespace is Terminating, it deletes
-// everything in it, then removes the "kubernetes" finalizer and the
-// namespace itself. Objects that linger (a pod's grace period, finalizers
-// of their own) keep the namespace Terminating until they are gone.
+// its pods, then (once they are gone) everything else in it, then removes
+// the "kubernetes" finalizer and the namespace itself. Objects that
+// linger (a pod's grace period, finalizers of their own) keep the
+// namespace Terminating until they are gone.
 package namespace
 
 import (
@@ -192,29 +193,51 @@ func (c *Controller) sync(ctx context.Context, name string) (bool, error) {
 
 // deleteContent deletes every object in the namespace and returns how
 // many are still there (deleting gracefully, or waiting for finalizers).
+// Pods go first, and nothing else is deleted while one is left (kube's
+// OrderedNamespaceDeletion, GA in 1.34): a pod still running may need
+// what else the namespace holds (its secrets, config maps, service
+// account) until it has stopped.
 func (c *Controller) deleteContent(ctx context.Context, namespace string) (int, error) {
 	nsCtx := request.WithNamespace(ctx, namespace)
-	policy := metav1.DeletePropagationBackground
-	remaining := 0
-	var errs []error
 	resources := c.resources
 	if c.more != nil {
 		resources = append(slices.Clip(resources), c.more()...)
 	}
+	if i := slices.IndexFunc(resources, func(r Resource) bool { return r.Name == podsResource }); i >= 0 {
+		left, err := deleteAll(nsCtx, resources[i])
+		if err != nil || left > 0 {
+			return left, err
+		}
+		resources = slices.Delete(slices.Clone(resources), i, i+1)
+	}
+	remaining := 0
+	var errs []error
 	for _, r := range resources {
-		if _, err := r.Deleter.DeleteCollection(nsCtx, nil, &metav1.DeleteOptions{PropagationPolicy: &policy},
-			&metainternalversion.ListOptions{}); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", r.Name, err))
-			continue
-		}
-		left, err := r.Lister.List(nsCtx, &metainternalversion.ListOptions{})
+		left, err := deleteAll(nsCtx, r)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", r.Name, err))
-			continue
+			errs = append(errs, err)
 		}
-		remaining += len(left.Items)
+		remaining += left
 	}
 	return remaining, errors.Join(errs...)
+}
+
+// podsResource names the pods among the Resources.
+const podsResource = "pods"
+
+// deleteAll deletes the objects of r in ctx's namespace and returns how
+// many are still there.
+func deleteAll(ctx context.Context, r Resource) (int, error) {
+	policy := metav1.DeletePropagationBackground
+	if _, err := r.Deleter.DeleteCollection(ctx, nil, &metav1.DeleteOptions{PropagationPolicy: &policy},
+		&metainternalversion.ListOptions{}); err != nil {
+		return 0, fmt.Errorf("%s: %w", r.Name, err)
+	}
+	left, err := r.Lister.List(ctx, &metainternalversion.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", r.Name, err)
+	}
+	return len(left.Items), nil
 }
 
 // finalize removes the "kubernetes" finalizer through namespaces/finalize.

@@ -101,6 +101,16 @@ func (namespaceStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Obje
 	return corevalidation.ValidateObjectMetaUpdate(&ns.ObjectMeta, &oldNS.ObjectMeta, field.NewPath("metadata"))
 }
 
+// FinalizersPending implements rest.PendingFinalizersStrategy: a
+// namespace whose metadata.finalizers are empty still waits for its
+// spec.finalizers, whatever endpoint updates it (kube's
+// ShouldDeleteNamespaceDuringUpdate). Without it, a status update of a
+// Terminating namespace (kube's namespace controller records its
+// conditions there) would delete it with its content still in place.
+func (namespaceStrategy) FinalizersPending(obj runtime.Object) bool {
+	return len(obj.(*corev1.Namespace).Spec.Finalizers) > 0
+}
+
 type namespaceStatusStrategy struct{ namespaceStrategy }
 
 // GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.

@@ -35,8 +35,13 @@ type RESTStorageProvider struct {
 	// EventTTL is how long events are kept (zero: DefaultEventTTL).
 	EventTTL time.Duration
 	// RootCA, when set, is the PEM published in every namespace as the
-	// ConfigMap kube-root-ca.crt.
+	// ConfigMap kube-root-ca.crt (kube-controller-manager's
+	// root-ca-cert-publisher does it in kube).
 	RootCA []byte
+	// DefaultServiceAccounts creates the ServiceAccount "default" in every
+	// new namespace, as kube-controller-manager's serviceaccount
+	// controller does (false: none, as kube-apiserver alone).
+	DefaultServiceAccounts bool
 	// Tokens, when set, serves the TokenRequest API
 	// (serviceaccounts/token).
 	Tokens *TokenIssuer
@@ -178,9 +183,11 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	legacy.ServiceRepair = newServiceRepair(al, legacy.Services)
 	// Created as kube's controller manager creates them.
 	defaults := namespaceDefaults{
-		serviceAccounts: fieldmanager.TrackingCreater(legacy.ServiceAccounts, SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager),
-		configMaps:      fieldmanager.TrackingCreater(legacy.ConfigMaps, SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
-		rootCA:          p.RootCA,
+		configMaps: fieldmanager.TrackingCreater(legacy.ConfigMaps, SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
+		rootCA:     p.RootCA,
+	}
+	if p.DefaultServiceAccounts {
+		defaults.serviceAccounts = fieldmanager.TrackingCreater(legacy.ServiceAccounts, SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager)
 	}
 	if legacy.Namespaces, legacy.NamespaceFinalize, err = installNamespaces(getter, defaults, resources); err != nil {
 		return fail(err)

@@ -93,7 +93,7 @@ func (e *Store) update(ctx context.Context, path *updatePath, name string, objIn
 					return nil, nil, err
 				}
 			}
-			if shouldDeleteDuringUpdate(obj, existing) {
+			if shouldDeleteDuringUpdate(path.strategy, obj, existing) {
 				deleteObj = obj
 				return nil, nil, errEmptiedFinalizers
 			}
@@ -177,8 +177,12 @@ func (e *Store) prepareCreateOnUpdate(ctx context.Context, path *updatePath, obj
 
 // shouldDeleteDuringUpdate reports that an update finished a deletion: the
 // object was being deleted without a grace period left, and the update
-// removed its last finalizer.
-func shouldDeleteDuringUpdate(obj, existing runtime.Object) bool {
+// removed its last finalizer (and the strategy's own finalizers, if it
+// has any, are done too).
+func shouldDeleteDuringUpdate(strategy rest.RESTUpdateStrategy, obj, existing runtime.Object) bool {
+	if p, ok := strategy.(rest.PendingFinalizersStrategy); ok && p.FinalizersPending(obj) {
+		return false
+	}
 	newMeta, err := meta.Accessor(obj)
 	if err != nil {
 		return false

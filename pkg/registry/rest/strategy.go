@@ -132,3 +132,12 @@ type PrepareForDeleteStrategy interface {
 type DeleteWarningsStrategy interface {
 	WarningsOnDelete(ctx context.Context, options *metav1.DeleteOptions) []string
 }
+
+// PendingFinalizersStrategy is implemented by resources that keep
+// finalizers of their own beside metadata.finalizers (namespaces:
+// spec.finalizers). An update that empties metadata.finalizers of an
+// object being deleted finishes the deletion only when FinalizersPending
+// reports none left, as kube's ShouldDeleteDuringUpdate of the resource.
+type PendingFinalizersStrategy interface {
+	FinalizersPending(obj runtime.Object) bool
+}

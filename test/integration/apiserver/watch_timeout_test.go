@@ -113,3 +113,35 @@ func get(t *testing.T, ts *testserver.TestServer, url string) *http.Response {
 	}
 	return resp
 }
+
+// TestWatchTimeoutSecondsOverflow: timeoutSeconds past what a duration
+// holds (2^63-1 seconds) is the longest watch, not a deadline already
+// past: 200 and the events (it answered 500 "context deadline exceeded").
+func TestWatchTimeoutSecondsOverflow(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t)
+	createConfigMap(t, ns, "c", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet,
+		srv.URL+"/api/v1/namespaces/"+ns+"/configmaps?watch=1&timeoutSeconds=9223372036854775807", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := httpClient(t).Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	if !sc.Scan() {
+		t.Fatalf("%d: no event (%v)", resp.StatusCode, sc.Err())
+	}
+	var ev struct {
+		Type   watch.EventType
+		Object corev1.ConfigMap
+	}
+	if err := json.Unmarshal(sc.Bytes(), &ev); resp.StatusCode != http.StatusOK || err != nil || ev.Type != watch.Added || ev.Object.Name != "c" {
+		t.Fatalf("got %d %s, want 200 and the ADDED event of c", resp.StatusCode, sc.Bytes())
+	}
+}

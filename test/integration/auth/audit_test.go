@@ -258,3 +258,36 @@ func TestAuditLogRotation(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestAuditLogDirectoryCreated: --audit-log-path in a directory that does
+// not exist yet starts the server, the directory made 0700, as kube's.
+func TestAuditLogDirectoryCreated(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	policy, log := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "logs", "apiserver", "audit.log")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  resources: [{group: \"\", resources: [configmaps]}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts := testserver.Start(t, func(o *app.Options) { o.Audit.PolicyFile, o.Audit.Path = policy, log })
+	ns := ts.CreateNamespace(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "audited"}}
+	mustDo(t, func() error {
+		_, err := kubernetes.NewForConfigOrDie(ts.ClientConfig).CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	})
+	info, err := os.Stat(filepath.Dir(log))
+	if err != nil || info.Mode().Perm() != 0o700 {
+		t.Fatalf("the log's directory: %v %v", info, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, _ := os.ReadFile(log)
+		if strings.Contains(string(data), `"name":"audited"`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the create is not in the log: %s", data)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

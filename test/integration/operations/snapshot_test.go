@@ -17,8 +17,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
@@ -54,8 +56,17 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 
 	dir := filepath.Join(t.TempDir(), "restored")
-	command(t, "snapshot", "restore", file, "--data-dir", dir)
+	command(t, "snapshot", "restore", file, "--data-dir", dir, "--pki-from", src.Options.DataDir)
 	restored := testserver.Start(t, func(o *app.Options) { o.DataDir = dir })
+	// What was issued before the snapshot works on the restored server:
+	// the admin token, a client certificate, and the serving CA.
+	for name, cfg := range map[string]*rest.Config{"token": src.ClientConfig, "certificate": src.ClientConfigFor(t, "jane", "system:masters")} {
+		cfg = rest.CopyConfig(cfg)
+		cfg.Host = restored.URL
+		if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps(ns).Get(ctx, "cm-0", metav1.GetOptions{}); err != nil {
+			t.Errorf("the %s issued before the snapshot, on the restored server: %v", name, err)
+		}
+	}
 	rcms := kubernetes.NewForConfigOrDie(restored.ClientConfig).CoreV1().ConfigMaps(ns)
 	list, err := rcms.List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -138,6 +149,36 @@ func TestSnapshotRestoreTouchesNothing(t *testing.T) {
 			t.Errorf("files appeared: %s", got)
 		}
 	})
+}
+
+// TestSnapshotRestoreKeys: a restore into a data dir without keys is
+// refused, naming --pki-from and --new-keys, and writes nothing; with
+// --new-keys the server starts with keys of its own, and a token issued
+// before answers 401.
+func TestSnapshotRestoreKeys(t *testing.T) {
+	t.Parallel()
+	src := testserver.Start(t)
+	file := filepath.Join(t.TempDir(), "snapshot.db")
+	command(t, "snapshot", "save", file, "--data-dir", src.Options.DataDir)
+	dir := filepath.Join(t.TempDir(), "restored")
+	err := commandErr(t, "snapshot", "restore", file, "--data-dir", dir)
+	if err == nil || !strings.Contains(err.Error(), "--pki-from") || !strings.Contains(err.Error(), "--new-keys") {
+		t.Fatalf("a restore without keys: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the refused restore created the data dir: %v", err)
+	}
+	if err := commandErr(t, "snapshot", "restore", file, "--data-dir", dir, "--pki-from", t.TempDir()); err == nil || !strings.Contains(err.Error(), "no keys there") {
+		t.Fatalf("--pki-from a dir without keys: %v", err)
+	}
+	command(t, "snapshot", "restore", file, "--data-dir", dir, "--new-keys")
+	restored := testserver.Start(t, func(o *app.Options) { o.DataDir = dir })
+	cfg := rest.AnonymousClientConfig(restored.ClientConfig)
+	cfg.BearerToken = src.Token
+	_, err = kubernetes.NewForConfigOrDie(cfg).CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{})
+	if !apierrors.IsUnauthorized(err) {
+		t.Fatalf("the old admin token on a server restored with new keys: %v, want 401", err)
+	}
 }
 
 // command runs the miniapiserver command with args and returns its output.

@@ -54,6 +54,9 @@ type resource struct {
 	selectable map[string]*jsonpath.JSONPath
 	// terminating refuses creates once the definition is being deleted.
 	terminating atomic.Bool
+	// warnings are what requests to deprecated versions are warned, by
+	// version.
+	warnings map[string]string
 }
 
 // Served is what a definition serves: its group's versions with their
@@ -144,6 +147,7 @@ func newResource(crd *apiextensionsv1.CustomResourceDefinition, resolver webhook
 		group: crd.Spec.Group, plural: names.Plural, singular: names.Singular, kind: names.Kind, listKind: names.ListKind,
 		shortNames: names.ShortNames, categories: names.Categories,
 		namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped, preserveUnknownFields: crd.Spec.PreserveUnknownFields,
+		warnings: deprecationWarnings(crd),
 		versions: map[string]*version{},
 	}
 	if r.singular == "" {
