@@ -5,10 +5,10 @@ import (
 	"io"
 
 	"github.com/spf13/pflag"
-	psconfig "k8s.io/pod-security-admission/admission/api"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
 	apiserverinstall "k8s.io/apiserver/pkg/apis/apiserver/install"
+	psconfig "k8s.io/pod-security-admission/admission/api"
 
 	miniadmission "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
 )
