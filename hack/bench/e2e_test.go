@@ -122,7 +122,10 @@ func positive(t *testing.T, line map[string]any, fields ...string) {
 // TestScenarios runs every scenario at a tiny size against a real server,
 // through the tool's own code path, so that the tool keeps working.
 func TestScenarios(t *testing.T) {
-	ts := testserver.Start(t)
+	// raw-etcd speaks plain HTTP (it measures etcd, not TLS): the server
+	// runs on an etcd of the test's instead of its embedded one, which
+	// takes TLS clients only.
+	ts := testserver.Start(t, testserver.WithEtcd(etcdtest.Start(t).URL()))
 	cfg := defaultConfig()
 	cfg.Server, cfg.Token = ts.URL, ts.Token
 	if ts.Server.CAPEM != nil {

@@ -2,12 +2,14 @@ package embedetcd
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -48,11 +50,33 @@ type Cluster struct {
 }
 
 // TLSFiles are PEM files of a certificate, its key and the CA that signed
-// it and every other member's.
+// it and every other member's (and client's).
 type TLSFiles struct{ CertFile, KeyFile, CAFile string }
 
 func (f TLSFiles) info() transport.TLSInfo {
 	return transport.TLSInfo{CertFile: f.CertFile, KeyFile: f.KeyFile, TrustedCAFile: f.CAFile, ClientCertAuth: true}
+}
+
+// ClientConfig is the TLS configuration of a client presenting CertFile
+// and verifying the server against CAFile.
+func (f TLSFiles) ClientConfig() (*tls.Config, error) {
+	cfg, err := f.info().ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("embedetcd: %w", err)
+	}
+	return cfg, nil
+}
+
+// abs makes the paths absolute: a record of them is read by commands
+// run elsewhere.
+func (f TLSFiles) abs() (TLSFiles, error) {
+	var err error
+	for _, p := range []*string{&f.CertFile, &f.KeyFile, &f.CAFile} {
+		if *p, err = filepath.Abs(*p); err != nil {
+			return TLSFiles{}, fmt.Errorf("embedetcd: %w", err)
+		}
+	}
+	return f, nil
 }
 
 // ErrOtherCluster is returned by Start when Dir holds a member of another

@@ -1,7 +1,9 @@
 // Package embedetcd runs an etcd member inside this process
 // (go.etcd.io/etcd/server/v3/embed). Alone (the default store of
 // miniapiserver without --etcd-servers, and the etcd of every test) it
-// listens on loopback only. With a Cluster configuration it is one member
+// listens on loopback only: over TLS with client certificates when given
+// ClientTLS (loopback is not private: any local user could otherwise
+// read and write every key), in the clear otherwise (tests). With a Cluster configuration it is one member
 // of an etcd cluster whose other members are the embedded etcds of other
 // servers (see cluster.go), speaking TLS to them. It sits beside the
 // layers: only cmd and tests import it.
@@ -48,6 +50,13 @@ type Config struct {
 	// Cluster makes etcd a member of a cluster of embedded etcds (nil: a
 	// cluster of one on loopback).
 	Cluster *Cluster
+	// ClientTLS makes the loopback client URL (and, alone, the peer URL:
+	// it too takes writes, as raft messages and snapshots) https, serving
+	// CertFile and requiring client certificates signed by CAFile; the
+	// same certificate, if valid as a client's, connects to it. nil: plain
+	// HTTP. A member of a Cluster serves every URL with the cluster's
+	// TLS: ClientTLS, if set, must be the cluster's.
+	ClientTLS *TLSFiles
 }
 
 // memberName is the name of the one member; the data dir layout is
@@ -62,6 +71,7 @@ func portsFile(dir string) string { return filepath.Join(dir, "ports") }
 type Server struct {
 	etcd      *embed.Etcd
 	clientURL string
+	clientTLS TLSFiles
 	stopping  chan struct{}
 	failed    chan error
 }
@@ -106,8 +116,13 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 		ec.LogLevel = "error"
 	}
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(quietLogger(ec.LogLevel))
-	cu := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort))}
-	pu := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(peerPort))}
+	scheme := "http"
+	if cfg.ClientTLS != nil {
+		scheme = "https"
+		ec.ClientTLSInfo, ec.PeerTLSInfo = cfg.ClientTLS.info(), cfg.ClientTLS.info()
+	}
+	cu := url.URL{Scheme: scheme, Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort))}
+	pu := url.URL{Scheme: scheme, Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(peerPort))}
 	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
 	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
@@ -132,6 +147,9 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 		if timeout == 0 {
 			timeout = 5 * time.Minute
 		}
+		if cfg.ClientTLS != nil && *cfg.ClientTLS != cfg.Cluster.TLS {
+			return nil, errors.New("embedetcd: a member of a cluster serves its clients with the cluster's TLS files, not others")
+		}
 		if err := cfg.Cluster.configure(ctx, ec, cfg.Dir); err != nil {
 			return nil, err
 		}
@@ -153,11 +171,14 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	if err := writeRecord(cfg.Dir, e); err != nil {
+	s := &Server{etcd: e, clientURL: cu.String(), stopping: make(chan struct{}), failed: make(chan error, 1)}
+	if cfg.ClientTLS != nil {
+		s.clientTLS = *cfg.ClientTLS
+	}
+	if err := writeRecord(cfg.Dir, e, s.clientURL, s.clientTLS); err != nil {
 		e.Close()
 		return nil, err
 	}
-	s := &Server{etcd: e, clientURL: cu.String(), stopping: make(chan struct{}), failed: make(chan error, 1)}
 	go s.watchStop()
 	return s, nil
 }
@@ -210,6 +231,10 @@ func (s *Server) Failed() <-chan error { return s.failed }
 
 // ClientURL is the URL clients connect to.
 func (s *Server) ClientURL() string { return s.clientURL }
+
+// ClientTLS are the files a client connects with (Config.ClientTLS; zero
+// for plain HTTP).
+func (s *Server) ClientTLS() TLSFiles { return s.clientTLS }
 
 // Stop stops etcd and waits until it has released its data directory.
 func (s *Server) Stop() {

@@ -13,21 +13,35 @@ import (
 
 // record is what Dir/member.json remembers of the member whose data Dir
 // holds, written at each start: the cluster it belongs to, so that a join
-// can tell its data is another cluster's without starting it.
+// can tell its data is another cluster's without starting it, and how a
+// local client reaches it (see RunningClient).
 type record struct {
 	Name      string `json:"name"`
 	MemberID  string `json:"memberID"`
 	ClusterID string `json:"clusterID"`
+	// ClientURL is the loopback client URL ("" in a record written before
+	// it was kept: http); ClientTLS its TLS files, absolute paths.
+	ClientURL string    `json:"clientURL,omitempty"`
+	ClientTLS *TLSFiles `json:"clientTLS,omitempty"`
 }
 
 func recordFile(dir string) string { return filepath.Join(dir, "member.json") }
 
-func writeRecord(dir string, e *embed.Etcd) error {
-	data, err := json.Marshal(record{
+func writeRecord(dir string, e *embed.Etcd, clientURL string, files TLSFiles) error {
+	rec := record{
 		Name:      e.Config().Name,
 		MemberID:  e.Server.MemberID().String(),
 		ClusterID: e.Server.Cluster().ID().String(),
-	})
+		ClientURL: clientURL,
+	}
+	if files != (TLSFiles{}) {
+		abs, err := files.abs()
+		if err != nil {
+			return err
+		}
+		rec.ClientTLS = &abs
+	}
+	data, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}

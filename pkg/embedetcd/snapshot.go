@@ -31,20 +31,29 @@ func HasData(dir string) (bool, error) {
 	return len(entries) > 0, nil
 }
 
-// RunningClientURL returns the client URL of the embedded etcd of dir when
-// it is running (its remembered client port answers).
-func RunningClientURL(dir string) (string, bool) {
+// RunningClient returns the loopback client URL of the embedded etcd of
+// dir, and the TLS files to connect with (zero: plain HTTP), when it is
+// running (its remembered client port answers).
+func RunningClient(dir string) (string, TLSFiles, bool) {
 	client, _, err := readPorts(dir)
 	if err != nil || client <= 0 {
-		return "", false
+		return "", TLSFiles{}, false
 	}
 	host := net.JoinHostPort("127.0.0.1", strconv.Itoa(client))
 	conn, err := net.DialTimeout("tcp", host, time.Second)
 	if err != nil {
-		return "", false
+		return "", TLSFiles{}, false
 	}
 	conn.Close()
-	return (&url.URL{Scheme: "http", Host: host}).String(), true
+	u := (&url.URL{Scheme: "http", Host: host}).String()
+	rec, err := readRecord(dir)
+	if err != nil || rec.ClientURL == "" {
+		return u, TLSFiles{}, true
+	}
+	if rec.ClientTLS == nil {
+		return rec.ClientURL, TLSFiles{}, true
+	}
+	return rec.ClientURL, *rec.ClientTLS, true
 }
 
 // Restore makes dir, which must hold no etcd data (ErrHasData), the data

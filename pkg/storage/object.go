@@ -12,8 +12,9 @@ import (
 )
 
 // Object is one stored object as lists and watches hand it upwards: its key,
-// the revision it was written at, and its JSON encoding exactly as stored in
-// etcd (which never contains metadata.resourceVersion).
+// the revision it was written at, and its JSON encoding as stored in etcd,
+// or decoded from the media type stored there (storage.Codec); it never
+// contains metadata.resourceVersion.
 //
 // The resourceVersion is spliced into the JSON when the object is written
 // out, at the place kube's encoder puts it (right after metadata.uid), so the

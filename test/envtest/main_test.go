@@ -75,8 +75,10 @@ func run(m *testing.M) int {
 	env = newEnvironment()
 	env.WebhookInstallOptions = webhookInstallOptions()
 	// Opt in to the server's garbage collector (off by default, as
-	// kube-apiserver has none): owned objects go with their owners.
-	env.ControlPlane.GetAPIServer().Configure().Set("garbage-collector", "true")
+	// kube-apiserver has none): owned objects go with their owners. "*"
+	// keeps the namespace controller, the one on by default as
+	// kube-apiserver.
+	env.ControlPlane.GetAPIServer().Configure().Append("controllers", "*", "garbagecollector")
 	start := time.Now()
 	if cfg, err = env.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "starting envtest:", err)

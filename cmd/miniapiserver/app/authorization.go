@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authz"
@@ -25,6 +26,9 @@ type Authorization struct {
 	Authorizer   authorizer.Authorizer
 	RuleResolver authorizer.RuleResolver
 	Policy       *policy.Cache
+	// nodeObjects are what the Node mode reads, bound to the stores once
+	// the groups are built (bindNodeObjects).
+	nodeObjects *lateNodeObjects
 }
 
 // newAuthorization builds the chain of --authorization-mode (behind
@@ -37,6 +41,7 @@ func newAuthorization(o *Options) (*Authorization, error) {
 		return nil, fmt.Errorf("--authorization-mode: %w", err)
 	}
 	cache := policy.NewCache()
+	nodeObjects := &lateNodeObjects{}
 	var (
 		chain     []authz.Named
 		resolvers authz.RuleResolvers
@@ -53,6 +58,12 @@ func newAuthorization(o *Options) (*Authorization, error) {
 			a = authz.AlwaysDeny{}
 		case authz.ModeRBAC:
 			a = authz.NewRBAC(cache)
+		case authz.ModeNode:
+			rules, err := systemNodeRules()
+			if err != nil {
+				return nil, err
+			}
+			a = authz.NewNode(nodeObjects, rules)
 		default:
 			return nil, fmt.Errorf("--authorization-mode: %s is not built by this server", m)
 		}
@@ -60,7 +71,48 @@ func newAuthorization(o *Options) (*Authorization, error) {
 		resolvers = append(resolvers, a)
 	}
 	chain = append(chain, o.Auth.ExtraAuthorizers...)
-	return &Authorization{Authorizer: authz.New(chain...), RuleResolver: resolvers, Policy: cache}, nil
+	return &Authorization{Authorizer: authz.New(chain...), RuleResolver: resolvers, Policy: cache, nodeObjects: nodeObjects}, nil
+}
+
+// systemNodeRules are the rules of kube's system:node cluster role, which
+// the Node mode applies itself to the resources it does not subdivide,
+// as kube's (bootstrappolicy.NodeRules).
+func systemNodeRules() ([]rbacv1.PolicyRule, error) {
+	p, err := bootstrap.Load()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range p.ClusterRoles {
+		if r.Name == "system:node" {
+			return r.Rules, nil
+		}
+	}
+	return nil, errors.New("bootstrap policy: no system:node cluster role")
+}
+
+// lateNodeObjects forwards to the stores once they are built: the Node
+// authorizer is built before the groups (whose reviews ask the chain), and
+// reads their stores. Set before the server serves.
+type lateNodeObjects struct{ authz.NodeObjects }
+
+// bindNodeObjects hands the Node mode the stores it reads.
+func (a *Authorization) bindNodeObjects(groups []rest.APIGroupInfo) {
+	if a.nodeObjects == nil {
+		return
+	}
+	getter := func(group, resource string) rest.Getter {
+		g, _ := servedStorage(groups, group, resource).(rest.Getter)
+		return g
+	}
+	pods, _ := servedStorage(groups, "", "pods").(rest.Lister)
+	a.nodeObjects.NodeObjects = authz.RegistryNodeObjects{
+		Pods:                   pods,
+		PersistentVolumeClaims: getter("", "persistentvolumeclaims"),
+		PersistentVolumes:      getter("", "persistentvolumes"),
+		VolumeAttachments:      getter("storage.k8s.io", "volumeattachments"),
+		ResourceSlices:         getter("resource.k8s.io", "resourceslices"),
+		PodCertificateRequests: getter("certificates.k8s.io", "podcertificaterequests"),
+	}
 }
 
 // rbacBootstrapCheck is kube's readiness check of the bootstrap policy.
@@ -68,15 +120,18 @@ const rbacBootstrapCheck = "poststarthook/rbac/bootstrap-roles"
 
 // startRBAC reconciles kube's bootstrap policy into the rbac stores
 // (retrying every second until it succeeds, as kube's post-start hook),
-// then keeps the policy cache current from them, and aggregates cluster
-// roles, until ctx ends.
-func (s *Server) startRBAC(ctx context.Context, a *Authorization, st rbac.GroupStorage) {
+// then keeps the policy cache current from them, and (aggregate: the
+// clusterrole-aggregation controller is on) aggregates cluster roles,
+// until ctx ends.
+func (s *Server) startRBAC(ctx context.Context, a *Authorization, st rbac.GroupStorage, aggregate bool) {
 	s.goUntilDone(func() {
 		if reconcileBootstrapPolicy(ctx, st) == nil {
 			a.Policy.Run(ctx, st.PolicySources())
 		}
 	})
-	s.goUntilDone(func() { clusterroleaggregation.New(a.Policy, st.ClusterRoles).Run(ctx) })
+	if aggregate {
+		s.goUntilDone(func() { clusterroleaggregation.New(a.Policy, st.ClusterRoles).Run(ctx) })
+	}
 }
 
 // rbacReadyCheck is ready once the policy cache has the reconciled

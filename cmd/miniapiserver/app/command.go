@@ -17,6 +17,7 @@ import (
 // deploy/docker-compose.yaml) against the real command.
 func NewCommand() *cobra.Command {
 	o := NewOptions()
+	o.KubeAPIServer = IsKubeAPIServer(os.Args[0])
 	cmd := &cobra.Command{
 		Use:   "miniapiserver",
 		Short: "A lightweight Kubernetes API server over etcd",
@@ -39,6 +40,7 @@ with a generated certificate and admin token, and writes a kubeconfig for kubect
 				o.DataDir = o.CertDir
 			}
 			o.DefaultsForEtcd(cmd.Flags())
+			o.ApplyDeprecatedControllerFlags(cmd.Flags())
 			if err := o.Validate(); err != nil {
 				return err
 			}

@@ -8,7 +8,8 @@ import (
 
 // startEmbeddedEtcd starts the embedded etcd of --data-dir: alone on
 // loopback, or, in the embedded HA mode, as a member of a cluster of the
-// embedded etcds of several servers.
+// embedded etcds of several servers; either way over TLS, with client
+// certificates (embeddedEtcdTLS).
 //
 // In the HA mode the server still talks to its own member only, over
 // loopback: the member serves the cluster's data, and its reads are
@@ -19,13 +20,13 @@ import (
 // writes, so /readyz fails and clients go to another server, and its
 // watches, which require a leader, end and are resumed once it is back.
 func startEmbeddedEtcd(ctx context.Context, o *Options) (*embedetcd.Server, error) {
+	files, err := embeddedEtcdTLS(o)
+	if err != nil {
+		return nil, err
+	}
 	cfg := embedetcd.Config{Dir: embeddedEtcdDir(o.DataDir), UnsafeNoFsync: o.EtcdUnsafeNoFsync,
-		QuotaBackendBytes: o.EtcdQuotaBackendBytes}
+		QuotaBackendBytes: o.EtcdQuotaBackendBytes, ClientTLS: &files}
 	if eo := &o.EmbeddedEtcd; eo.enabled() {
-		files, err := etcdMemberTLS(o)
-		if err != nil {
-			return nil, err
-		}
 		cfg.Cluster = &embedetcd.Cluster{Name: eo.Name, PeerURL: eo.PeerURL, ClientURL: eo.clientURL(),
 			Init: eo.ClusterInit, Join: eo.Join, TLS: files}
 	}

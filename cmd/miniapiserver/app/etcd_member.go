@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"strconv"
@@ -60,11 +61,15 @@ func withMembers(ctx context.Context, dataDir string, f func(context.Context, *c
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	url, running := embedetcd.RunningClientURL(embeddedEtcdDir(dataDir))
+	url, files, running := embedetcd.RunningClient(embeddedEtcdDir(dataDir))
 	if !running {
 		return fmt.Errorf("--data-dir %s: no server is running with its embedded etcd", dataDir)
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+	tlsConfig, err := clientTLS(files)
+	if err != nil {
+		return err
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, TLS: tlsConfig, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return err
 	}
@@ -107,4 +112,13 @@ func removeMember(ctx context.Context, out io.Writer, cli *clientv3.Client, memb
 		return nil
 	}
 	return fmt.Errorf("the cluster has no member named %q", nameOrID)
+}
+
+// clientTLS is the TLS configuration of a client of the embedded etcd
+// that files were recorded for (nil for one in the clear).
+func clientTLS(files embedetcd.TLSFiles) (*tls.Config, error) {
+	if files == (embedetcd.TLSFiles{}) {
+		return nil, nil
+	}
+	return files.ClientConfig()
 }

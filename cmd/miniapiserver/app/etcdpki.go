@@ -21,18 +21,21 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 )
 
-// etcdMemberTLS returns the TLS files of this server's member of an
-// embedded etcd cluster: the cluster's CA (generated on the server that
-// initializes the cluster, copied to the others) and a member certificate
-// signed by it, kept in --data-dir/pki and made again when it does not
-// cover the member's URLs, was signed by another CA or is about to
-// expire. The one certificate serves the peer and client URLs and
-// authenticates this member to the others.
-func etcdMemberTLS(o *Options) (embedetcd.TLSFiles, error) {
+// embeddedEtcdTLS returns the TLS files of this server's embedded etcd:
+// a CA (generated in --data-dir/pki by a server alone or the one that
+// initializes a cluster, copied to the other members of a cluster) and a
+// member certificate signed by it, kept in --data-dir/pki and made again
+// when it does not cover the member's URLs, was signed by another CA or
+// is about to expire. The one certificate serves the loopback client URL
+// (and a cluster member's peer and client URLs), and is the client
+// certificate the server (and the etcd and snapshot commands, and an
+// operator's etcdctl) connects with: only whoever can read --data-dir/pki
+// reaches etcd.
+func embeddedEtcdTLS(o *Options) (embedetcd.TLSFiles, error) {
 	eo := &o.EmbeddedEtcd
 	caFile, caKeyFile := eo.caFiles(o.DataDir)
 	ca, err := loadEtcdCA(caFile, caKeyFile)
-	if errors.Is(err, fs.ErrNotExist) && eo.ClusterInit && eo.CAFile == "" && eo.CAKeyFile == "" {
+	if errors.Is(err, fs.ErrNotExist) && eo.Join == "" && eo.CAFile == "" && eo.CAKeyFile == "" {
 		ca, err = createEtcdCA(caFile, caKeyFile)
 	}
 	if err != nil {
@@ -40,7 +43,10 @@ func etcdMemberTLS(o *Options) (embedetcd.TLSFiles, error) {
 	}
 	dir := filepath.Join(o.DataDir, "pki")
 	files := embedetcd.TLSFiles{CertFile: filepath.Join(dir, "etcd-member.crt"), KeyFile: filepath.Join(dir, "etcd-member.key"), CAFile: caFile}
-	hosts := []string{"localhost", "127.0.0.1", hostOf(eo.PeerURL), hostOf(eo.clientURL())}
+	hosts := []string{"localhost", "127.0.0.1"}
+	if eo.enabled() {
+		hosts = append(hosts, hostOf(eo.PeerURL), hostOf(eo.clientURL()))
+	}
 	if pair, err := tls.LoadX509KeyPair(files.CertFile, files.KeyFile); err == nil && covers(pair, hosts) {
 		if leaf, err := x509.ParseCertificate(pair.Certificate[0]); err == nil && leaf.CheckSignatureFrom(ca.cert) == nil {
 			return files, nil
@@ -53,8 +59,12 @@ func etcdMemberTLS(o *Options) (embedetcd.TLSFiles, error) {
 	if err != nil {
 		return embedetcd.TLSFiles{}, err
 	}
+	name := eo.Name
+	if !eo.enabled() || name == "" {
+		name = "miniapiserver"
+	}
 	tmpl := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: eo.Name},
+		Subject:     pkix.Name{CommonName: name},
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}

@@ -9,12 +9,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
 )
 
-// notYetHere are kube flags other branches implement (etcd TLS, storage
-// formats): on this build they parse, refused. Once they are merged,
-// remove them from here (the test says when).
-var notYetHere = []string{"etcd-cafile", "etcd-certfile", "etcd-keyfile", "etcd-servers-overrides",
-	"etcd-healthcheck-timeout", "etcd-readycheck-timeout", "storage-media-type"}
-
 // refused reports whether the flag is one of kube's this build refuses.
 func refused(f *pflag.Flag) bool {
 	return strings.HasPrefix(f.Usage, "kube-apiserver's flag, not supported by miniapiserver")
@@ -34,7 +28,7 @@ func parse(t *testing.T, args []string) (*app.Options, *pflag.FlagSet) {
 
 // TestKubeadmCommandLine parses kubeadm's kube-apiserver command line
 // (its static pod manifest, v1.37): every flag is known, and none is
-// refused but those still to be merged.
+// refused.
 func TestKubeadmCommandLine(t *testing.T) {
 	args := []string{
 		"--advertise-address=192.168.0.10", "--allow-privileged=true", "--authorization-mode=Node,RBAC",
@@ -52,26 +46,11 @@ func TestKubeadmCommandLine(t *testing.T) {
 		"--tls-cert-file=/etc/kubernetes/pki/apiserver.crt", "--tls-private-key-file=/etc/kubernetes/pki/apiserver.key",
 	}
 	_, fs := parse(t, args)
-	var pending []string
 	for _, a := range args {
 		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		f := fs.Lookup(name)
-		if !refused(f) {
-			continue
-		}
-		if !contains(notYetHere, name) {
+		if refused(fs.Lookup(name)) {
 			t.Errorf("--%s: kubeadm sets it, and this server refuses it", name)
-			continue
 		}
-		pending = append(pending, name)
-	}
-	for _, name := range notYetHere {
-		if f := fs.Lookup(name); f != nil && !refused(f) {
-			t.Errorf("--%s is implemented now: remove it from notYetHere", name)
-		}
-	}
-	if len(pending) > 0 {
-		t.Logf("kubeadm's flags implemented on other branches, refused on this build until merged: %v", pending)
 	}
 }
 
@@ -88,7 +67,7 @@ func TestKindCommandLine(t *testing.T) {
 func TestKwokCommandLine(t *testing.T) {
 	o, _ := parse(t, []string{"--admission-control=", "--runtime-config=api/legacy=false,api/all=false,v1=true,apps/v1=true",
 		"--feature-gates=", "--max-requests-inflight=0", "--max-mutating-requests-inflight=0", "--enable-priority-and-fairness=false",
-		"--authorization-mode=RBAC", "--v=4"}) // Node,RBAC once the Node authorizer is merged
+		"--authorization-mode=Node,RBAC", "--v=4"})
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -97,13 +76,4 @@ func TestKwokCommandLine(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "--tracing-config-file: not supported by miniapiserver: ") {
 		t.Fatalf("got %v, want --tracing-config-file refused", err)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

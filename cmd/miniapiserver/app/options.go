@@ -70,6 +70,10 @@ type Options struct {
 	// EncryptionProviderConfig is the EncryptionConfiguration file of
 	// encryption at rest ("": values stored as they are).
 	EncryptionProviderConfig string
+	// StorageMediaType is kube's --storage-media-type: the media type
+	// built-in objects are stored in (custom resources, CRDs and
+	// APIServices are JSON whatever it says, as in kube).
+	StorageMediaType string
 
 	MinRequestTimeout time.Duration
 	RequestTimeout    time.Duration
@@ -84,11 +88,21 @@ type Options struct {
 	// ServiceClusterIPRange is the CIDR of services' cluster IPs.
 	ServiceClusterIPRange string
 	Profiling             bool
-	NamespaceController   bool
-	// GarbageCollector runs the ownerReference garbage collector in
-	// process (for tests: off by default, as kube-apiserver has none).
-	GarbageCollector bool
-	LogLevel         string
+	// Controllers chooses the kube-controller-manager controllers that
+	// run in process, with kube-controller-manager's names and syntax
+	// (see controllerEnabled).
+	Controllers []string
+	// KubeAPIServer is set when the binary runs as kube-apiserver
+	// (IsKubeAPIServer; not a flag): "*" in Controllers then means only
+	// the namespace controller, so that the server creates nothing
+	// kube-apiserver would not.
+	KubeAPIServer bool
+	// NamespaceController false turns the namespace controller off, and
+	// GarbageCollector true turns the garbage collector on, whatever
+	// Controllers says (the deprecated flags of the same names).
+	NamespaceController bool
+	GarbageCollector    bool
+	LogLevel            string
 
 	// Auth are the flags of authentication, authorization and the
 	// in-flight limits; Audit those of the audit log.
@@ -104,6 +118,9 @@ type Options struct {
 	Logging LoggingOptions
 	// Kube are kube-apiserver's other flags, supported or refused.
 	Kube KubeOptions
+	// EtcdClient are kube's flags of TLS to etcd, per-resource servers
+	// and the etcd checks' timeouts.
+	EtcdClient EtcdClientOptions
 	// ServiceNodePortRepairInterval is how often the node ports are
 	// repaired (0: kube's 3 min). Not a flag: tests shorten it.
 	ServiceNodePortRepairInterval time.Duration
@@ -124,6 +141,7 @@ func NewOptions() *Options {
 		SecurePort:                 6443,
 		InsecureBindAddr:           "127.0.0.1",
 		WatchCache:                 true,
+		StorageMediaType:           defaultStorageMediaType,
 		WatchCacheEncodingBudget:   64 << 20,
 		MinRequestTimeout:          1800 * time.Second,
 		RequestTimeout:             time.Minute,
@@ -132,13 +150,16 @@ func NewOptions() *Options {
 		ServiceClusterIPRange:      core.DefaultServiceClusterIPRange.String(),
 		LogLevel:                   "info",
 		NamespaceController:        true,
+		Controllers:                []string{"*"},
 		AllowPrivileged:            true,
+		Admission:                  defaultAdmissionOptions(),
 		Auth:                       defaultAuthOptions(),
 		Audit:                      defaultAuditOptions(),
 		Kubelet:                    defaultKubeletOptions(),
 		EmbeddedEtcd:               defaultEmbeddedEtcdOptions(),
 		Logging:                    defaultLoggingOptions(),
 		Kube:                       defaultKubeOptions(),
+		EtcdClient:                 defaultEtcdClientOptions(),
 	}
 }
 
@@ -147,7 +168,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	// Last, whatever is added below: kube's flags not registered by then.
 	defer o.Kube.refused.addRefusedKubeFlags(fs)
 	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers,
-		"Comma separated etcd client URLs (http://host:2379). Empty: run an embedded etcd with its data in --data-dir, on loopback only.")
+		"Comma separated etcd client URLs (https://host:2379, or http://), the members of one etcd cluster: the client fails over between them. https:// servers are verified with --etcd-cafile, and given --etcd-certfile. Empty: run an embedded etcd with its data in --data-dir, on loopback only, over TLS with client certificates (see --data-dir).")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
 		"Directory for the embedded etcd's data, the generated serving certificate, admin token and kubeconfig. Created if missing.")
 	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "Prefix of every key this server writes in etcd.")
@@ -184,6 +205,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Allow --insecure-bind-address to be a non-loopback address: anyone who reaches it is an administrator.")
 	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig,
 		"The file (apiserver.config.k8s.io/v1 EncryptionConfiguration) of the providers that encrypt the values of resources in etcd: the first of a resource's providers writes, all read. Values are stored as kube-apiserver stores them.")
+	fs.StringVar(&o.StorageMediaType, "storage-media-type", o.StorageMediaType,
+		"The media type built-in objects are stored in: application/json, application/yaml or application/vnd.kubernetes.protobuf (kube-apiserver's default). Custom resources are stored as JSON. Values of every media type are read, whatever this says.")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve LIST and WATCH from a watch cache in front of etcd.")
 	fs.StringSliceVar(&o.WatchCacheSizes, "watch-cache-sizes", o.WatchCacheSizes,
 		"Per resource watch cache sizes, resource[.group]#size, comma separated (deployments.apps#0 turns the cache off for deployments).")
@@ -205,10 +228,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange,
 		"CIDR of the cluster IPs services get (one IPv4 CIDR of at most 2^20 addresses, or one IPv6 CIDR of /64 or longer).")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve /debug/pprof on the API ports.")
-	fs.BoolVar(&o.NamespaceController, "namespace-controller", o.NamespaceController,
-		"Finish namespace deletions (delete their contents, then the namespace), as kube-controller-manager's namespace controller does. Turn off when a kube-controller-manager runs against this server.")
-	fs.BoolVar(&o.GarbageCollector, "garbage-collector", o.GarbageCollector,
-		"Delete the dependents of deleted owners (metadata.ownerReferences; background, foreground and orphan propagation), as kube-controller-manager's garbage collector does. For tests without a controller-manager (envtest); leave off when a kube-controller-manager runs against this server.")
+	o.addControllerFlags(fs)
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log level: debug, info, warn or error.")
 	o.Auth.addFlags(fs)
 	o.Audit.addFlags(fs)
@@ -217,14 +237,21 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.EmbeddedEtcd.addFlags(fs)
 	o.Logging.addFlags(fs)
 	o.Kube.addFlags(fs)
+	o.EtcdClient.addFlags(fs)
 }
 
 // Validate checks the flag values; each error names its flag.
 func (o *Options) Validate() error {
 	for _, s := range o.EtcdServers {
-		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
-			return fmt.Errorf("--etcd-servers: %q is not an http:// or https:// URL", s)
+		if err := checkEtcdURL(s); err != nil {
+			return fmt.Errorf("--etcd-servers: %w", err)
 		}
+	}
+	if err := o.EtcdClient.validate(o.EtcdServers); err != nil {
+		return err
+	}
+	if err := o.validateControllers(); err != nil {
+		return err
 	}
 	if o.EtcdDefragInterval < 0 {
 		return fmt.Errorf("--etcd-defrag-interval: must not be negative")
@@ -237,6 +264,9 @@ func (o *Options) Validate() error {
 	}
 	if o.DataDir == "" {
 		return fmt.Errorf("--data-dir: must not be empty")
+	}
+	if err := validateStorageMediaType(o.StorageMediaType); err != nil {
+		return err
 	}
 	if !strings.HasPrefix(o.EtcdPrefix, "/") || strings.HasSuffix(o.EtcdPrefix, "/") {
 		return fmt.Errorf("--etcd-prefix: %q must start with / and not end with /", o.EtcdPrefix)

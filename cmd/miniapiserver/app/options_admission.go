@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	psconfig "k8s.io/pod-security-admission/admission/api"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 )
 
 // AdmissionOptions are kube-apiserver's flags that choose the admission
@@ -16,6 +18,15 @@ import (
 type AdmissionOptions struct {
 	EnablePlugins  []string
 	DisablePlugins []string
+	// ConfigFile is --admission-control-config-file (options_admission_config.go).
+	ConfigFile string
+	// NotReadyTolerationSeconds and UnreachableTolerationSeconds are
+	// what DefaultTolerationSeconds gives pods.
+	NotReadyTolerationSeconds, UnreachableTolerationSeconds int64
+
+	// podSecurity is the PodSecurity plugin's configuration, read by
+	// validate.
+	podSecurity *psconfig.PodSecurityConfiguration
 }
 
 type kubePlugin struct {
@@ -39,24 +50,43 @@ var kubeAdmissionPlugins = []kubePlugin{
 	{"ValidatingAdmissionPolicy", true}, {"ValidatingAdmissionWebhook", true}, {"ResourceQuota", true}, {"AlwaysDeny", false},
 }
 
-// separatePlugins are the plugins this server runs as steps of its
-// admission chain (apiConfig) and, for those that change new pods, of the
-// pods' storage (buildGroups), which the flags can turn off. The rest of
-// kube's default plugins are either not implemented (PodSecurity,
-// ResourceQuota...) or part of the registry's own strategy (the defaults
-// of DefaultStorageClass, for one): disabling them changes nothing here,
-// and is logged.
+// separatePlugins are the plugins this server runs, in kube's order, as
+// steps of its admission chain (admissionChain) or, for those that change
+// new pods, claims and ingresses, in their storage (buildGroups); the
+// flags turn each off. kube's other default plugin, PodGroupProtection,
+// does nothing in kube's default configuration (behind an alpha feature
+// gate): disabling it changes nothing here, and is logged.
 var separatePlugins = []string{
-	"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "Priority", "PersistentVolumeClaimResize", "RuntimeClass",
+	"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "TaintNodesByCondition", "PodSecurity", "Priority",
+	"DefaultTolerationSeconds", "DefaultStorageClass", "StorageObjectInUseProtection", "PersistentVolumeClaimResize",
+	"RuntimeClass", "CertificateApproval", "CertificateSigning", "ClusterTrustBundleAttest", "CertificateSubjectRestriction",
+	"DefaultIngressClass", "PodTopologyLabels", "NodeDeclaredFeatureValidator", "PodResizeValidator",
 	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
+	"ResourceQuota",
 }
+
+func defaultAdmissionOptions() AdmissionOptions {
+	return AdmissionOptions{
+		NotReadyTolerationSeconds:    core.KubeDefaultTolerationSeconds.NotReady,
+		UnreachableTolerationSeconds: core.KubeDefaultTolerationSeconds.Unreachable,
+	}
+}
+
+// optInPlugins are the plugins kube runs only when asked that this server
+// implements: they run when --enable-admission-plugins names them.
+var optInPlugins = []string{"NodeRestriction"}
 
 func (o *AdmissionOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.EnablePlugins, "enable-admission-plugins", o.EnablePlugins,
-		"Admission plugins to enable beside the default ones, by kube's names (comma separated). Of the plugins kube runs only when asked, miniapiserver has none: naming one is an error.")
+		"Admission plugins to enable beside the default ones, by kube's names (comma separated). Of the plugins kube runs only when asked, miniapiserver has "+strings.Join(optInPlugins, ", ")+": naming another is an error.")
 	fs.StringSliceVar(&o.DisablePlugins, "disable-admission-plugins", o.DisablePlugins,
 		"Admission plugins to disable, by kube's names (comma separated). "+strings.Join(separatePlugins, ", ")+
-			" are steps of their own here and are turned off; naming another of kube's plugins is accepted and changes nothing, as miniapiserver does not run it.")
+			" are run here and are turned off; naming another of kube's plugins (PodGroupProtection or one kube runs only when asked) is accepted and changes nothing, as miniapiserver does not run it.")
+	o.addConfigFileFlag(fs)
+	fs.Int64Var(&o.NotReadyTolerationSeconds, "default-not-ready-toleration-seconds", o.NotReadyTolerationSeconds,
+		"Indicates the tolerationSeconds of the toleration for notReady:NoExecute that is added by default to every pod that does not already have such a toleration.")
+	fs.Int64Var(&o.UnreachableTolerationSeconds, "default-unreachable-toleration-seconds", o.UnreachableTolerationSeconds,
+		"Indicates the tolerationSeconds of the toleration for unreachable:NoExecute that is added by default to every pod that does not already have such a toleration.")
 }
 
 func (o *AdmissionOptions) validate() error {
@@ -74,11 +104,13 @@ func (o *AdmissionOptions) validate() error {
 		if slices.Contains(o.DisablePlugins, p) {
 			return fmt.Errorf("--enable-admission-plugins and --disable-admission-plugins: %s in both", p)
 		}
-		if !slices.Contains(separatePlugins, p) && !defaultOnPlugin(p) {
+		if !slices.Contains(separatePlugins, p) && !slices.Contains(optInPlugins, p) && !defaultOnPlugin(p) {
 			return fmt.Errorf("--enable-admission-plugins: plugin %q is not implemented by miniapiserver", p)
 		}
 	}
-	return nil
+	var err error
+	o.podSecurity, err = o.podSecurityConfig()
+	return err
 }
 
 // disabled reports whether the flags turn off plugin name.
@@ -102,16 +134,18 @@ type namedAdmission struct {
 	step handlers.Admission
 }
 
-// chain is the admission chain of steps, less the disabled plugins.
+// chain is the admission chain of steps, less the disabled plugins and
+// the opt-in plugins not enabled.
 func (o *AdmissionOptions) chain(steps []namedAdmission) []handlers.Admission {
 	for _, p := range o.DisablePlugins {
-		if !slices.Contains(separatePlugins, p) {
+		if !slices.Contains(separatePlugins, p) && !slices.Contains(optInPlugins, p) {
 			slog.Info("admission: a disabled plugin is not run by miniapiserver anyway", "plugin", p)
 		}
 	}
 	var out []handlers.Admission
 	for _, s := range steps {
-		if !o.disabled(s.name) {
+		optIn := slices.Contains(optInPlugins, s.name)
+		if !o.disabled(s.name) && (!optIn || slices.Contains(o.EnablePlugins, s.name)) {
 			out = append(out, s.step)
 		}
 	}

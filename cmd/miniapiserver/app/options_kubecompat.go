@@ -30,8 +30,6 @@ type KubeOptions struct {
 	// --max-mutating-requests-inflight either way (kube's false); with
 	// true, as kube's, the flow control API must stay served.
 	EnablePriorityAndFairness bool
-	// StorageBackend is --storage-backend: etcd3 (or "", its default).
-	StorageBackend string
 	// APIServerCount is --apiserver-count, used only by the master-count
 	// endpoint reconciler, which this server does not implement.
 	APIServerCount int
@@ -57,7 +55,6 @@ func (o *KubeOptions) addFlags(fs *pflag.FlagSet) {
 		"To prevent HTTP/2 clients from getting stuck on a single apiserver, randomly close a connection (GOAWAY). The client's other in-flight requests won't be affected, and the client will reconnect, likely landing on a different apiserver after going through the load balancer again. This argument sets the fraction of requests that will be sent a GOAWAY. Min is 0 (off), Max is .02 (1/50 requests); .001 (1/1000) is a recommended starting point.")
 	fs.BoolVar(&o.EnablePriorityAndFairness, "enable-priority-and-fairness", o.EnablePriorityAndFairness,
 		"kube's switch between API Priority and Fairness (true) and the max-in-flight limits (false). miniapiserver always applies --max-requests-inflight and --max-mutating-requests-inflight, fairly between users; the flow control objects are served and kept either way.")
-	fs.StringVar(&o.StorageBackend, "storage-backend", o.StorageBackend, "The storage backend for persistence. Options: 'etcd3' (default).")
 	fs.IntVar(&o.APIServerCount, "apiserver-count", o.APIServerCount,
 		"The number of apiservers running in the cluster, must be a positive number. (In use when --endpoint-reconciler-type=master-count is enabled, which miniapiserver refuses.)")
 	_ = fs.MarkDeprecated("apiserver-count", "apiserver-count is deprecated and will be removed in a future version.")
@@ -80,9 +77,6 @@ func (o *KubeOptions) validate() error {
 	}
 	if o.GoawayChance < 0 || o.GoawayChance > 0.02 {
 		return fmt.Errorf("--goaway-chance can not be less than 0 or greater than 0.02")
-	}
-	if o.StorageBackend != "" && o.StorageBackend != "etcd3" {
-		return fmt.Errorf("--storage-backend invalid, allowed values: etcd3. If not specified, it will default to 'etcd3'")
 	}
 	if o.APIServerCount <= 0 {
 		return fmt.Errorf("--apiserver-count should be a positive number, but value '%d' provided", o.APIServerCount)

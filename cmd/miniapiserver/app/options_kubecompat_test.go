@@ -51,7 +51,7 @@ func TestKubeFlagsValidate(t *testing.T) {
 		{name: "goaway chance", args: []string{"--goaway-chance=0.001"}},
 		{name: "goaway chance too high", args: []string{"--goaway-chance=0.5"}, wantError: "--goaway-chance can not be less than 0 or greater than 0.02"},
 		{name: "storage backend etcd3", args: []string{"--storage-backend=etcd3"}},
-		{name: "storage backend other", args: []string{"--storage-backend=etcd2"}, wantError: "--storage-backend invalid, allowed values: etcd3"},
+		{name: "storage backend other", args: []string{"--storage-backend=etcd2"}, wantError: `--storage-backend: "etcd2" is not etcd3`},
 		{name: "apiserver count 1", args: []string{"--apiserver-count=1"}},
 		{name: "apiserver count 3", args: []string{"--apiserver-count=3"}, wantError: "--apiserver-count: not supported by miniapiserver"},
 		{name: "master-count reconciler", args: []string{"--endpoint-reconciler-type=master-count"}, wantError: "--endpoint-reconciler-type: master-count: not supported by miniapiserver"},

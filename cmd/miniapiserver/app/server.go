@@ -19,8 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 
@@ -32,6 +30,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/garbagecollector"
+	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
@@ -57,7 +56,6 @@ import (
 	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/storagemigration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/webhook"
-	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 )
 
@@ -78,10 +76,15 @@ type Server struct {
 	// holds no admin credential: --client-ca-file and --token-auth-file).
 	KubeconfigPath string
 	// EtcdURL is the etcd the server uses (the embedded one's, or the first
-	// of --etcd-servers).
+	// of --etcd-servers), and EtcdTLS the TLS client configuration it
+	// reaches it with (nil: plain HTTP).
 	EtcdURL string
+	EtcdTLS *tls.Config
+	// EtcdTLSFiles are the client certificate, key and CA of the embedded
+	// etcd (zero with --etcd-servers).
+	EtcdTLSFiles embedetcd.TLSFiles
 	// GarbageCollector is the ownerReference garbage collector, when
-	// --garbage-collector runs it (tests wait on its graph, as kube's
+	// --controllers runs it (tests wait on its graph, as kube's
 	// integration tests do).
 	GarbageCollector *garbagecollector.Controller
 
@@ -116,7 +119,7 @@ func Start(o *Options) (*Server, error) {
 			s.runCleanup()
 		}
 	}()
-	client, err := s.connectEtcd(o)
+	clients, err := s.connectEtcd(o)
 	if err != nil {
 		return nil, err
 	}
@@ -139,24 +142,33 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	factory, err := storageFactory(o, client)
+	factories, err := newStorageFactories(ctx, o, clients)
 	if err != nil {
 		return nil, err
 	}
-	groups, st, getter, err := buildGroups(o, factory, ProviderDeps{
-		RootCA: caPEM, Tokens: creds.tokenIssuer(o), Authenticator: reviews, APIAudiences: o.Auth.apiAudiences(),
-		StorageHealth: etcdCheck(client).Fn,
-		Authorization: authorization,
+	etcdHealth, etcdReady := etcdChecks(o, clients)
+	var rootCA []byte // kube-root-ca.crt is published by a controller of kcm's
+	if o.controllerEnabled(rootCAPublisherName) {
+		rootCA = caPEM
+	}
+	groups, st, getter, err := buildGroups(o, factories, ProviderDeps{
+		RootCA: rootCA, Tokens: creds.tokenIssuer(o), Authenticator: reviews, APIAudiences: o.Auth.apiAudiences(),
+		StorageHealth: etcdHealth[0].Fn,
+		Authorization: authorization, NoDefaultIngressClass: o.Admission.disabled("DefaultIngressClass"),
 	})
 	if err != nil {
 		return nil, err
 	}
+	authorization.bindNodeObjects(groups)
 	s.cleanup = append(s.cleanup, func() {
 		for i := range groups {
 			groups[i].Destroy()
 		}
 	})
 	if err := getter.checkResources("--watch-cache-sizes", watchCacheSizeNames(o)); err != nil {
+		return nil, err
+	}
+	if err := getter.checkResources("--etcd-servers-overrides", overriddenNames(o)); err != nil {
 		return nil, err
 	}
 	// The groups built are every group's storage (the wiring uses it);
@@ -183,19 +195,23 @@ func Start(o *Options) (*Server, error) {
 	// The boot sequence's checks fail /healthz and /livez too until they
 	// pass, as kube's post-start hooks do: a client that waits for
 	// /healthz (envtest does) finds the bootstrap policy in place.
-	bootChecks := []healthz.Check{etcdCheck(client), rbacReadyCheck(authorization),
-		{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }},
-		{Name: "autoregister-completion", Fn: func(context.Context) error { return apiServices.Ready() }}}
+	bootChecks := append(slices.Clip(etcdHealth), rbacReadyCheck(authorization),
+		healthz.Check{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }},
+		healthz.Check{Name: "autoregister-completion", Fn: func(context.Context) error { return apiServices.Ready() }})
 	s.readyChecks = append(slices.Clip(bootChecks), watchCacheCheck(groups))
 	policies, err := newAdmissionPolicies(groups, st, sec.authorizer)
 	if err != nil {
 		return nil, err
 	}
-	cfg := s.apiConfig(o, served, st, sec, creds, policies, webhooks)
+	admissionChain, err := admissionChain(o, groups, st, sec.authorizer, policies, webhooks)
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.apiConfig(o, served, st, sec, creds, admissionChain)
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
 	cfg.LivezChecks = bootChecks
-	cfg.ReadyzChecks = []healthz.Check{watchCacheCheck(groups), etcdAlarmsCheck(client), s.shutdownCheck()}
+	cfg.ReadyzChecks = append(slices.Clip(etcdReady), watchCacheCheck(groups), s.shutdownCheck())
 	api, err := apiserver.New(cfg)
 	if err != nil {
 		return nil, err
@@ -205,7 +221,7 @@ func Start(o *Options) (*Server, error) {
 	s.cleanup = append(s.cleanup, func() { cancel(); s.wg.Wait() })
 	// The bootstrap policy and the flow control configuration are written
 	// in the background, meanwhile: /healthz waits for them.
-	s.startRBAC(ctx, authorization, st.rbac)
+	s.startRBAC(ctx, authorization, st.rbac, o.controllerEnabled(clusterRoleAggregationName))
 	s.goUntilDone(func() { flowControl.Run(ctx) })
 	serviceCIDRs, err := writeBootstrapObjects(ctx, o, st, creds.extensionAuthData(o), secureLn.Addr().(*net.TCPAddr).Port)
 	if err != nil {
@@ -239,18 +255,20 @@ func Start(o *Options) (*Server, error) {
 			return nil, fmt.Errorf("--data-dir: writing the kubeconfig: %w", err)
 		}
 	}
-	s.wg.Add(4)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		policies.run(ctx)
 	}()
+	// Each etcd's history is compacted, as kube compacts each server
+	// list's; only the main etcd is defragmented (an override's is an
+	// external etcd, its operator's to defragment).
+	for _, c := range clients.all() {
+		s.goUntilDone(func() { etcd3.RunCompactor(ctx, c, o.EtcdCompactionInterval) })
+	}
 	go func() {
 		defer s.wg.Done()
-		etcd3.RunCompactor(ctx, client, o.EtcdCompactionInterval)
-	}()
-	go func() {
-		defer s.wg.Done()
-		etcd3.RunMaintenance(ctx, client, etcd3.MaintenanceConfig{Interval: o.EtcdDefragInterval, DefragThreshold: o.EtcdDefragThreshold})
+		etcd3.RunMaintenance(ctx, clients.main, etcd3.MaintenanceConfig{Interval: o.EtcdDefragInterval, DefragThreshold: o.EtcdDefragThreshold})
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -303,7 +321,7 @@ func Start(o *Options) (*Server, error) {
 		}
 		apiServices.Run(ctx)
 	}()
-	if o.NamespaceController {
+	if o.controllerEnabled(namespaceControllerName) {
 		nc := namespaceController(groups, st.core.Namespaces, st.core.NamespaceFinalize, crdController)
 		s.wg.Add(1)
 		go func() {
@@ -311,7 +329,7 @@ func Start(o *Options) (*Server, error) {
 			nc.Run(ctx)
 		}()
 	}
-	if o.GarbageCollector {
+	if o.controllerEnabled(garbageCollectorName) {
 		gc := garbageCollector(groups, crdController)
 		s.GarbageCollector = gc
 		s.goUntilDone(func() { gc.Run(ctx) })
@@ -324,7 +342,7 @@ func Start(o *Options) (*Server, error) {
 // filters' parts, admission and timeouts (Start adds the readiness
 // checks).
 func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStorages, sec *security, creds *credentials,
-	policies *admissionPolicies, webhooks *admissionwebhook.Source) apiserver.Config {
+	admissionChain admission.Chain) apiserver.Config {
 	return apiserver.Config{
 		APIGroups:     groups,
 		Authenticator: sec.authenticator,
@@ -334,60 +352,16 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 			ReadOnly: o.Auth.MaxRequestsInflight, Mutating: o.Auth.MaxMutatingRequestsInflight,
 			QueueLength: inFlightQueueLength, MaxWait: o.RequestTimeout / 4,
 		},
-		AuditPolicy: sec.auditPolicy,
-		AuditSink:   auditSink(sec.auditLog),
-		NonResource: discoveryHandlers(creds.discovery(o, s.SecureURL)),
-		Admission: admission.Chain(o.Admission.chain([]namedAdmission{
-			{"NamespaceLifecycle", &admission.NamespaceLifecycle{Namespaces: st.core.Namespaces}},
-			{"LimitRanger", &admission.LimitRanger{LimitRanges: st.core.LimitRanges}},
-			{"ServiceAccount", &admission.ServiceAccount{Pods: core.PodServiceAccount{
-				ServiceAccounts: st.core.ServiceAccounts, Namespaces: st.core.Namespaces}}},
-			{"Priority", &admission.Priority{PriorityClasses: st.scheduling.PriorityClasses}},
-			{"PersistentVolumeClaimResize", &admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses}},
-			{"RuntimeClass", &admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}}},
-			// kube's order: admission policies then webhooks, the
-			// mutating ones at the mutating step (the registry runs them
-			// after the built-in mutation of its hooks), the validating
-			// ones at the validating step.
-			{"MutatingAdmissionPolicy", policies.mutating},
-			{"MutatingAdmissionWebhook", admissionwebhook.NewMutating(webhooks, st.core.Namespaces)},
-			{"ValidatingAdmissionPolicy", policies.validating},
-			{"ValidatingAdmissionWebhook", admissionwebhook.NewValidating(webhooks, st.core.Namespaces)},
-		})),
+		AuditPolicy:       sec.auditPolicy,
+		AuditSink:         auditSink(sec.auditLog),
+		NonResource:       discoveryHandlers(creds.discovery(o, s.SecureURL)),
+		Admission:         admissionChain,
 		MinRequestTimeout: o.MinRequestTimeout,
 		RequestTimeout:    o.RequestTimeout,
 		GoawayChance:      o.Kube.GoawayChance,
 		Version:           Version(),
 		EnableProfiling:   o.Profiling,
 	}
-}
-
-// connectEtcd starts the embedded etcd (no --etcd-servers) and connects.
-func (s *Server) connectEtcd(o *Options) (*clientv3.Client, error) {
-	endpoints := o.EtcdServers
-	if len(endpoints) == 0 {
-		etcd, err := startEmbeddedEtcd(context.Background(), o)
-		if err != nil {
-			return nil, err
-		}
-		s.cleanup = append(s.cleanup, etcd.Stop)
-		s.reportEtcdFailure(etcd)
-		endpoints = []string{etcd.ClientURL()}
-	}
-	s.EtcdURL = endpoints[0]
-	client, err := clientv3.New(clientv3.Config{
-		Endpoints:   endpoints,
-		DialTimeout: 20 * time.Second,
-		Logger:      zap.NewNop(),
-		// Reads and writes give up rather than hang when etcd is gone.
-		DialKeepAliveTime:    30 * time.Second,
-		DialKeepAliveTimeout: 10 * time.Second,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("--etcd-servers: %w", err)
-	}
-	s.cleanup = append(s.cleanup, func() { client.Close() }, etcd3.MonitorSize(client))
-	return client, nil
 }
 
 // embeddedEtcdDir is where the embedded etcd of a data dir keeps its data.
@@ -410,6 +384,9 @@ type ProviderDeps struct {
 	// whether a writer of roles may escalate or bind (nil: a provider only
 	// inspected, as by the OpenAPI generator).
 	Authorization *Authorization
+	// NoDefaultIngressClass turns off DefaultIngressClass
+	// (--disable-admission-plugins), which networking.k8s.io applies.
+	NoDefaultIngressClass bool
 }
 
 // RESTStorageProviders are the providers of every served API group, in
@@ -456,9 +433,19 @@ func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.
 		// kube names its storage backends etcd-0, etcd-1...; this server has one.
 		components["etcd-0"] = core.StorageComponentCheck(deps.StorageHealth)
 	}
-	return core.RESTStorageProvider{ServiceClusterIPRange: serviceRange, ServiceNodePortRange: o.Kube.ServiceNodePortRange, EventTTL: o.EventTTL, RootCA: deps.RootCA,
-		Tokens: deps.Tokens, Events: links.events, DisruptionBudgets: links.budgets, Kubelet: o.Kubelet.config(),
-		EndpointSlices: links.endpointSlices, Components: components}, nil
+	return core.RESTStorageProvider{
+		ServiceClusterIPRange:  serviceRange,
+		ServiceNodePortRange:   o.Kube.ServiceNodePortRange,
+		EventTTL:               o.EventTTL,
+		RootCA:                 deps.RootCA,
+		DefaultServiceAccounts: o.controllerEnabled(serviceAccountControllerName),
+		Tokens:                 deps.Tokens,
+		Events:                 links.events,
+		DisruptionBudgets:      links.budgets,
+		Kubelet:                o.Kubelet.config(),
+		EndpointSlices:         links.endpointSlices,
+		Components:             components,
+	}, nil
 }
 
 // groupStorageProviders are the providers of the named groups, in the
@@ -477,7 +464,7 @@ func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTSt
 		autoscaling.RESTStorageProvider{},
 		batch.RESTStorageProvider{},
 		certificates.RESTStorageProvider{},
-		networking.RESTStorageProvider{},
+		networking.RESTStorageProvider{NoDefaultIngressClass: deps.NoDefaultIngressClass},
 		policy.RESTStorageProvider{Budgets: links.budgets},
 		rbac.RESTStorageProvider{Authorizer: authorization.Authorizer, Policy: authorization.Policy},
 		storagegroup.RESTStorageProvider{},
@@ -500,17 +487,18 @@ func groupStorageProviders(deps ProviderDeps, links groupLinks) []generic.RESTSt
 // DefaultStorageClass admission of new pods and claims) come before it,
 // the others after it (events.k8s.io serves its events store; policy fills
 // the budgets core's evictions read, through links).
-func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
+func buildGroups(o *Options, factories storageFactories, deps ProviderDeps) ([]rest.APIGroupInfo, groupStorages, *restOptionsGetter, error) {
 	links := newGroupLinks()
 	coreProvider, err := coreStorageProvider(o, deps, links)
 	if err != nil {
 		return nil, groupStorages{}, nil, err
 	}
 	getter := &restOptionsGetter{
-		factory:   factory,
-		prefix:    o.EtcdPrefix,
-		seen:      map[string]bool{},
-		decorator: decoratorFor(o),
+		factories:   factories,
+		prefix:      o.EtcdPrefix,
+		countPeriod: o.EtcdClient.CountMetricPollPeriod,
+		seen:        map[string]bool{},
+		decorator:   decoratorFor(o),
 	}
 	providers := groupStorageProviders(deps, links)
 	// groups[0] is the core group's, groups[1+i] that of providers[i].
@@ -547,7 +535,14 @@ func buildGroups(o *Options, factory storage.Factory, deps ProviderDeps) ([]rest
 		coreProvider.PodRuntimeClass = node.PodRuntimeClass{Classes: st.node.RuntimeClasses}
 	}
 	coreProvider.NoPodServiceAccount = o.Admission.disabled("ServiceAccount")
-	coreProvider.ClaimStorageClass = storagegroup.ClaimDefaulter{Classes: st.storage.StorageClasses}
+	coreProvider.NoPodTolerations = o.Admission.disabled("DefaultTolerationSeconds")
+	coreProvider.NoPodTopologyLabels = o.Admission.disabled("PodTopologyLabels")
+	coreProvider.NoPodLimitRanges = o.Admission.disabled("LimitRanger")
+	coreProvider.PodTolerations = &core.DefaultTolerationSeconds{
+		NotReady: o.Admission.NotReadyTolerationSeconds, Unreachable: o.Admission.UnreachableTolerationSeconds}
+	if !o.Admission.disabled("DefaultStorageClass") {
+		coreProvider.ClaimStorageClass = storagegroup.ClaimDefaulter{Classes: st.storage.StorageClasses}
+	}
 	if st.core, groups[0], err = coreProvider.NewLegacyRESTStorage(getter); err != nil {
 		return fail(fmt.Errorf("building the core API group: %w", err))
 	}
@@ -645,35 +640,11 @@ func clientAddress(addr *net.TCPAddr) string {
 	return (&url.URL{Host: net.JoinHostPort(host, strconv.Itoa(addr.Port))}).Host
 }
 
-// etcdCheck is the readiness check of etcd: a quorum read answers.
-func etcdCheck(client *clientv3.Client) healthz.Check {
-	return healthz.Check{Name: "etcd", Fn: func(ctx context.Context) error {
-		_, err := client.Get(ctx, "health", clientv3.WithCountOnly())
-		return err
-	}}
-}
-
 // shutdownCheck fails from the start of a shutdown, as kube's "shutdown".
 func (s *Server) shutdownCheck() healthz.Check {
 	return healthz.Check{Name: "shutdown", Fn: func(context.Context) error {
 		if s.shuttingDown.Load() {
 			return errors.New("the server is shutting down")
-		}
-		return nil
-	}}
-}
-
-// etcdAlarmsCheck fails while etcd has an alarm raised: NOSPACE (its
-// space quota is used up, writes fail) or CORRUPT. kube-apiserver's
-// readiness does not look; here an operator sees it in /readyz?verbose.
-func etcdAlarmsCheck(client *clientv3.Client) healthz.Check {
-	return healthz.Check{Name: "etcd-alarms", Fn: func(ctx context.Context) error {
-		alarms, err := etcd3.Alarms(ctx, client)
-		if err != nil {
-			return err
-		}
-		if len(alarms) > 0 {
-			return fmt.Errorf("etcd alarms raised: %v", alarms)
 		}
 		return nil
 	}}
@@ -703,6 +674,11 @@ func Run(ctx context.Context, o *Options, out io.Writer) error {
 		abs, _ := filepath.Abs(s.KubeconfigPath)
 		fmt.Fprintf(out, "kubeconfig: %s\n  kubectl --kubeconfig %s get namespaces\n", abs, abs)
 	}
+	if f := s.EtcdTLSFiles; f != (embedetcd.TLSFiles{}) {
+		// The embedded etcd takes only clients with its certificate.
+		fmt.Fprintf(out, "etcd: %s\n  etcdctl --endpoints %s --cacert %s --cert %s --key %s endpoint status\n",
+			s.EtcdURL, s.EtcdURL, absPath(f.CAFile), absPath(f.CertFile), absPath(f.KeyFile))
+	}
 	if s.InsecureURL != "" {
 		fmt.Fprintf(out, "insecure (no authentication): %s\n", s.InsecureURL)
 	}
@@ -713,6 +689,13 @@ func Run(ctx context.Context, o *Options, out io.Writer) error {
 	case err := <-s.Err():
 		return err
 	}
+}
+
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // watchCacheCheck is ready once every resource's store is: each watch

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,7 @@ func newSnapshotCommand() *cobra.Command {
 	var dataDir, pkiFrom string
 	var servers []string
 	var newKeys bool
+	var tlsFlags etcdTLSFlags
 	save := &cobra.Command{
 		Use:   "save FILE",
 		Short: "Save a snapshot of etcd's data to FILE",
@@ -37,11 +39,14 @@ running server, or, when none runs, by starting that etcd for the time of
 the save.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return saveSnapshot(cmd.Context(), cmd.OutOrStdout(), args[0], dataDir, servers)
+			return saveSnapshot(cmd.Context(), cmd.OutOrStdout(), args[0], dataDir, servers, tlsFlags)
 		},
 	}
 	save.Flags().StringVar(&dataDir, "data-dir", NewOptions().DataDir, "The data dir of the server whose embedded etcd to save.")
 	save.Flags().StringSliceVar(&servers, "etcd-servers", nil, "Save this etcd instead (the first URL's member) of the embedded one.")
+	save.Flags().StringVar(&tlsFlags.caFile, "etcd-cafile", "", "With --etcd-servers: the CA (PEM) an https:// server is verified against.")
+	save.Flags().StringVar(&tlsFlags.certFile, "etcd-certfile", "", "With --etcd-servers: the client certificate (PEM) presented.")
+	save.Flags().StringVar(&tlsFlags.keyFile, "etcd-keyfile", "", "With --etcd-servers: the key (PEM) of --etcd-certfile.")
 	restore := &cobra.Command{
 		Use:   "restore FILE",
 		Short: "Restore a snapshot into a new data dir",
@@ -68,37 +73,23 @@ answers 401). Without one of these the restore is refused.`,
 	return cmd
 }
 
-func saveSnapshot(ctx context.Context, out io.Writer, file, dataDir string, servers []string) error {
+// etcdTLSFlags are --etcd-cafile, --etcd-certfile and --etcd-keyfile of
+// snapshot save, for --etcd-servers.
+type etcdTLSFlags struct{ caFile, certFile, keyFile string }
+
+func saveSnapshot(ctx context.Context, out io.Writer, file, dataDir string, servers []string, tlsFlags etcdTLSFlags) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	endpoint := ""
-	switch {
-	case len(servers) > 0:
-		endpoint = servers[0]
-	default:
-		etcdDir := embeddedEtcdDir(dataDir)
-		has, err := embedetcd.HasData(etcdDir)
-		if err != nil {
-			return err
-		}
-		if !has {
-			return fmt.Errorf("--data-dir %s: no etcd data in %s", dataDir, etcdDir)
-		}
-		url, running := embedetcd.RunningClientURL(etcdDir)
-		if !running {
-			etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: etcdDir})
-			if err != nil {
-				return err
-			}
-			defer etcd.Stop()
-			url = etcd.ClientURL()
-		}
-		endpoint = url
+	endpoint, tlsConfig, stop, err := snapshotSource(ctx, dataDir, servers, tlsFlags)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	if _, err := snapshot.SaveWithVersion(ctx, zap.NewNop(), clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second}, file); err != nil {
+	cfg := clientv3.Config{Endpoints: []string{endpoint}, TLS: tlsConfig, DialTimeout: 10 * time.Second}
+	if _, err := snapshot.SaveWithVersion(ctx, zap.NewNop(), cfg, file); err != nil {
 		return fmt.Errorf("saving a snapshot of %s: %w", endpoint, err)
 	}
 	st, err := embedetcd.StatusOf(file)
@@ -110,6 +101,44 @@ func saveSnapshot(ctx context.Context, out io.Writer, file, dataDir string, serv
 		fmt.Fprintf(out, "keep %s beside it: a restore needs its keys (snapshot restore --pki-from)\n", filepath.Join(dataDir, "pki")+" and "+filepath.Join(dataDir, "admin-token"))
 	}
 	return nil
+}
+
+// snapshotSource is the etcd to save and how to reach it: the first of
+// servers, or the embedded etcd of dataDir (started for the time of the
+// save, over TLS as its server starts it, when no server runs it).
+func snapshotSource(ctx context.Context, dataDir string, servers []string, flags etcdTLSFlags) (string, *tls.Config, func(), error) {
+	if len(servers) > 0 {
+		tlsConfig, err := etcdTLSConfig(flags.caFile, flags.certFile, flags.keyFile)
+		return servers[0], tlsConfig, func() {}, err
+	}
+	etcdDir := embeddedEtcdDir(dataDir)
+	has, err := embedetcd.HasData(etcdDir)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if !has {
+		return "", nil, nil, fmt.Errorf("--data-dir %s: no etcd data in %s", dataDir, etcdDir)
+	}
+	stop := func() {}
+	url, files, running := embedetcd.RunningClient(etcdDir)
+	if !running {
+		o := NewOptions()
+		o.DataDir = dataDir
+		if files, err = embeddedEtcdTLS(o); err != nil {
+			return "", nil, nil, err
+		}
+		etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: etcdDir, ClientTLS: &files})
+		if err != nil {
+			return "", nil, nil, err
+		}
+		url, stop = etcd.ClientURL(), etcd.Stop
+	}
+	tlsConfig, err := clientTLS(files)
+	if err != nil {
+		stop()
+		return "", nil, nil, err
+	}
+	return url, tlsConfig, stop, nil
 }
 
 func restoreSnapshot(out io.Writer, file, dataDir, pkiFrom string, newKeys bool) error {
@@ -127,7 +156,7 @@ func restoreSnapshot(out io.Writer, file, dataDir, pkiFrom string, newKeys bool)
 			return err
 		}
 		msg := fmt.Sprintf("--data-dir %s holds etcd data already (%s); nothing was changed", dataDir, etcdDir)
-		if _, running := embedetcd.RunningClientURL(etcdDir); running {
+		if _, _, running := embedetcd.RunningClient(etcdDir); running {
 			msg += ": a server is running on it"
 		}
 		return errors.New(msg + ". Restore into a new --data-dir, and start miniapiserver with it")

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -18,8 +19,10 @@ import (
 
 // restOptionsGetter gives each resource its key prefix and its Decorator.
 type restOptionsGetter struct {
-	factory storage.Factory
-	prefix  string
+	factories storageFactories
+	prefix    string
+	// countPeriod is --etcd-count-metric-poll-period.
+	countPeriod time.Duration
 	// decorator picks the Decorator of a resource from its name
 	// ("deployments.apps").
 	decorator func(resource string) storage.Decorator
@@ -34,12 +37,15 @@ var _ generic.RESTOptionsGetter = (*restOptionsGetter)(nil)
 func (g *restOptionsGetter) GetRESTOptions(gr schema.GroupResource) (generic.RESTOptions, error) {
 	name := gr.String()
 	g.seen[name] = true
+	factory, ok := g.factories.byResource[gr]
+	if !ok {
+		factory = g.factories.main
+	}
 	return generic.RESTOptions{
-		StorageFactory: g.factory,
-		Decorator:      g.decorator(name),
-		ResourcePrefix: g.prefix + "/" + gr.Resource,
-		// kube's --etcd-count-metric-poll-period default.
-		CountMetricPollPeriod: time.Minute,
+		StorageFactory:        factory,
+		Decorator:             g.decorator(name),
+		ResourcePrefix:        ResourcePrefix(g.prefix, gr),
+		CountMetricPollPeriod: g.countPeriod,
 	}, nil
 }
 
@@ -61,17 +67,55 @@ func (g *restOptionsGetter) checkResources(flag string, names []string) error {
 	return nil
 }
 
-// storageFactory builds the raw etcd3 stores, encrypting the values of the
-// resources --encryption-provider-config names.
-func storageFactory(o *Options, client *clientv3.Client) (storage.Factory, error) {
-	if o.EncryptionProviderConfig == "" {
-		return etcd3.NewFactory(client), nil
-	}
-	transformers, err := value.LoadConfig(o.EncryptionProviderConfig)
+// storageFactories build the raw etcd3 stores: main's on the main etcd,
+// and those of the resources of --etcd-servers-overrides on theirs.
+type storageFactories struct {
+	main       storage.Factory
+	byResource map[schema.GroupResource]storage.Factory
+}
+
+// newStorageFactories makes the factories of clients, storing values in
+// the media type of --storage-media-type and encrypting those of the
+// resources --encryption-provider-config names (on whichever etcd they
+// are). It first moves what an earlier version of this server stored on
+// the main etcd at other keys than kube-apiserver's.
+func newStorageFactories(ctx context.Context, o *Options, clients etcdClients) (storageFactories, error) {
+	codecs, err := storageCodecs(o.StorageMediaType)
 	if err != nil {
-		return nil, fmt.Errorf("--encryption-provider-config: %w", err)
+		return storageFactories{}, fmt.Errorf("--storage-media-type: %w", err)
 	}
-	return etcd3.NewFactory(client, etcd3.WithTransformers(transformers.For)), nil
+	transformers := func(schema.GroupResource) value.Transformer { return value.Identity }
+	if o.EncryptionProviderConfig != "" {
+		loaded, err := value.LoadConfig(o.EncryptionProviderConfig)
+		if err != nil {
+			return storageFactories{}, fmt.Errorf("--encryption-provider-config: %w", err)
+		}
+		transformers = loaded.For
+	}
+	if err := moveToKubeKeys(ctx, clients.main, o.EtcdPrefix, transformers); err != nil {
+		return storageFactories{}, err
+	}
+	opts := []etcd3.Option{etcd3.WithTransformers(transformers), etcd3.WithCodecs(codecs)}
+	f := storageFactories{main: etcd3.NewFactory(clients.main, opts...), byResource: map[schema.GroupResource]storage.Factory{}}
+	byClient := map[*clientv3.Client]storage.Factory{}
+	for gr, c := range clients.byResource {
+		if byClient[c] == nil {
+			byClient[c] = etcd3.NewFactory(c, opts...)
+		}
+		f.byResource[gr] = byClient[c]
+	}
+	return f, nil
+}
+
+// overriddenNames are the resources of --etcd-servers-overrides, named as
+// --watch-cache-sizes names them, to check they are served.
+func overriddenNames(o *Options) []string {
+	overrides, _ := parseEtcdOverrides(o.EtcdClient.ServersOverrides) // validated already
+	names := make([]string, 0, len(overrides))
+	for _, ov := range overrides {
+		names = append(names, ov.Resource.String())
+	}
+	return names
 }
 
 // customResourceOptions gives custom resources kube's key layout,
@@ -85,10 +129,10 @@ var _ generic.RESTOptionsGetter = customResourceOptions{}
 // GetRESTOptions implements generic.RESTOptionsGetter.
 func (o customResourceOptions) GetRESTOptions(gr schema.GroupResource) (generic.RESTOptions, error) {
 	return generic.RESTOptions{
-		StorageFactory:        o.g.factory,
+		StorageFactory:        o.g.factories.main,
 		Decorator:             o.g.decorator(gr.String()),
 		ResourcePrefix:        o.g.prefix + "/" + gr.Group + "/" + gr.Resource,
-		CountMetricPollPeriod: time.Minute,
+		CountMetricPollPeriod: o.g.countPeriod,
 	}, nil
 }
 

@@ -23,16 +23,17 @@ import (
 // Mode is one value of --authorization-mode.
 type Mode string
 
-// The modes this server knows. RBAC and Node join here, each with the
-// case that builds it in the command's wiring (cmd/miniapiserver/app).
+// The modes this server knows, each with the case that builds it in the
+// command's wiring (cmd/miniapiserver/app).
 const (
 	ModeAlwaysAllow Mode = "AlwaysAllow"
 	ModeAlwaysDeny  Mode = "AlwaysDeny"
+	ModeNode        Mode = "Node"
 	ModeRBAC        Mode = "RBAC"
 )
 
 // Modes lists the known modes, in the order --help shows them.
-var Modes = []Mode{ModeAlwaysAllow, ModeAlwaysDeny, ModeRBAC}
+var Modes = []Mode{ModeAlwaysAllow, ModeAlwaysDeny, ModeRBAC, ModeNode}
 
 // Name is the name kube gives the mode's authorizer in the chain, which
 // prefixes its reasons ("alwaysdeny: Everything is forbidden.").

@@ -90,4 +90,7 @@ func TestParseModes(t *testing.T) {
 	if modes, err := ParseModes([]string{"AlwaysDeny", "RBAC", "AlwaysAllow"}); err != nil || len(modes) != 3 {
 		t.Errorf("%v %v", modes, err)
 	}
+	if modes, err := ParseModes([]string{"Node", "RBAC"}); err != nil || len(modes) != 2 || modes[0] != ModeNode {
+		t.Errorf("kubeadm's Node,RBAC: %v %v", modes, err)
+	}
 }

@@ -24,8 +24,15 @@ type owners struct {
 	solid, unresolved int
 	// waiting exist and wait for their dependents (foreground deletion).
 	waiting int
-	// dangling name no existing object.
-	dangling []types.UID
+	// dangling name no object in the graph, of a followed resource.
+	dangling []danglingOwner
+}
+
+// danglingOwner is a reference to an owner missing from the graph, and
+// the resource that would hold it.
+type danglingOwner struct {
+	ref      metav1.OwnerReference
+	resource *Resource
 }
 
 // process moves on what the object uid needs of the collector. Nodes are
@@ -56,13 +63,20 @@ func (c *Controller) process(ctx context.Context, uid types.UID) error {
 		return c.deleteDependents(ctx, n, deps, hasDependents)
 	case n.deleting || len(n.owners) == 0:
 		return nil
+	}
+	gone, err := c.absentOwners(ctx, n, o.dangling)
+	if err != nil {
+		return err
+	}
+	o.solid += len(o.dangling) - len(gone)
+	switch {
 	case o.solid+o.unresolved > 0:
-		if len(o.dangling) == 0 {
+		if len(gone) == 0 {
 			return nil
 		}
 		// As kube, references to owners that are gone are dropped while
 		// other owners keep the object.
-		return c.updateMeta(ctx, n, func(m metav1.Object) { m.SetOwnerReferences(withoutOwners(m.GetOwnerReferences(), o.dangling...)) })
+		return c.updateMeta(ctx, n, func(m metav1.Object) { m.SetOwnerReferences(withoutOwners(m.GetOwnerReferences(), gone...)) })
 	case o.waiting > 0:
 		// Its owners go in the foreground: so does it, when it has
 		// dependents of its own, so that they wait for those.
@@ -74,17 +88,17 @@ func (c *Controller) process(ctx context.Context, uid types.UID) error {
 
 func (c *Controller) ownersLocked(n *node) owners {
 	var o owners
-	kinds := map[schema.GroupKind]bool{}
+	kinds := map[schema.GroupKind]*Resource{}
 	for _, f := range c.following {
-		kinds[f.resource.Kind] = true
+		kinds[f.resource.Kind] = f.resource
 	}
 	for _, ref := range n.owners {
 		owner := c.graph.ownerOf(ref)
 		switch {
-		case owner == nil && !kinds[refKind(ref)]:
+		case owner == nil && kinds[refKind(ref)] == nil:
 			o.unresolved++
 		case owner == nil:
-			o.dangling = append(o.dangling, ref.UID)
+			o.dangling = append(o.dangling, danglingOwner{ref: ref, resource: kinds[refKind(ref)]})
 		case owner.waitingForDependents():
 			o.waiting++
 		default:
@@ -92,6 +106,37 @@ func (c *Controller) ownersLocked(n *node) owners {
 		}
 	}
 	return o
+}
+
+// absentOwners returns the UIDs of the owners missing from the graph that
+// storage confirms are gone. Each resource is followed by its own watch,
+// so a dependent's event may come before its owner's: like kube's
+// collector, which looks a missing owner up before it deletes, this one
+// never takes an owner it has not seen yet for gone.
+func (c *Controller) absentOwners(ctx context.Context, n *node, dangling []danglingOwner) ([]types.UID, error) {
+	var gone []types.UID
+	for _, d := range dangling {
+		ns := ""
+		if d.resource.Namespaced {
+			ns = n.namespace
+		}
+		obj, err := d.resource.Store.Get(request.WithNamespace(ctx, ns), d.ref.Name, &metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			gone = append(gone, d.ref.UID)
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("looking up owner %s %s: %w", d.resource.Name, d.ref.Name, err)
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, err
+		}
+		if m.GetUID() != d.ref.UID {
+			gone = append(gone, d.ref.UID) // another object took its name
+		}
+	}
+	return gone, nil
 }
 
 // orphanDependents removes owner from its dependents' references, then
@@ -155,13 +200,14 @@ func (c *Controller) removeFinalizer(ctx context.Context, n *node, finalizer str
 	})
 }
 
-// delete deletes the object n, if it is still the one with n's UID.
+// delete deletes the object n, if it is still the version the graph
+// holds: a newer one comes with its own event, which queues it again.
 func (c *Controller) delete(ctx context.Context, n *node, policy metav1.DeletionPropagation) error {
-	uid := n.uid
-	opts := &metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}}
+	uid, rv := n.uid, n.resourceVersion
+	opts := &metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}
 	_, _, err := n.resource.Store.Delete(request.WithNamespace(ctx, n.namespace), n.name, nil, opts)
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil // gone already, or replaced by another object
+		return nil // gone already, changed, or replaced by another object
 	}
 	return err
 }

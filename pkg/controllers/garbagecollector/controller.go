@@ -29,6 +29,7 @@ import (
 
 // Storage is what the collector needs of a resource's storage.
 type Storage interface {
+	rest.Getter
 	rest.Lister
 	rest.Watcher
 	rest.GracefulDeleter

@@ -144,7 +144,7 @@ func decodeNode(r *Resource, obj *storage.Object) (*node, error) {
 		return nil, storage.NewInternalError(obj.Key, err)
 	}
 	return &node{
-		resource: r, namespace: m.Namespace, name: m.Name, uid: m.UID,
+		resource: r, namespace: m.Namespace, name: m.Name, uid: m.UID, resourceVersion: strconv.FormatInt(obj.ResourceVersion, 10),
 		owners: m.OwnerReferences, deleting: m.DeletionTimestamp != nil, finalizers: m.Finalizers,
 	}, nil
 }

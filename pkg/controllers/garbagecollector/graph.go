@@ -10,13 +10,17 @@ import (
 
 // node is what the collector knows of one object.
 type node struct {
-	resource   *Resource
-	namespace  string
-	name       string
-	uid        types.UID
-	owners     []metav1.OwnerReference
-	deleting   bool
-	finalizers []string
+	resource  *Resource
+	namespace string
+	name      string
+	uid       types.UID
+	// resourceVersion is the version seen: the collector deletes only
+	// that version, so that a change it has not seen yet (an owner
+	// reference removed, the object orphaned) is never overtaken.
+	resourceVersion string
+	owners          []metav1.OwnerReference
+	deleting        bool
+	finalizers      []string
 }
 
 func (n *node) has(finalizer string) bool { return slices.Contains(n.finalizers, finalizer) }

@@ -26,6 +26,7 @@ var customResourceDefinitions = generic.Resource{
 	Strategy:       crdStrategy{generic.BaseStrategy{}},
 	StatusStrategy: crdStatusStrategy{generic.BaseStrategy{}},
 	Table:          crdTable,
+	Normalize:      normalizeStoredCRD,
 }
 
 // crdStrategy is kube's: the status is the server's (its controllers'),

@@ -24,6 +24,10 @@ import (
 // the binding's annotations and labels, and the PodScheduled condition.
 type BindingREST struct {
 	store *generic.Store
+	// topology, when set, gives bindings their node's topology labels
+	// (kube's PodTopologyLabels, which admits pods/binding only, not the
+	// legacy bindings resource).
+	topology *PodTopologyLabels
 }
 
 var (
@@ -46,6 +50,11 @@ func (r *BindingREST) Create(ctx context.Context, obj runtime.Object, createVali
 	name := ""
 	if info, ok := request.InfoFrom(ctx); ok {
 		name = info.Name
+	}
+	if b, ok := obj.(*corev1.Binding); ok && r.topology != nil {
+		if err := r.topology.admitBinding(ctx, b); err != nil {
+			return nil, err
+		}
 	}
 	return r.bind(ctx, name, obj, createValidation, options)
 }

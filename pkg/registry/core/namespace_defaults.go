@@ -31,7 +31,9 @@ const (
 // namespaceDefaults creates, in each new namespace, the objects kube's
 // controller manager creates there: the "default" ServiceAccount (pods
 // need it to be admitted, and users expect `kubectl get sa` to show it)
-// and the "kube-root-ca.crt" ConfigMap.
+// and the "kube-root-ca.crt" ConfigMap; each only when asked (the
+// provider's DefaultServiceAccounts and RootCA), since kube-apiserver
+// alone creates neither.
 //
 // miniapiserver has no controller manager, so the namespace create path
 // does it, right after the namespace is stored: the objects exist as soon
@@ -40,6 +42,7 @@ const (
 // kube's controllers this does not recreate them once deleted; and a
 // failure is logged, not returned: the namespace itself was created.
 type namespaceDefaults struct {
+	// serviceAccounts is nil when no ServiceAccount is created.
 	serviceAccounts rest.Creater
 	configMaps      rest.Creater
 	// rootCA is the PEM the ConfigMap holds; none is created without it.

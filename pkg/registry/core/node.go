@@ -73,21 +73,13 @@ func (nodeStrategy) Default(obj runtime.Object) {
 }
 
 // PrepareForCreate drops what kube's feature gates drop (the removed
-// dynamic kubelet config, the alpha pod preemption policy) and taints the
-// node not-ready, as kube's TaintNodesByCondition admission plugin does
-// (the node lifecycle controller removes the taint once the node is Ready).
+// dynamic kubelet config, the alpha pod preemption policy). The not-ready
+// taint of new nodes is admission's (TaintNodesByCondition).
 func (nodeStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	n := obj.(*corev1.Node)
 	n.Spec.ConfigSource = nil
 	n.Status.Config = nil
 	n.Spec.PodPreemptionPolicy = nil
-	notReady := corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}
-	for _, t := range n.Spec.Taints {
-		if t.MatchTaint(&notReady) {
-			return
-		}
-	}
-	n.Spec.Taints = append(n.Spec.Taints, notReady)
 }
 
 func (nodeStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {

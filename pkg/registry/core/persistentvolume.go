@@ -34,11 +34,6 @@ var persistentVolumes = generic.Resource{
 	ReturnDeletedObject: true,
 }
 
-// pvProtectionFinalizer is what kube's StorageObjectInUseProtection
-// admission plugin adds to every new volume; kube's pv-protection
-// controller removes it once no claim uses the volume.
-const pvProtectionFinalizer = "kubernetes.io/pv-protection"
-
 type persistentVolumeStrategy struct{ generic.BaseStrategy }
 
 // GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
@@ -70,9 +65,6 @@ func (persistentVolumeStrategy) PrepareForCreate(_ context.Context, obj runtime.
 	pv := obj.(*corev1.PersistentVolume)
 	now := metav1.Now()
 	pv.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumePending, LastPhaseTransitionTime: &now}
-	if !slices.Contains(pv.Finalizers, pvProtectionFinalizer) {
-		pv.Finalizers = append(pv.Finalizers, pvProtectionFinalizer)
-	}
 }
 
 func (persistentVolumeStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -55,11 +54,6 @@ type ClaimAdmitter interface {
 	Admit(ctx context.Context, pvc *corev1.PersistentVolumeClaim, name string) error
 }
 
-// pvcProtectionFinalizer is what kube's StorageObjectInUseProtection
-// admission plugin adds to every new claim; kube's pvc-protection
-// controller removes it once no pod uses the claim.
-const pvcProtectionFinalizer = "kubernetes.io/pvc-protection"
-
 type persistentVolumeClaimStrategy struct{ generic.BaseStrategy }
 
 // GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
@@ -90,9 +84,6 @@ func (persistentVolumeClaimStrategy) PrepareForCreate(_ context.Context, obj run
 	pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}
 	dropLegacyDataSource(&pvc.Spec, nil)
 	normalizeDataSources(&pvc.Spec)
-	if !slices.Contains(pvc.Finalizers, pvcProtectionFinalizer) {
-		pvc.Finalizers = append(pvc.Finalizers, pvcProtectionFinalizer)
-	}
 }
 
 func (persistentVolumeClaimStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {

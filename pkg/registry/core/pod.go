@@ -21,12 +21,14 @@ import (
 
 // podLookups are the other resources that new pods need.
 type podLookups struct {
-	// limitRanges give new pods their default resources.
+	// limitRanges, when set, give new pods their default resources.
 	limitRanges rest.Lister
 	// serviceAccount, priority and runtimeClass, when set, are the
 	// admission steps of new pods that --disable-admission-plugins turns
 	// off (RESTStorageProvider).
 	serviceAccount, priority, runtimeClass PodAdmitter
+	tolerations                            *DefaultTolerationSeconds
+	topology                               *PodTopologyLabels
 	// budgets are what evictions honour.
 	budgets DisruptionBudgets
 }
@@ -35,7 +37,7 @@ type podLookups struct {
 // pods/eviction, pods/ephemeralcontainers, pods/resize and the legacy
 // bindings resource.
 func newPods(lookups podLookups) generic.Resource {
-	strategy := podStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}
+	strategy := podStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, tolerations: lookups.tolerations}
 	return generic.Resource{
 		Name: "pods", Singular: "pod", Kind: "Pod", Namespaced: true,
 		ShortNames:           []string{"po"},
@@ -52,7 +54,7 @@ func newPods(lookups podLookups) generic.Resource {
 		Table:               podTable,
 		ReturnDeletedObject: true,
 		Subresources: map[string]generic.SubresourceFunc{
-			"pods/binding": func(pods *generic.Store) rest.Storage { return &BindingREST{store: pods} },
+			"pods/binding": func(pods *generic.Store) rest.Storage { return &BindingREST{store: pods, topology: lookups.topology} },
 			"bindings": func(pods *generic.Store) rest.Storage {
 				return &LegacyBindingREST{binding: &BindingREST{store: pods}}
 			},
@@ -103,6 +105,9 @@ func podFieldLabelConversion(label, value string) (string, string, error) {
 
 type podStrategy struct {
 	generic.BaseStrategy
+	// tolerations are added back to updated pods (nil: the plugin is
+	// off).
+	tolerations *DefaultTolerationSeconds
 }
 
 // GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
@@ -136,7 +141,7 @@ func (s podStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 
 // PrepareForUpdate keeps the status, and what clients unaware of newer
 // fields would drop; kube tracks pod generation: any spec change bumps it.
-func (podStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+func (s podStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)
 	generic.KeepStatus(pod, oldPod)
 	if pod.Spec.Resources == nil && oldPod.Spec.Resources != nil {
@@ -144,7 +149,9 @@ func (podStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) 
 	}
 	// kube's admission plugins run on updates of pods too: tolerations of
 	// node problems are added back; the priority set on create is kept.
-	addDefaultTolerations(&pod.Spec)
+	if s.tolerations != nil {
+		s.tolerations.add(&pod.Spec)
+	}
 	if pod.Spec.Priority == nil {
 		pod.Spec.Priority = oldPod.Spec.Priority
 	}

@@ -22,11 +22,22 @@ import (
 // the pods' AdmitCreate hook (admitNewPod) makes the same changes, before
 // the mutating webhooks, as in kube. The steps that
 // --disable-admission-plugins turns off (ServiceAccount, Priority,
-// RuntimeClass) are PodAdmitters, absent when off.
+// RuntimeClass, DefaultTolerationSeconds) are absent when off.
 
-// defaultTolerationSeconds is how long a pod tolerates a not-ready or
-// unreachable node.
-const defaultTolerationSeconds = 300
+// DefaultTolerationSeconds is kube's admission plugin of that name: a pod
+// that does not tolerate the NoExecute taints node.kubernetes.io/not-ready
+// and unreachable gets tolerations of them, for NotReady and Unreachable
+// seconds (kube's --default-not-ready-toleration-seconds and
+// --default-unreachable-toleration-seconds), on create and on update (a
+// client that replaces a pod with its manifest gets them back, as kube's
+// validation of pod updates requires).
+type DefaultTolerationSeconds struct {
+	NotReady, Unreachable int64
+}
+
+// KubeDefaultTolerationSeconds are kube-apiserver's default flags: five
+// minutes on a node with a problem.
+var KubeDefaultTolerationSeconds = DefaultTolerationSeconds{NotReady: 300, Unreachable: 300}
 
 // PodAdmitter is a step of kube's admission of new pods that reads other
 // objects: ServiceAccount (service accounts), Priority (priority
@@ -44,17 +55,27 @@ func admitNewPod(lookups podLookups) generic.AdmitCreateFunc {
 	return func(ctx context.Context, obj runtime.Object) error {
 		pod := obj.(*corev1.Pod)
 		name := generic.RequestedName(pod)
-		ranges, err := ListLimitRanges(ctx, lookups.limitRanges)
-		if err != nil {
-			return apierrors.NewForbidden(corev1.Resource("pods"), name,
-				errors.New("unable to create pods at this time because there was an error enforcing limit ranges"))
+		if lookups.limitRanges != nil {
+			ranges, err := ListLimitRanges(ctx, lookups.limitRanges)
+			if err != nil {
+				return apierrors.NewForbidden(corev1.Resource("pods"), name,
+					errors.New("unable to create pods at this time because there was an error enforcing limit ranges"))
+			}
+			applyLimitRangeDefaults(pod, ranges)
 		}
-		applyLimitRangeDefaults(pod, ranges)
 		if err := admitWith(ctx, pod, name, lookups.serviceAccount, lookups.priority); err != nil {
 			return err
 		}
-		addDefaultTolerations(&pod.Spec)
-		return admitWith(ctx, pod, name, lookups.runtimeClass)
+		if lookups.tolerations != nil {
+			lookups.tolerations.add(&pod.Spec)
+		}
+		if err := admitWith(ctx, pod, name, lookups.runtimeClass); err != nil {
+			return err
+		}
+		if lookups.topology != nil {
+			return lookups.topology.Admit(ctx, pod, name)
+		}
+		return nil
 	}
 }
 
@@ -70,9 +91,10 @@ func admitWith(ctx context.Context, pod *corev1.Pod, name string, steps ...PodAd
 	return nil
 }
 
-// addDefaultTolerations lets a pod stay 300s on a node that turned not
-// ready or unreachable, unless it tolerates those taints already.
-func addDefaultTolerations(spec *corev1.PodSpec) {
+// add lets a pod stay on a node that turned not ready or unreachable,
+// unless it tolerates those taints already (a toleration without key or
+// effect counts, as in kube).
+func (d *DefaultTolerationSeconds) add(spec *corev1.PodSpec) {
 	notReady, unreachable := false, false
 	for _, t := range spec.Tolerations {
 		noExecute := t.Effect == corev1.TaintEffectNoExecute || t.Effect == ""
@@ -84,13 +106,14 @@ func addDefaultTolerations(spec *corev1.PodSpec) {
 		}
 	}
 	for _, missing := range []struct {
-		key string
-		add bool
-	}{{corev1.TaintNodeNotReady, !notReady}, {corev1.TaintNodeUnreachable, !unreachable}} {
+		key     string
+		add     bool
+		seconds int64
+	}{{corev1.TaintNodeNotReady, !notReady, d.NotReady}, {corev1.TaintNodeUnreachable, !unreachable, d.Unreachable}} {
 		if missing.add {
 			spec.Tolerations = append(spec.Tolerations, corev1.Toleration{
 				Key: missing.key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute,
-				TolerationSeconds: ptr.To[int64](defaultTolerationSeconds),
+				TolerationSeconds: ptr.To(missing.seconds),
 			})
 		}
 	}

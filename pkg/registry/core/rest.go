@@ -7,6 +7,7 @@
 package core
 
 import (
+	"cmp"
 	"net/netip"
 	"time"
 
@@ -34,8 +35,13 @@ type RESTStorageProvider struct {
 	// EventTTL is how long events are kept (zero: DefaultEventTTL).
 	EventTTL time.Duration
 	// RootCA, when set, is the PEM published in every namespace as the
-	// ConfigMap kube-root-ca.crt.
+	// ConfigMap kube-root-ca.crt (kube-controller-manager's
+	// root-ca-cert-publisher does it in kube).
 	RootCA []byte
+	// DefaultServiceAccounts creates the ServiceAccount "default" in every
+	// new namespace, as kube-controller-manager's serviceaccount
+	// controller does (false: none, as kube-apiserver alone).
+	DefaultServiceAccounts bool
 	// Tokens, when set, serves the TokenRequest API
 	// (serviceaccounts/token).
 	Tokens *TokenIssuer
@@ -54,6 +60,17 @@ type RESTStorageProvider struct {
 	// ServiceAccount admission plugin (PodServiceAccount), which new pods
 	// otherwise go through (--disable-admission-plugins=ServiceAccount).
 	NoPodServiceAccount bool
+	// PodTolerations are the tolerations new and updated pods get (kube's
+	// DefaultTolerationSeconds; nil: KubeDefaultTolerationSeconds), unless
+	// NoPodTolerations turns the plugin off.
+	PodTolerations   *DefaultTolerationSeconds
+	NoPodTolerations bool
+	// NoPodLimitRanges turns off the mutating half of kube's LimitRanger
+	// (the default resources of new pods).
+	NoPodLimitRanges bool
+	// NoPodTopologyLabels turns off kube's PodTopologyLabels: pods bound
+	// to a node get its zone and region labels.
+	NoPodTopologyLabels bool
 	// DisruptionBudgets are the budgets pods/eviction honours (nil:
 	// evictions of running pods fail, as no budget can be read).
 	DisruptionBudgets DisruptionBudgets
@@ -166,15 +183,26 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	legacy.ServiceRepair = newServiceRepair(al, legacy.Services)
 	// Created as kube's controller manager creates them.
 	defaults := namespaceDefaults{
-		serviceAccounts: fieldmanager.TrackingCreater(legacy.ServiceAccounts, SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager),
-		configMaps:      fieldmanager.TrackingCreater(legacy.ConfigMaps, SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
-		rootCA:          p.RootCA,
+		configMaps: fieldmanager.TrackingCreater(legacy.ConfigMaps, SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
+		rootCA:     p.RootCA,
+	}
+	if p.DefaultServiceAccounts {
+		defaults.serviceAccounts = fieldmanager.TrackingCreater(legacy.ServiceAccounts, SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager)
 	}
 	if legacy.Namespaces, legacy.NamespaceFinalize, err = installNamespaces(getter, defaults, resources); err != nil {
 		return fail(err)
 	}
 	lookups := podLookups{limitRanges: legacy.LimitRanges, priority: p.PodPriority, runtimeClass: p.PodRuntimeClass,
 		budgets: p.DisruptionBudgets}
+	if p.NoPodLimitRanges {
+		lookups.limitRanges = nil
+	}
+	if !p.NoPodTopologyLabels {
+		lookups.topology = &PodTopologyLabels{Nodes: legacy.Nodes}
+	}
+	if !p.NoPodTolerations {
+		lookups.tolerations = cmp.Or(p.PodTolerations, &KubeDefaultTolerationSeconds)
+	}
 	if !p.NoPodServiceAccount {
 		lookups.serviceAccount = PodServiceAccount{ServiceAccounts: legacy.ServiceAccounts, Namespaces: legacy.Namespaces}
 	}

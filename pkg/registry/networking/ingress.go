@@ -21,9 +21,14 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// newIngresses declares the ingresses resource; classes are the
-// IngressClasses, the default of which new ingresses without a class get.
+// newIngresses declares the ingresses resource; classes, when set, are
+// the IngressClasses, the default of which new ingresses without a class
+// get.
 func newIngresses(classes rest.Lister) generic.Resource {
+	var hooks generic.Hooks
+	if classes != nil {
+		hooks.BeginCreate = defaultIngressClass(classes)
+	}
 	return generic.Resource{
 		Name: "ingresses", Singular: "ingress", Kind: "Ingress", Namespaced: true,
 		ShortNames:     []string{"ing"},
@@ -31,7 +36,7 @@ func newIngresses(classes rest.Lister) generic.Resource {
 		NewList:        func() runtime.Object { return &networkingv1.IngressList{} },
 		Strategy:       ingressStrategy{generic.BaseStrategy{Namespaced: true}},
 		StatusStrategy: ingressStatusStrategy{ingressStrategy{generic.BaseStrategy{Namespaced: true}}},
-		Hooks:          generic.Hooks{BeginCreate: defaultIngressClass(classes)},
+		Hooks:          hooks,
 		Table:          ingressTable,
 	}
 }

@@ -13,7 +13,11 @@ import (
 )
 
 // RESTStorageProvider builds the storage of networking.k8s.io.
-type RESTStorageProvider struct{}
+type RESTStorageProvider struct {
+	// NoDefaultIngressClass turns off kube's DefaultIngressClass
+	// admission plugin: new ingresses are stored without a class.
+	NoDefaultIngressClass bool
+}
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
 
@@ -35,7 +39,7 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 
 // NewGroupStorage builds the group: the APIGroupInfo its routes
 // are mounted from, and the typed handles of what the wiring uses besides.
-func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
+func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
 	gv := networkingv1.SchemeGroupVersion
 	info := generic.NewGroupInfo(gv)
 	install := func(r generic.Resource) (*generic.Store, error) {
@@ -51,7 +55,11 @@ func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (Gr
 	if err != nil {
 		return fail(err)
 	}
-	for _, r := range []generic.Resource{newIngresses(classes), ipAddresses, networkPolicies} {
+	var defaultClasses rest.Lister = classes
+	if p.NoDefaultIngressClass {
+		defaultClasses = nil
+	}
+	for _, r := range []generic.Resource{newIngresses(defaultClasses), ipAddresses, networkPolicies} {
 		if _, err := install(r); err != nil {
 			return fail(err)
 		}

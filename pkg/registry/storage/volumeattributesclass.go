@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"reflect"
-	"slices"
 
 	storagev1 "k8s.io/api/storage/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -37,18 +36,12 @@ var volumeAttributesClasses = generic.Resource{
 }
 
 // VACProtectionFinalizer is what kube's StorageObjectInUseProtection
-// admission plugin adds to every new class; kube-controller-manager's
-// vac-protection controller removes it once no volume or claim uses it.
+// admission plugin (admission.StorageObjectInUseProtection) adds to every
+// new class; kube-controller-manager's vac-protection controller removes
+// it once no volume or claim uses it.
 const VACProtectionFinalizer = "kubernetes.io/vac-protection"
 
 type volumeAttributesClassStrategy struct{ generic.BaseStrategy }
-
-func (volumeAttributesClassStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	c := obj.(*storagev1.VolumeAttributesClass)
-	if !slices.Contains(c.Finalizers, VACProtectionFinalizer) {
-		c.Finalizers = append(c.Finalizers, VACProtectionFinalizer)
-	}
-}
 
 func (volumeAttributesClassStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	return validateVolumeAttributesClass(obj.(*storagev1.VolumeAttributesClass))

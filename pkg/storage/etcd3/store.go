@@ -26,13 +26,16 @@ type Store struct {
 	// transformer turns stored values into plaintext and back
 	// (encryption at rest); every read and write goes through it.
 	transformer value.Transformer
+	// codec turns objects into plaintext values (JSON, YAML, protobuf) and
+	// plaintext values into the JSON handed upwards.
+	codec storage.Codec
 }
 
 var _ storage.Interface = (*Store)(nil)
 
 // New returns the store of the resource described by cfg over client,
-// storing values as they are. The client is shared and stays open:
-// closing it is the caller's job.
+// storing values as JSON, unencrypted. The client is shared and stays
+// open: closing it is the caller's job.
 func New(client *clientv3.Client, cfg storage.Config) *Store {
 	return NewWithTransformer(client, cfg, value.Identity)
 }
@@ -40,7 +43,20 @@ func New(client *clientv3.Client, cfg storage.Config) *Store {
 // NewWithTransformer is New with the values going through t on their way
 // to and from etcd.
 func NewWithTransformer(client *clientv3.Client, cfg storage.Config, t value.Transformer) *Store {
-	return &Store{client: client, cfg: cfg, leases: newLeaseManager(client), transformer: t}
+	return NewWithCodec(client, cfg, t, JSONCodec)
+}
+
+// NewWithCodec is NewWithTransformer with the values encoded by c (a
+// media type) before t encrypts them. A nil t stores values unencrypted,
+// a nil c as JSON.
+func NewWithCodec(client *clientv3.Client, cfg storage.Config, t value.Transformer, c storage.Codec) *Store {
+	if t == nil {
+		t = value.Identity
+	}
+	if c == nil {
+		c = JSONCodec
+	}
+	return &Store{client: client, cfg: cfg, leases: newLeaseManager(client), transformer: t, codec: c}
 }
 
 // Option configures the stores of a factory.
@@ -48,6 +64,13 @@ type Option func(*factoryOptions)
 
 type factoryOptions struct {
 	transformers func(resource schema.GroupResource) value.Transformer
+	codecs       func(resource schema.GroupResource) storage.Codec
+}
+
+// WithCodecs gives each resource's store the codec of its resource (the
+// media type its values are stored in); without it values are JSON.
+func WithCodecs(f func(resource schema.GroupResource) storage.Codec) Option {
+	return func(o *factoryOptions) { o.codecs = f }
 }
 
 // WithTransformers gives each resource's store the transformer of its
@@ -59,31 +82,46 @@ func WithTransformers(f func(resource schema.GroupResource) value.Transformer) O
 // NewFactory returns the storage.Factory that builds etcd3 stores over
 // client, for RESTOptions.
 func NewFactory(client *clientv3.Client, opts ...Option) storage.Factory {
-	o := factoryOptions{transformers: func(schema.GroupResource) value.Transformer { return value.Identity }}
+	o := factoryOptions{
+		transformers: func(schema.GroupResource) value.Transformer { return value.Identity },
+		codecs:       func(schema.GroupResource) storage.Codec { return JSONCodec },
+	}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	return func(cfg storage.Config) (storage.Interface, storage.DestroyFunc, error) {
-		return NewWithTransformer(client, cfg, o.transformers(schema.ParseGroupResource(cfg.Resource))), func() {}, nil
+		gr := schema.ParseGroupResource(cfg.Resource)
+		return NewWithCodec(client, cfg, o.transformers(gr), o.codecs(gr)), func() {}, nil
 	}
 }
 
-// toStorage returns what is stored for the encoding data at key.
-func (s *Store) toStorage(ctx context.Context, key string, data []byte) ([]byte, error) {
-	out, err := s.transformer.TransformToStorage(ctx, data, key)
+// toStorage returns what is stored at key for obj, whose JSON encoding is
+// data.
+func (s *Store) toStorage(ctx context.Context, key string, obj runtime.Object, data []byte) ([]byte, error) {
+	encoded, err := s.codec.Encode(obj, data)
+	if err != nil {
+		return nil, storage.NewInternalError(key, fmt.Errorf("etcd3: encoding the value to store: %w", err))
+	}
+	out, err := s.transformer.TransformToStorage(ctx, encoded, key)
 	if err != nil {
 		return nil, storage.NewInternalError(key, fmt.Errorf("etcd3: transforming the value to store: %w", err))
 	}
 	return out, nil
 }
 
-// fromStorage returns the encoding of the value stored at key, and whether
-// it was stored by another transformer than the one that writes now.
+// fromStorage returns the JSON encoding of the value stored at key, and
+// whether it was stored by another transformer or in another media type
+// than those that write now.
 func (s *Store) fromStorage(ctx context.Context, key string, stored []byte) ([]byte, bool, error) {
-	out, stale, err := s.transformer.TransformFromStorage(ctx, stored, key)
+	plain, stale, err := s.transformer.TransformFromStorage(ctx, stored, key)
 	if err != nil {
 		return nil, false, storage.NewInternalError(key, fmt.Errorf("etcd3: transforming the stored value: %w", err))
 	}
+	out, other, err := s.codec.Decode(plain, s.cfg.NewFunc)
+	if err != nil {
+		return nil, false, storage.NewInternalError(key, fmt.Errorf("decoding stored object: %w", err))
+	}
+	stale = stale || other
 	if s.cfg.Normalize != nil { // e.g. a custom resource's defaults, applied on read
 		if out, err = s.cfg.Normalize(out); err != nil {
 			return nil, false, storage.NewInternalError(key, fmt.Errorf("decoding stored object: %w", err))
@@ -128,7 +166,7 @@ func (s *Store) create(ctx context.Context, key string, obj, out runtime.Object,
 		return nil, 0, err
 	}
 	storage.ObserveWrite(ctx, key, obj, data)
-	stored, err := s.toStorage(ctx, key, data)
+	stored, err := s.toStorage(ctx, key, obj, data)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -389,7 +427,7 @@ func (s *Store) guaranteedUpdate(ctx context.Context, key string, dest runtime.O
 			continue
 		}
 		storage.ObserveWrite(ctx, key, out, data)
-		resp, err := s.put(ctx, key, cur.rev, data, ttl)
+		resp, err := s.put(ctx, key, cur.rev, out, data, ttl)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -404,10 +442,10 @@ func (s *Store) guaranteedUpdate(ctx context.Context, key string, dest runtime.O
 	}
 }
 
-// put writes data (plaintext) at key if its revision is still rev; when
-// it is not, the response holds what is there.
-func (s *Store) put(ctx context.Context, key string, rev int64, data []byte, ttl *uint64) (*clientv3.TxnResponse, error) {
-	stored, err := s.toStorage(ctx, key, data)
+// put writes obj, whose JSON is data, at key if its revision is still
+// rev; when it is not, the response holds what is there.
+func (s *Store) put(ctx context.Context, key string, rev int64, obj runtime.Object, data []byte, ttl *uint64) (*clientv3.TxnResponse, error) {
+	stored, err := s.toStorage(ctx, key, obj, data)
 	if err != nil {
 		return nil, err
 	}

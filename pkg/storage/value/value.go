@@ -7,8 +7,8 @@
 // The stored form is kube-apiserver's, byte for byte: a provider prefix
 // ("k8s:enc:aescbc:v1:"), the key's name and a colon, then the
 // provider's ciphertext. Values written by one server decrypt on the
-// other with the same EncryptionConfiguration (both storing JSON: kube
-// with --storage-media-type=application/json).
+// other with the same EncryptionConfiguration; the plaintext is in the
+// stored media type (storage.Codec: kube's protobuf by default).
 //
 // Layers: a leaf of pkg/storage, used by storage/etcd3; cmd builds the
 // transformers from --encryption-provider-config.

@@ -136,7 +136,7 @@ func TestEvents(t *testing.T) {
 		t.Errorf("row %s", got)
 	}
 	// Events live --event-ttl (the lease shares up to a minute more).
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Server.EtcdURL}, DialTimeout: 10 * time.Second})
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Server.EtcdURL}, TLS: srv.Server.EtcdTLS, DialTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

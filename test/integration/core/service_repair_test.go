@@ -37,12 +37,12 @@ func TestNodePortRepair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{ts.Server.EtcdURL}, DialTimeout: 10 * time.Second})
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{ts.Server.EtcdURL}, TLS: ts.Server.EtcdTLS, DialTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer etcd.Close()
-	keys, err := etcd.Get(ctx, "/registry/services/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	keys, err := etcd.Get(ctx, "/registry/services/specs/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestNodePortRepair(t *testing.T) {
 		}
 	}
 	if !removed {
-		t.Fatalf("no key of service %s/leaky among %d under /registry/services/", ns, len(keys.Kvs))
+		t.Fatalf("no key of service %s/leaky among %d under /registry/services/specs/", ns, len(keys.Kvs))
 	}
 
 	// Released by the third repair that finds it leaked: a service asking

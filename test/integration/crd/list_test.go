@@ -257,7 +257,7 @@ func TestKeysAndWatchCache(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatal("no event")
 			}
-			etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{ts.Server.EtcdURL}, DialTimeout: 10 * time.Second})
+			etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{ts.Server.EtcdURL}, TLS: ts.Server.EtcdTLS, DialTimeout: 10 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

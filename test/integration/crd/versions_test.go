@@ -116,7 +116,7 @@ func TestConversionNone(t *testing.T) {
 	if *reference {
 		return
 	}
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Server.EtcdURL}, DialTimeout: 10 * time.Second})
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Server.EtcdURL}, TLS: srv.Server.EtcdTLS, DialTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

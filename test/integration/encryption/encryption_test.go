@@ -18,10 +18,13 @@ import (
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/value"
 )
 
 const (
@@ -58,9 +61,9 @@ func server(t *testing.T, dir, configPath string) (*testserver.TestServer, *kube
 }
 
 // stored reads what etcd holds at key.
-func stored(t *testing.T, etcdURL, key string) []byte {
+func stored(t *testing.T, srv *app.Server, key string) []byte {
 	t.Helper()
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdURL}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.EtcdURL}, TLS: srv.EtcdTLS, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,9 +75,9 @@ func stored(t *testing.T, etcdURL, key string) []byte {
 	return resp.Kvs[0].Value
 }
 
-func put(t *testing.T, etcdURL, key string, value []byte) {
+func put(t *testing.T, srv *app.Server, key string, value []byte) {
 	t.Helper()
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdURL}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.EtcdURL}, TLS: srv.EtcdTLS, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +110,7 @@ func TestEncryptionAtRest(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	ts, c := server(t, dir, config(t, dir, aescbc("key1", key1), "identity: {}"))
-	etcdURL := ts.Server.EtcdURL
+	srv := ts.Server
 	ns := ts.CreateNamespace(t)
 	secrets := c.CoreV1().Secrets(ns)
 	w, err := secrets.Watch(ctx, metav1.ListOptions{})
@@ -122,11 +125,11 @@ func TestEncryptionAtRest(t *testing.T) {
 		t.Errorf("watched %v %#v", ev.Type, ev.Object)
 	}
 	w.Stop()
-	wantPrefix(t, "a secret", stored(t, etcdURL, "/registry/secrets/"+ns+"/old"), "k8s:enc:aescbc:v1:key1:")
+	wantPrefix(t, "a secret", stored(t, srv, "/registry/secrets/"+ns+"/old"), "k8s:enc:aescbc:v1:key1:")
 	if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	wantPrefix(t, "a config map", stored(t, etcdURL, "/registry/configmaps/"+ns+"/plain"), "{")
+	wantPrefix(t, "a config map", stored(t, srv, "/registry/configmaps/"+ns+"/plain"), "k8s\x00") // kube's protobuf, unencrypted
 	list, err := secrets.List(ctx, metav1.ListOptions{})
 	if err != nil || len(list.Items) != 1 || string(list.Items[0].Data["password"]) != "hunter2" {
 		t.Fatalf("list: %v %+v", err, list)
@@ -143,12 +146,12 @@ func TestEncryptionAtRest(t *testing.T) {
 	if _, err := secrets.Create(ctx, secret("new"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	wantPrefix(t, "a new secret", stored(t, etcdURL, "/registry/secrets/"+ns+"/new"), "k8s:enc:aescbc:v1:key2:")
+	wantPrefix(t, "a new secret", stored(t, srv, "/registry/secrets/"+ns+"/new"), "k8s:enc:aescbc:v1:key2:")
 	// An update that changes nothing still rewrites a value of an old key.
 	if _, err := secrets.Update(ctx, old, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	wantPrefix(t, "a rewritten secret", stored(t, etcdURL, "/registry/secrets/"+ns+"/old"), "k8s:enc:aescbc:v1:key2:")
+	wantPrefix(t, "a rewritten secret", stored(t, srv, "/registry/secrets/"+ns+"/old"), "k8s:enc:aescbc:v1:key2:")
 	ts.Server.Stop()
 
 	// The old key is gone; identity first decrypts as values are written.
@@ -163,7 +166,7 @@ func TestEncryptionAtRest(t *testing.T) {
 	if _, err := secrets.Create(ctx, secret("plain"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	wantPrefix(t, "a secret after decryption", stored(t, etcdURL, "/registry/secrets/"+ns+"/plain"), "{")
+	wantPrefix(t, "a secret after decryption", stored(t, srv, "/registry/secrets/"+ns+"/plain"), "k8s\x00")
 }
 
 // TestKubeWrittenSecret: a Secret kube-apiserver 1.37.2 encrypted
@@ -193,9 +196,44 @@ func TestKubeWrittenSecret(t *testing.T) {
 	}
 	ts, c := server(t, dir, kubeConfig)
 	defer ts.Server.Stop()
-	put(t, ts.Server.EtcdURL, key, value)
+	put(t, ts.Server, key, value)
 	s, err := c.CoreV1().Secrets("default").Get(context.Background(), "enc-test", metav1.GetOptions{})
 	if err != nil || string(s.Data["password"]) != "hunter2" {
 		t.Fatalf("kube's secret: %v %+v", err, s)
+	}
+}
+
+// TestKubeWrittenProtobufSecret: kube-apiserver's default stored form of
+// an encrypted Secret, its protobuf envelope encrypted (aescbc), is
+// read through the API: decrypted, then decoded.
+func TestKubeWrittenProtobufSecret(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	kubeConfig, err := filepath.Abs("../../../pkg/storage/value/testdata/kube-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	transformers, err := value.LoadConfig(kubeConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: "enc-proto", Namespace: "default", UID: "uid-enc-proto", CreationTimestamp: metav1.Now()},
+		Data:       map[string][]byte{"password": []byte("hunter2")}, Type: corev1.SecretTypeOpaque}
+	var plain bytes.Buffer
+	if err := protobuf.NewSerializer(api.Scheme, api.Scheme).Encode(secret, &plain); err != nil {
+		t.Fatal(err)
+	}
+	const key = "/registry/secrets/default/enc-proto"
+	stored, err := transformers.For(corev1.Resource("secrets")).TransformToStorage(context.Background(), plain.Bytes(), key)
+	if err != nil || !strings.HasPrefix(string(stored), "k8s:enc:aescbc:v1:key1:") {
+		t.Fatalf("encrypting: %v %.30q", err, stored)
+	}
+	ts, c := server(t, dir, kubeConfig)
+	defer ts.Server.Stop()
+	put(t, ts.Server, key, stored)
+	s, err := c.CoreV1().Secrets("default").Get(context.Background(), "enc-proto", metav1.GetOptions{})
+	if err != nil || string(s.Data["password"]) != "hunter2" {
+		t.Fatalf("kube's protobuf secret: %v %+v", err, s)
 	}
 }

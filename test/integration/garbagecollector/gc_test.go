@@ -209,3 +209,45 @@ func TestDanglingReferences(t *testing.T) {
 		return nil
 	})
 }
+
+// TestOwnerNotSeenYet: each resource is followed by its own watch, so the
+// collector may see a dependent before its owner; it must look the owner
+// up rather than take it for gone. Many pairs, created without waiting,
+// make that order likely; none of their dependents may be deleted.
+func TestOwnerNotSeenYet(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	const pairs = 60
+	var uids []types.UID
+	for i := range pairs {
+		owner, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("owner-%d", i)}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dep, err := client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+			Name:            fmt.Sprintf("dependent-%d", i),
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		uids = append(uids, owner.UID, dep.UID)
+	}
+	eventually(t, func() error {
+		if !gc.GraphHasUID(uids...) {
+			return fmt.Errorf("the collector has not seen every owner and dependent yet (or deleted a dependent whose owner exists)")
+		}
+		return nil
+	})
+	// One more pair after all: once it is in the graph, the collector has
+	// processed what the earlier events queued.
+	ownerAndDependent(t, ns)
+	list, err := client.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != pairs+1 {
+		t.Errorf("%d dependents left of %d, all of whose owners exist", len(list.Items), pairs+1)
+	}
+}

@@ -55,7 +55,7 @@ func TestSpaceQuotaExceeded(t *testing.T) {
 	}
 
 	// What an operator does: compact, defragment, disarm.
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Server.EtcdURL}, DialTimeout: 10 * time.Second})
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Server.EtcdURL}, TLS: srv.Server.EtcdTLS, DialTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

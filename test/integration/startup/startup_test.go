@@ -64,6 +64,13 @@ func TestStartup(t *testing.T) {
 			{[]string{"--secure-port=70000"}, "--secure-port"},
 			{[]string{"--log-level=loud"}, "--log-level"},
 			{[]string{"--etcd-servers=localhost:2379"}, "--etcd-servers"},
+			{[]string{"--etcd-servers-overrides=events#http://127.0.0.1:2379"}, "--etcd-servers-overrides"},
+			{[]string{"--etcd-servers-overrides=/events#http://127.0.0.1:2379;;"}, "--etcd-servers-overrides"},
+			{[]string{"--etcd-servers-overrides=/events#127.0.0.1:2379"}, "--etcd-servers-overrides"},
+			{[]string{"--etcd-cafile=ca.crt"}, "--etcd-cafile"},
+			{[]string{"--etcd-servers=https://127.0.0.1:2379", "--etcd-certfile=etcd.crt"}, "--etcd-keyfile"},
+			{[]string{"--storage-backend=etcd2"}, "--storage-backend"},
+			{[]string{"--etcd-healthcheck-timeout=-1s"}, "--etcd-healthcheck-timeout"},
 			{[]string{"--watch-cache-sizes=pods"}, "--watch-cache-sizes"},
 			{[]string{"--embedded-etcd-cluster-init"}, "--embedded-etcd-peer-url"},
 			{[]string{"--embedded-etcd-join=http://10.0.0.1:2380", "--embedded-etcd-peer-url=https://10.0.0.2:2380"}, "--embedded-etcd-join"},
@@ -73,6 +80,7 @@ func TestStartup(t *testing.T) {
 			{[]string{"--disable-admission-plugins=NoSuchPlugin"}, "--disable-admission-plugins"},
 			{[]string{"--enable-admission-plugins=AlwaysPullImages"}, "--enable-admission-plugins"},
 			{[]string{"--enable-admission-plugins=LimitRanger", "--disable-admission-plugins=LimitRanger"}, "--disable-admission-plugins"},
+			{[]string{"--admission-control-config-file=/no/such/file"}, "--admission-control-config-file"},
 		}
 		for _, tc := range cases {
 			t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

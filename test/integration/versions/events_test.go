@@ -221,7 +221,7 @@ func TestEventsTTL(t *testing.T) {
 	if _, err := clientset(t, encodings[0].contentType).EventsV1().Events(ns).Create(ctx(t), newEvent(ns, "ttl"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Server.EtcdURL}, DialTimeout: 10 * time.Second})
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.Server.EtcdURL}, TLS: srv.Server.EtcdTLS, DialTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,75 @@
+package app
+
+import (
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	psapi "k8s.io/pod-security-admission/api"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/noderestriction"
+	admissionwebhook "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/webhook"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// admissionChain is the admission chain of the handlers: kube's plugins
+// this server runs as steps of their own, in kube's order, less those
+// the flags turn off.
+func admissionChain(o *Options, groups []rest.APIGroupInfo, st groupStorages, authz authorizer.Authorizer,
+	policies *admissionPolicies, webhooks *admissionwebhook.Source) (admission.Chain, error) {
+	podSecurity, err := admission.NewPodSecurity(admission.PodSecurityConfig{
+		Configuration: o.Admission.podSecurity,
+		Namespaces:    st.core.Namespaces,
+		Pods:          st.core.Pods,
+		Version:       kubeVersion(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	quota, err := resourceQuotaAdmission(o, groups)
+	if err != nil {
+		return nil, err
+	}
+	return admission.Chain(o.Admission.chain([]namedAdmission{
+		{"NamespaceLifecycle", &admission.NamespaceLifecycle{Namespaces: st.core.Namespaces}},
+		{"LimitRanger", &admission.LimitRanger{LimitRanges: st.core.LimitRanges}},
+		{"ServiceAccount", &admission.ServiceAccount{Pods: core.PodServiceAccount{
+			ServiceAccounts: st.core.ServiceAccounts, Namespaces: st.core.Namespaces}}},
+		{noderestriction.PluginName, nodeRestriction(groups, st, authz)},
+		{"TaintNodesByCondition", admission.TaintNodesByCondition{}},
+		{"PodSecurity", podSecurity},
+		{"Priority", &admission.Priority{PriorityClasses: st.scheduling.PriorityClasses}},
+		{"StorageObjectInUseProtection", admission.StorageObjectInUseProtection{}},
+		{"PersistentVolumeClaimResize", &admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses}},
+		{"RuntimeClass", &admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}}},
+		{"CertificateApproval", &admission.CertificateApproval{Authorizer: authz}},
+		{"CertificateSigning", &admission.CertificateSigning{Authorizer: authz}},
+		{"ClusterTrustBundleAttest", &admission.ClusterTrustBundleAttest{Authorizer: authz}},
+		{"CertificateSubjectRestriction", admission.CertificateSubjectRestriction{}},
+		{"NodeDeclaredFeatureValidator", &admission.NodeDeclaredFeatureValidator{Nodes: st.core.Nodes,
+			Version: version.MustParseGeneric(Version().GitVersion)}},
+		{"PodResizeValidator", &admission.PodResizeValidator{Nodes: st.core.Nodes}},
+		// kube's order: admission policies then webhooks, the mutating
+		// ones at the mutating step (the registry runs them after the
+		// built-in mutation of its hooks), the validating ones at the
+		// validating step.
+		{"MutatingAdmissionPolicy", policies.mutating},
+		{"MutatingAdmissionWebhook", admissionwebhook.NewMutating(webhooks, st.core.Namespaces)},
+		{"ValidatingAdmissionPolicy", policies.validating},
+		{"ValidatingAdmissionWebhook", admissionwebhook.NewValidating(webhooks, st.core.Namespaces)},
+		// Last, as in kube: what it charges stays charged.
+		{"ResourceQuota", quota},
+	})), nil
+}
+
+// kubeVersion is the Kubernetes version this server answers as
+// (/version), for PodSecurity's "latest".
+func kubeVersion() psapi.Version {
+	v := Version()
+	major, _ := strconv.Atoi(v.Major)
+	minor, _ := strconv.Atoi(v.Minor)
+	return psapi.MajorMinorVersion(major, minor)
+}

@@ -1,0 +1,84 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/version"
+	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+)
+
+// NodeDeclaredFeatureValidator is kube's plugin of that name, for pods:
+// an update of a pod on a node (the pod itself or pods/resize) that
+// needs a node feature (resizing pod-level resources, a non-sidecar init
+// container, ...) is refused unless the node declares it in
+// status.declaredFeatures. Which updates need which feature is kube's
+// own library's (k8s.io/component-helpers/nodedeclaredfeatures). Its
+// check of ResourceSlices needs the DRANodeAllocatableResources feature
+// gate, off in kube 1.37, and is not run.
+type NodeDeclaredFeatureValidator struct {
+	// Nodes reads nodes (from the watch cache).
+	Nodes rest.Getter
+	// Version is the server's Kubernetes version: features newer
+	// servers need no longer are not asked of nodes.
+	Version *version.Version
+}
+
+// Validate implements handlers.Admission.
+func (v *NodeDeclaredFeatureValidator) Validate(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
+	if a.Operation != handlers.Update || a.Resource.GroupResource() != corev1.Resource("pods") ||
+		(a.Subresource != "" && a.Subresource != "resize") {
+		return nil
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return apierrors.NewBadRequest(fmt.Sprintf("expected a pod but got a %T", obj))
+	}
+	if pod.Spec.NodeName == "" {
+		return nil
+	}
+	old, ok := a.Old.(*corev1.Pod)
+	if !ok {
+		return apierrors.NewBadRequest(fmt.Sprintf("expected an old pod but got a %T", a.Old))
+	}
+	if old.Generation == pod.Generation {
+		return nil
+	}
+	reqs, err := ndf.DefaultFramework.InferForPodUpdate(&ndf.PodInfo{Spec: &old.Spec, Status: &old.Status},
+		&ndf.PodInfo{Spec: &pod.Spec, Status: &pod.Status}, v.Version)
+	if err != nil {
+		return forbidden(a, fmt.Errorf("failed to infer pod capability requirements: %w", err))
+	}
+	if reqs.IsEmpty() {
+		return nil
+	}
+	nodeObj, err := v.Nodes.Get(request.WithNamespace(ctx, ""), pod.Spec.NodeName, &metav1.GetOptions{ResourceVersion: "0"})
+	if apierrors.IsNotFound(err) {
+		return forbidden(a, fmt.Errorf("node %q not found", pod.Spec.NodeName))
+	}
+	if err != nil {
+		return forbidden(a, fmt.Errorf("failed to get node %q: %w", pod.Spec.NodeName, err))
+	}
+	node, ok := nodeObj.(*corev1.Node)
+	if !ok {
+		return forbidden(a, fmt.Errorf("failed to get node %q: read as %T", pod.Spec.NodeName, nodeObj))
+	}
+	result, err := ndf.DefaultFramework.MatchNode(reqs, node)
+	if err != nil {
+		return forbidden(a, fmt.Errorf("failed to match pod requirements against node %q: %w", node.Name, err))
+	}
+	if !result.IsMatch {
+		return forbidden(a, fmt.Errorf("pod update requires features %s which are not available on node %q",
+			strings.Join(result.UnsatisfiedRequirements, ", "), node.Name))
+	}
+	return nil
+}
