@@ -58,7 +58,8 @@ type Config struct {
 	// LivezChecks and ReadyzChecks are added to ping.
 	LivezChecks  []healthz.Check
 	ReadyzChecks []healthz.Check
-	// MinRequestTimeout is the base of a watch's default timeout.
+	// MinRequestTimeout is the base of a watch's default timeout (0: 30
+	// min; negative: none), as handlers.Scope's.
 	MinRequestTimeout time.Duration
 	// RequestTimeout bounds every request but the long-running ones (0:
 	// none).

@@ -29,6 +29,11 @@ func withFlags(t *testing.T, args ...string) testserver.Option {
 	}
 }
 
+// startWithFlags starts a test server with the command line flags args.
+func startWithFlags(t *testing.T, args ...string) *testserver.TestServer {
+	return testserver.Start(t, withFlags(t, args...))
+}
+
 // TestRuntimeConfigServes: --runtime-config turns a group version and a
 // resource off: gone from discovery, 404 when asked for; the rest is
 // served.

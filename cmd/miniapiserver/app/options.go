@@ -75,6 +75,9 @@ type Options struct {
 	// APIServices are JSON whatever it says, as in kube).
 	StorageMediaType string
 
+	// MinRequestTimeout is kube's --min-request-timeout, in whole seconds
+	// on the command line: the base of the random timeout of watches
+	// without timeoutSeconds (0: none).
 	MinRequestTimeout time.Duration
 	RequestTimeout    time.Duration
 	ShutdownTimeout   time.Duration
@@ -85,7 +88,8 @@ type Options struct {
 	// stops serving (kube's --shutdown-delay-duration).
 	ShutdownDelayDuration time.Duration
 	EventTTL              time.Duration
-	// ServiceClusterIPRange is the CIDR of services' cluster IPs.
+	// ServiceClusterIPRange is the CIDR of services' cluster IPs, or two
+	// of different families, comma separated (dual-stack).
 	ServiceClusterIPRange string
 	Profiling             bool
 	// Controllers chooses the kube-controller-manager controllers that
@@ -214,8 +218,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Bytes of protobuf encodings the watch caches keep beside the stored objects, all resources together, so that protobuf LISTs reuse them (0: encode every item at every LIST).")
 	fs.Int64Var(&o.WatchCacheHistoryBytes, "watch-cache-history-bytes", o.WatchCacheHistoryBytes,
 		"Bytes of objects each resource's watch cache keeps in its event history, the last ~75 s of changes that watches resume from (0: no bound but the event count, as kube-apiserver). Past it older events are forgotten sooner, and a watch resuming from before them gets 410 Gone and relists.")
-	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout,
-		"A watch without timeoutSeconds ends after a random time between this and twice this.")
+	fs.Var(secondsValue{&o.MinRequestTimeout}, "min-request-timeout",
+		"Seconds (as kube's; a Go duration such as 30m is read too): a watch without timeoutSeconds ends after a random time between this and twice this (0: it does not time out).")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout,
 		"How long a request other than a watch may take before it fails with a timeout.")
 	fs.DurationVar(&o.ShutdownDelayDuration, "shutdown-delay-duration", o.ShutdownDelayDuration,
@@ -226,7 +230,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"The limit that the server gives to clients for the maximum number of streams in an HTTP/2 connection (0: 100, kube-apiserver's default).")
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange,
-		"CIDR of the cluster IPs services get (one IPv4 CIDR of at most 2^20 addresses, or one IPv6 CIDR of /64 or longer).")
+		"CIDR of the cluster IPs services get (an IPv4 CIDR of at most 2^20 addresses, or an IPv6 CIDR of /64 or longer); two CIDRs of different families, comma separated, make a dual-stack cluster whose primary family is the first's.")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve /debug/pprof on the API ports.")
 	o.addControllerFlags(fs)
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log level: debug, info, warn or error.")
@@ -331,8 +335,8 @@ func (o *Options) Validate() error {
 	if o.RequestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout: must be positive")
 	}
-	if o.MinRequestTimeout <= 0 {
-		return fmt.Errorf("--min-request-timeout: must be positive")
+	if o.MinRequestTimeout < 0 {
+		return fmt.Errorf("--min-request-timeout can not be negative value")
 	}
 	if o.EventTTL <= 0 {
 		return fmt.Errorf("--event-ttl: must be positive")
@@ -343,7 +347,7 @@ func (o *Options) Validate() error {
 	if err := o.Admission.validate(); err != nil {
 		return err
 	}
-	if _, err := o.serviceClusterIPRange(); err != nil {
+	if _, err := o.serviceClusterIPRanges(); err != nil {
 		return err
 	}
 	switch o.LogLevel {
@@ -398,24 +402,34 @@ func parseWatchCacheSizes(entries []string) (map[string]int, error) {
 	return sizes, nil
 }
 
-// serviceClusterIPRange parses --service-cluster-ip-range, with kube's
-// limits: a CIDR (not an address with a mask), IPv4 up to /12, IPv6 /64
-// or longer.
-func (o *Options) serviceClusterIPRange() (netip.Prefix, error) {
-	if first, second, dual := strings.Cut(o.ServiceClusterIPRange, ","); dual {
-		return netip.Prefix{}, fmt.Errorf("--service-cluster-ip-range: %s: a second CIDR (dual-stack services) is not supported by miniapiserver: services get addresses of one family, from %s", second, first)
+// serviceClusterIPRanges parses --service-cluster-ip-range: one CIDR, or
+// two of different families (a dual-stack cluster, the first the primary
+// family), with kube's messages where it has them. Each is a CIDR (not
+// an address with a mask), IPv4 up to /12, IPv6 /64 or longer (kube's
+// limits with its ServiceCIDR allocator).
+func (o *Options) serviceClusterIPRanges() ([]netip.Prefix, error) {
+	entries := strings.Split(o.ServiceClusterIPRange, ",")
+	if len(entries) > 2 {
+		return nil, fmt.Errorf("--service-cluster-ip-range must not contain more than two entries")
 	}
-	p, err := netip.ParsePrefix(o.ServiceClusterIPRange)
-	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("--service-cluster-ip-range: %q is not a CIDR", o.ServiceClusterIPRange)
+	var ranges []netip.Prefix
+	for _, e := range entries {
+		p, err := netip.ParsePrefix(strings.TrimSpace(e))
+		if err != nil {
+			return nil, fmt.Errorf("--service-cluster-ip-range: %q is not a CIDR", e)
+		}
+		if p != p.Masked() {
+			return nil, fmt.Errorf("--service-cluster-ip-range: %q has host bits set (did you mean %s?)", e, p.Masked())
+		}
+		if p.Addr().Is4() && p.Bits() < 12 || p.Addr().Is6() && p.Bits() < 64 {
+			return nil, fmt.Errorf("--service-cluster-ip-range: %s is too large (at most /12 for IPv4, /64 for IPv6)", p)
+		}
+		ranges = append(ranges, p)
 	}
-	if p != p.Masked() {
-		return netip.Prefix{}, fmt.Errorf("--service-cluster-ip-range: %q has host bits set (did you mean %s?)", o.ServiceClusterIPRange, p.Masked())
+	if len(ranges) == 2 && ranges[0].Addr().Is4() == ranges[1].Addr().Is4() {
+		return nil, fmt.Errorf("--service-cluster-ip-range[0] and --service-cluster-ip-range[1] must be of different IP family")
 	}
-	if p.Addr().Is4() && p.Bits() < 12 || p.Addr().Is6() && p.Bits() < 64 {
-		return netip.Prefix{}, fmt.Errorf("--service-cluster-ip-range: %s is too large (at most /12 for IPv4, /64 for IPv6)", p)
-	}
-	return p, nil
+	return ranges, nil
 }
 
 // serveOptions are the settings of every listener.

@@ -2,6 +2,8 @@ package app
 
 import (
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/spf13/pflag"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -98,4 +100,26 @@ func (o *KubeOptions) servedGroups(groups []rest.APIGroupInfo) ([]rest.APIGroupI
 		return nil, err
 	}
 	return o.RuntimeConfig.filter(groups), nil
+}
+
+// secondsValue is a duration flag that kube declares as an int of
+// seconds (--min-request-timeout), so that kube's command lines parse; a
+// Go duration ("30m") is read too, as this server's earlier releases
+// took one.
+type secondsValue struct{ d *time.Duration }
+
+func (v secondsValue) String() string { return strconv.FormatInt(int64(*v.d/time.Second), 10) }
+func (v secondsValue) Type() string   { return "int" }
+
+func (v secondsValue) Set(s string) error {
+	if n, err := strconv.ParseInt(s, 10, 32); err == nil {
+		*v.d = time.Duration(n) * time.Second
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want whole seconds (as kube's) or a Go duration: %q", s)
+	}
+	*v.d = d
+	return nil
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -356,7 +358,7 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 		AuditSink:         auditSink(sec.auditLog),
 		NonResource:       discoveryHandlers(creds.discovery(o, s.SecureURL)),
 		Admission:         admissionChain,
-		MinRequestTimeout: o.MinRequestTimeout,
+		MinRequestTimeout: cmp.Or(o.MinRequestTimeout, -1), // 0: none
 		RequestTimeout:    o.RequestTimeout,
 		GoawayChance:      o.Kube.GoawayChance,
 		Version:           Version(),
@@ -424,9 +426,13 @@ func newGroupLinks() groupLinks {
 // and deps. It hands its events store to events.k8s.io; its evictions
 // honour policy's budgets.
 func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.RESTStorageProvider, error) {
-	serviceRange, err := o.serviceClusterIPRange()
+	serviceRanges, err := o.serviceClusterIPRanges()
 	if err != nil {
 		return core.RESTStorageProvider{}, err
+	}
+	var secondary netip.Prefix
+	if len(serviceRanges) == 2 {
+		secondary = serviceRanges[1]
 	}
 	components := core.KubeComponentChecks()
 	if deps.StorageHealth != nil {
@@ -434,17 +440,18 @@ func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.
 		components["etcd-0"] = core.StorageComponentCheck(deps.StorageHealth)
 	}
 	return core.RESTStorageProvider{
-		ServiceClusterIPRange:  serviceRange,
-		ServiceNodePortRange:   o.Kube.ServiceNodePortRange,
-		EventTTL:               o.EventTTL,
-		RootCA:                 deps.RootCA,
-		DefaultServiceAccounts: o.controllerEnabled(serviceAccountControllerName),
-		Tokens:                 deps.Tokens,
-		Events:                 links.events,
-		DisruptionBudgets:      links.budgets,
-		Kubelet:                o.Kubelet.config(),
-		EndpointSlices:         links.endpointSlices,
-		Components:             components,
+		ServiceClusterIPRange:          serviceRanges[0],
+		SecondaryServiceClusterIPRange: secondary,
+		ServiceNodePortRange:           o.Kube.ServiceNodePortRange,
+		EventTTL:                       o.EventTTL,
+		RootCA:                         deps.RootCA,
+		DefaultServiceAccounts:         o.controllerEnabled(serviceAccountControllerName),
+		Tokens:                         deps.Tokens,
+		Events:                         links.events,
+		DisruptionBudgets:              links.budgets,
+		Kubelet:                        o.Kubelet.config(),
+		EndpointSlices:                 links.endpointSlices,
+		Components:                     components,
 	}, nil
 }
 
