@@ -38,7 +38,8 @@ type Options struct {
 	// Empty: the bind address, or 127.0.0.1 when that is unspecified.
 	AdvertiseAddress string
 	// EndpointReconcilerType is kube's: lease (the kubernetes endpoints
-	// list the replicas with live leases) or none.
+	// list the replicas with live leases), master-count (they list up to
+	// --apiserver-count replicas, without leases) or none.
 	EndpointReconcilerType string
 	// EndpointReconcilerTTL and EndpointReconcilerInterval are the lease
 	// duration and renewal period (kube's: 15 s and 10 s).
@@ -190,7 +191,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress,
 		"IP address on which to advertise this server to members of the cluster: the endpoints of the kubernetes Service list it. Empty: --bind-address, or 127.0.0.1 when that is unspecified.")
 	fs.StringVar(&o.EndpointReconcilerType, "endpoint-reconciler-type", o.EndpointReconcilerType,
-		"How the endpoints of the kubernetes Service are kept: lease (each replica holds a Lease apiserver-<id> in kube-system; the endpoints list the replicas whose leases are live, and a replica stopped gracefully removes itself) or none.")
+		"How the endpoints of the kubernetes Service are kept: lease (each replica holds a Lease apiserver-<id> in kube-system; the endpoints list the replicas whose leases are live, and a replica stopped gracefully removes itself), master-count (kube's older way: each replica adds itself, and the list is cut to --apiserver-count addresses) or none.")
 	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "HTTPS port of the API (0 picks a free port).")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile,
 		"Serving certificate (PEM). Without it, a self-signed certificate for the bind address and localhost is generated in --data-dir and reused.")
@@ -284,13 +285,11 @@ func (o *Options) Validate() error {
 		}
 	}
 	switch o.EndpointReconcilerType {
-	case "lease", "none":
-	case "master-count":
-		return fmt.Errorf("--endpoint-reconciler-type: master-count: not supported by miniapiserver: use lease (kube's default), which keeps the replicas' addresses without --apiserver-count")
+	case "lease", "master-count", "none":
 	default:
-		return fmt.Errorf("--endpoint-reconciler-type: %q is not one of lease, none", o.EndpointReconcilerType)
+		return fmt.Errorf("--endpoint-reconciler-type: %q is not one of lease, master-count, none", o.EndpointReconcilerType)
 	}
-	if o.EndpointReconcilerType == "lease" && (o.EndpointReconcilerTTL < time.Second || o.EndpointReconcilerInterval <= 0) {
+	if o.EndpointReconcilerType != "none" && (o.EndpointReconcilerTTL < time.Second || o.EndpointReconcilerInterval <= 0) {
 		return fmt.Errorf("--endpoint-reconciler-type: the lease needs a duration of at least 1s and a positive renewal interval")
 	}
 	if o.SecurePort < 0 || o.SecurePort > 65535 {
@@ -347,8 +346,14 @@ func (o *Options) Validate() error {
 	if err := o.Admission.validate(); err != nil {
 		return err
 	}
-	if _, err := o.serviceClusterIPRanges(); err != nil {
+	ranges, err := o.serviceClusterIPRanges()
+	if err != nil {
 		return err
+	}
+	// kube's check: default/kubernetes is single-stack, of the primary
+	// family, and its endpoints list the advertised address.
+	if a, err := netip.ParseAddr(o.AdvertiseAddress); err == nil && o.EndpointReconcilerType != "none" && a.Is4() != ranges[0].Addr().Is4() {
+		return fmt.Errorf("service IP family %q must match public address family %q", ranges[0], a)
 	}
 	switch o.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -32,8 +32,9 @@ type KubeOptions struct {
 	// --max-mutating-requests-inflight either way (kube's false); with
 	// true, as kube's, the flow control API must stay served.
 	EnablePriorityAndFairness bool
-	// APIServerCount is --apiserver-count, used only by the master-count
-	// endpoint reconciler, which this server does not implement.
+	// APIServerCount is --apiserver-count: the number of replicas of the
+	// master-count endpoint reconciler (the lease one, as kube's, has no
+	// use for it).
 	APIServerCount int
 	// Version is --version.
 	Version versionFlag
@@ -58,7 +59,7 @@ func (o *KubeOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.EnablePriorityAndFairness, "enable-priority-and-fairness", o.EnablePriorityAndFairness,
 		"kube's switch between API Priority and Fairness (true) and the max-in-flight limits (false). miniapiserver always applies --max-requests-inflight and --max-mutating-requests-inflight, fairly between users; the flow control objects are served and kept either way.")
 	fs.IntVar(&o.APIServerCount, "apiserver-count", o.APIServerCount,
-		"The number of apiservers running in the cluster, must be a positive number. (In use when --endpoint-reconciler-type=master-count is enabled, which miniapiserver refuses.)")
+		"The number of apiservers running in the cluster, must be a positive number. (In use when --endpoint-reconciler-type=master-count is enabled.)")
 	_ = fs.MarkDeprecated("apiserver-count", "apiserver-count is deprecated and will be removed in a future version.")
 	fs.Var(&o.Version, "version", "--version, --version=raw prints version information and quits; --version=vX.Y.Z... sets the reported version (refused by miniapiserver)")
 	fs.Lookup("version").NoOptDefVal = "true"
@@ -82,9 +83,6 @@ func (o *KubeOptions) validate() error {
 	}
 	if o.APIServerCount <= 0 {
 		return fmt.Errorf("--apiserver-count should be a positive number, but value '%d' provided", o.APIServerCount)
-	}
-	if o.APIServerCount != 1 {
-		return fmt.Errorf("--apiserver-count: not supported by miniapiserver: it is used only by the master-count endpoint reconciler; use --endpoint-reconciler-type=lease (kube's default), which needs no count")
 	}
 	if err := o.Version.validate(); err != nil {
 		return err

@@ -230,7 +230,7 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	var reconciler *endpoints.Reconciler
-	if o.EndpointReconcilerType == "lease" {
+	if o.EndpointReconcilerType != "none" {
 		if reconciler, err = endpointReconciler(o, groups, secureLn.Addr().(*net.TCPAddr).Port); err != nil {
 			return nil, err
 		}
