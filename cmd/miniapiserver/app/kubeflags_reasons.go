@@ -7,11 +7,9 @@ import "strings"
 // of flags. A test checks that every refused flag has a reason and every
 // reason a flag.
 var refusedReasons = map[string]string{
-	"admission-control":                           "deprecated in kube; use --enable-admission-plugins and --disable-admission-plugins",
 	"aggregator-reject-forwarding-redirect":       "APIServices naming a service are stored, but no API is proxied to them",
 	"enable-aggregator-routing":                   "APIServices naming a service are stored, but no API is proxied to them",
 	"audit-log-batch-*":                           "the audit log is written with its own buffer (--audit-log-batch-buffer-size), not kube's batching",
-	"audit-log-mode":                              "the audit log is written with its own buffer (--audit-log-batch-buffer-size), not kube's modes",
 	"audit-log-truncate-*":                        "audit events are never truncated",
 	"audit-log-version":                           "audit events are written as audit.k8s.io/v1",
 	"audit-webhook-*":                             "audit events go to the log file only: the webhook backend is not implemented",
@@ -21,10 +19,8 @@ var refusedReasons = map[string]string{
 	"authorization-policy-file":                   "ABAC authorization is not implemented",
 	"authorization-webhook-*":                     "webhook authorization is not implemented",
 	"oidc-*":                                      "OIDC authentication is not implemented",
-	"contention-profiling":                        "block and mutex profiles are not collected",
 	"cors-allowed-origins":                        "CORS is not served",
 	"debug-socket-path":                           "profiling over a unix socket is not served",
-	"default-watch-cache-size":                    "the watch caches size themselves; --watch-cache-sizes sets one resource's",
 	"delete-collection-workers":                   "deletecollection deletes with one worker",
 	"disable-http2-serving":                       "HTTP/2 is always served",
 	"egress-selector-config-file":                 "egress selection (konnectivity) is not implemented: kubelets and webhooks are dialled directly",
@@ -35,25 +31,15 @@ var refusedReasons = map[string]string{
 	"enable-garbage-collector":                    "deletions always leave dependents to a garbage collector (kube-controller-manager's, or --garbage-collector), as kube's default",
 	"enable-logs-handler":                         "/logs is not served",
 	"encryption-provider-config-automatic-reload": "--encryption-provider-config is read once, at start",
-	"etcd-db-metric-poll-interval":                "etcd's database size is watched with its own interval",
 	"external-hostname":                           "the host name of generated URLs is not configurable",
-	"kubelet-port":                                "deprecated in kube: kubelets are reached at the port their Node reports",
-	"kubelet-read-only-port":                      "deprecated in kube: the read-only port is never used",
 	"kubernetes-service-node-port":                "the kubernetes Service is of type ClusterIP",
-	"lease-reuse-duration-seconds":                "each object with a TTL (events) gets its etcd lease as this server decides",
 	"livez-grace-period":                          "/livez has no grace period",
 	"max-connection-bytes-per-sec":                "connections are not rate limited",
 	"peer-*":                                      "mixed-version proxying between replicas is not implemented: every replica serves the whole API",
-	"permit-address-sharing":                      "listeners are opened without SO_REUSEADDR",
-	"permit-port-sharing":                         "listeners are opened without SO_REUSEPORT",
 	"service-account-signing-endpoint":            "external service account token signers are not supported: use --service-account-signing-key-file",
 	"shutdown-send-retry-after":                   "requests arriving during shutdown are served while the server still accepts them",
 	"shutdown-watch-termination-grace-period":     "watches end at once at shutdown, with a clean end of stream",
-	"storage-initialization-timeout":              "the watch caches are waited for by /readyz, without a timeout",
 	"strict-transport-security-directives":        "HSTS headers are not sent",
-	"tls-cipher-suites":                           "TLS uses Go's default cipher suites",
-	"tls-curve-preferences":                       "TLS uses Go's default curves",
-	"tls-min-version":                             "TLS 1.2 is the minimum",
 	"tls-sni-cert-key":                            "one serving certificate is served (--tls-cert-file)",
 	"tracing-config-file":                         "OpenTelemetry tracing is not implemented",
 	"coordinated-leadership-*":                    "coordinated leader election is not implemented",
@@ -78,25 +64,4 @@ func refusedFlagReason(name string) string {
 		}
 	}
 	return reason
-}
-
-// supportedNotes say, for the README's table, how a supported flag of
-// kube's differs here (a default that differs is shown without a note).
-var supportedNotes = map[string]string{
-	"authorization-mode":           "RBAC, AlwaysAllow, AlwaysDeny; ABAC and Webhook refused",
-	"endpoint-reconciler-type":     "lease, none; master-count refused",
-	"apiserver-count":              "only 1: the master-count reconciler is refused",
-	"service-cluster-ip-range":     "one CIDR: a second (dual-stack services) is refused",
-	"feature-gates":                "kube 1.37's gates, unknown ones refused as kube; a gate set away from its default is refused (none changes what this server does)",
-	"runtime-config":               "as kube's; only the versions and resources this server serves can be turned on; the OpenAPI documents still list every served group",
-	"enable-priority-and-fairness": "requests are limited by the max-in-flight flags either way (kube's false); flow control objects are served and kept",
-	"logging-format":               "text or json, log/slog's records (time, level, msg, attributes)",
-	"v":                            "klog's V(n) is slog's level Info-n: 4 and more show Debug",
-	"vmodule":                      "klog's file patterns, on log/slog's call sites",
-	"log-flush-frequency":          "logs are written unbuffered",
-	"profiling":                    "serves /debug/pprof",
-	"storage-backend":              "etcd3 only",
-	"version":                      "--version=vX.Y.Z (another reported version) refused",
-	"allow-privileged":             "only true",
-	"audit-log-format":             "json only",
 }

@@ -38,13 +38,17 @@ type KubeOptions struct {
 	APIServerCount int
 	// Version is --version.
 	Version versionFlag
+	// Serving are kube's TLS and listener flags of the secure port.
+	Serving ServingOptions
+	// Misc are kube's flags of smaller parts.
+	Misc MiscOptions
 
 	refused refusedFlags
 }
 
 func defaultKubeOptions() KubeOptions {
 	return KubeOptions{ServiceNodePortRange: core.DefaultServiceNodePortRange, EnablePriorityAndFairness: true, APIServerCount: 1,
-		refused: refusedFlags{}}
+		Misc: defaultMiscOptions(), refused: refusedFlags{}}
 }
 
 func (o *KubeOptions) addFlags(fs *pflag.FlagSet) {
@@ -63,6 +67,8 @@ func (o *KubeOptions) addFlags(fs *pflag.FlagSet) {
 	_ = fs.MarkDeprecated("apiserver-count", "apiserver-count is deprecated and will be removed in a future version.")
 	fs.Var(&o.Version, "version", "--version, --version=raw prints version information and quits; --version=vX.Y.Z... sets the reported version (refused by miniapiserver)")
 	fs.Lookup("version").NoOptDefVal = "true"
+	o.Serving.addFlags(fs)
+	o.Misc.addFlags(fs)
 }
 
 // validate checks the flags as kube does (its messages where it has
@@ -85,6 +91,12 @@ func (o *KubeOptions) validate() error {
 		return fmt.Errorf("--apiserver-count should be a positive number, but value '%d' provided", o.APIServerCount)
 	}
 	if err := o.Version.validate(); err != nil {
+		return err
+	}
+	if err := o.Serving.validate(); err != nil {
+		return err
+	}
+	if err := o.Misc.validate(); err != nil {
 		return err
 	}
 	return o.refused.validate()

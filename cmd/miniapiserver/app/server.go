@@ -184,7 +184,7 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 
-	secureLn, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
+	secureLn, err := o.Kube.Serving.listen(net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
 	if err != nil {
 		return nil, fmt.Errorf("--secure-port: %w", err)
 	}
@@ -200,7 +200,8 @@ func Start(o *Options) (*Server, error) {
 	bootChecks := append(slices.Clip(etcdHealth), rbacReadyCheck(authorization),
 		healthz.Check{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }},
 		healthz.Check{Name: "autoregister-completion", Fn: func(context.Context) error { return apiServices.Ready() }})
-	s.readyChecks = append(slices.Clip(bootChecks), watchCacheCheck(groups))
+	cacheCheck := watchCacheCheck(groups, o.Kube.Misc.StorageInitializationTimeout)
+	s.readyChecks = append(slices.Clip(bootChecks), cacheCheck)
 	policies, err := newAdmissionPolicies(groups, st, sec.authorizer)
 	if err != nil {
 		return nil, err
@@ -213,7 +214,8 @@ func Start(o *Options) (*Server, error) {
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
 	cfg.LivezChecks = bootChecks
-	cfg.ReadyzChecks = append(slices.Clip(etcdReady), watchCacheCheck(groups), s.shutdownCheck())
+	cfg.ReadyzChecks = append(slices.Clip(etcdReady), cacheCheck, s.shutdownCheck())
+	o.Kube.Misc.applyProfiling(o.Profiling)
 	api, err := apiserver.New(cfg)
 	if err != nil {
 		return nil, err
@@ -241,6 +243,7 @@ func Start(o *Options) (*Server, error) {
 		// authenticator verifies them, other requests use tokens.
 		ClientAuth: tls.RequestClientCert, ClientCAs: creds.clientCA.Pool,
 	}
+	o.Kube.Serving.apply(tlsConfig)
 	s.serve(ctx, secureLn, api.SecureHandler(), tlsConfig, o.serveOptions())
 	if o.InsecurePort != 0 {
 		insecureLn, err := net.Listen("tcp", net.JoinHostPort(o.InsecureBindAddr, strconv.Itoa(o.InsecurePort)))
@@ -703,27 +706,4 @@ func absPath(p string) string {
 		return abs
 	}
 	return p
-}
-
-// watchCacheCheck is ready once every resource's store is: each watch
-// cache has its first list.
-func watchCacheCheck(groups []rest.APIGroupInfo) healthz.Check {
-	var checks []func() error
-	for _, g := range groups {
-		for _, resources := range g.VersionedResourcesStorageMap {
-			for _, st := range resources {
-				if s, ok := st.(rest.StorageReadinessChecker); ok {
-					checks = append(checks, s.StorageReadiness)
-				}
-			}
-		}
-	}
-	return healthz.Check{Name: "watch-cache", Fn: func(context.Context) error {
-		for _, check := range checks {
-			if err := check(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}}
 }
