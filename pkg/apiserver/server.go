@@ -23,6 +23,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	apiopenapi "github.com/miniapiserver/miniapiserver/api/openapi"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/aggregator"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/audit"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authz"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/discovery"
@@ -67,6 +68,9 @@ type Config struct {
 	Version version.Info
 	// EnableProfiling serves /debug/pprof.
 	EnableProfiling bool
+	// Aggregator proxies the group versions of extension API servers
+	// (nil: none, and ServeAPIServices fails).
+	Aggregator *aggregator.Proxy
 }
 
 // Server routes every request of the API.
@@ -99,13 +103,18 @@ type Server struct {
 	// apiMajor and apiMinor are the served Kubernetes version, against
 	// which kinds are deprecated.
 	apiMajor, apiMinor int
+	// aggregator proxies the group versions of extension API servers;
+	// remote are the APIServices last given to ServeAPIServices
+	// (customResources.mu guards it).
+	aggregator *aggregator.Proxy
+	remote     []aggregator.Remote
 }
 
 // New installs the routes of cfg's groups.
 func New(cfg Config) (*Server, error) {
 	s := &Server{admission: cfg.Admission, minRequestTimeout: cfg.MinRequestTimeout, requestTimeout: cfg.RequestTimeout,
 		authenticator: cfg.Authenticator, apiAudiences: cfg.APIAudiences, authorizer: cfg.Authorizer,
-		inFlight: cfg.InFlight, auditPolicy: cfg.AuditPolicy, auditSink: cfg.AuditSink}
+		inFlight: cfg.InFlight, auditPolicy: cfg.AuditPolicy, auditSink: cfg.AuditSink, aggregator: cfg.Aggregator}
 	if s.authorizer == nil {
 		s.authorizer = authz.New(authz.Named{Name: authz.ModeAlwaysAllow.Name(), Authorizer: authz.AlwaysAllow{}})
 	}
@@ -158,7 +167,7 @@ func New(cfg Config) (*Server, error) {
 		r.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		r.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	s.routes = r
+	s.routes = s.withAggregator(r)
 	return s, nil
 }
 
@@ -238,7 +247,7 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	}
 	if rest, ok := strings.CutPrefix(p, "/apis/"); ok {
 		group, _, _ := strings.Cut(rest, "/")
-		if group != "" && (s.builtinGroups[group] || s.customResources.servesGroup(group)) {
+		if group != "" && (s.builtinGroups[group] || s.customResources.servesGroup(group) || s.servesRemoteGroup(group)) {
 			handlers.NotFound(w, r)
 			return
 		}

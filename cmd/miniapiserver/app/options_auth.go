@@ -56,6 +56,7 @@ func defaultAuthOptions() AuthOptions {
 		ServiceAccountLookup:                true,
 		MaxRequestsInflight:                 400,
 		MaxMutatingRequestsInflight:         200,
+		ProxyClient:                         ProxyClientOptions{EnableAggregatorRouting: true},
 	}
 }
 

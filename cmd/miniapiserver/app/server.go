@@ -202,6 +202,8 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	cfg := s.apiConfig(o, groups, st, sec, creds, admissionChain)
+	proxy := newAggregator(o, groups, st, creds)
+	cfg.Aggregator = proxy
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
 	cfg.LivezChecks = bootChecks
@@ -315,6 +317,8 @@ func Start(o *Options) (*Server, error) {
 		}
 		apiServices.Run(ctx)
 	}()
+	availability := availabilityController(groups, st, proxy, api)
+	s.goUntilDone(func() { availability.Run(ctx) })
 	if o.controllerEnabled(namespaceControllerName) {
 		nc := namespaceController(groups, st.core.Namespaces, st.core.NamespaceFinalize, crdController)
 		s.wg.Add(1)
