@@ -2,7 +2,6 @@ package aggregator
 
 import (
 	"bytes"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -118,5 +117,3 @@ func eventually(t *testing.T, timeout time.Duration, what string, f func() error
 	}
 	t.Fatalf("%s: still %v after %s", what, err, timeout)
 }
-
-func fmtArgs(args []string) string { return fmt.Sprint(args) }
