@@ -161,9 +161,9 @@ func TestProxyHeaders(t *testing.T) {
 		}
 	}
 	want := http.Header{
-		"X-Remote-User":                     {"jane"},
-		"X-Remote-Uid":                      {"uid-1"},
-		"X-Remote-Group":                    {"dev", user.AllAuthenticated},
+		"X-Remote-User":                      {"jane"},
+		"X-Remote-Uid":                       {"uid-1"},
+		"X-Remote-Group":                     {"dev", user.AllAuthenticated},
 		"X-Remote-Extra-Example.org%2fscope": {"a", "b"},
 	}
 	for name, values := range ext.headers {
