@@ -8,6 +8,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/aggregator"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/discovery"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi"
 )
 
 // withAggregator serves the requests of the group versions of extension
@@ -44,6 +45,13 @@ func (s *Server) ServeAPIServices(list []aggregator.Remote) error {
 	s.aggregator.SetAPIServices(list)
 	s.remote = list
 	s.discovery.Store(docs)
+	var docsOf []openapi.Remote
+	for _, r := range list {
+		if spec := r.APIService.Spec; spec.Service != nil && (r.OpenAPIV2 != nil || r.OpenAPIV3 != nil) {
+			docsOf = append(docsOf, openapi.Remote{Group: spec.Group, Version: spec.Version, V2: r.OpenAPIV2, V3: r.OpenAPIV3})
+		}
+	}
+	s.openapi.SetRemote(docsOf)
 	return nil
 }
 

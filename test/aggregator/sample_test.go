@@ -105,6 +105,27 @@ func TestSampleAPIServer(t *testing.T) {
 		}
 	})
 
+	t.Run("openapi", func(t *testing.T) {
+		rc := discovery.NewDiscoveryClientForConfigOrDie(c.config).RESTClient()
+		index, err := rc.Get().AbsPath("/openapi/v3").DoRaw(t.Context())
+		if err != nil || !strings.Contains(string(index), `"apis/wardle.example.com/v1alpha1"`) {
+			t.Errorf("/openapi/v3 does not list apis/wardle.example.com/v1alpha1: %v", err)
+		}
+		doc, err := rc.Get().AbsPath("/openapi/v3/apis/wardle.example.com/v1alpha1").SetHeader("Accept", "application/json").DoRaw(t.Context())
+		if err != nil || !strings.Contains(string(doc), `"io.k8s.sample-apiserver.pkg.apis.wardle.v1alpha1.Flunder"`) {
+			t.Errorf("/openapi/v3/apis/wardle.example.com/v1alpha1 has no Flunder: %v", err)
+		}
+		v2, err := rc.Get().AbsPath("/openapi/v2").SetHeader("Accept", "application/json").DoRaw(t.Context())
+		if err != nil || !strings.Contains(string(v2), `"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders"`) ||
+			!strings.Contains(string(v2), `"io.k8s.sample-apiserver.pkg.apis.wardle.v1alpha1.Flunder"`) || !strings.Contains(string(v2), `"/api/v1/pods"`) {
+			t.Errorf("/openapi/v2 lacks the flunders' path or definition, or lost its own: %v", err)
+		}
+		out, err := kubectl(t, c, "explain", "flunders.spec")
+		if err != nil || !strings.Contains(out, "reference") {
+			t.Errorf("kubectl explain flunders.spec: %v\n%s", err, out)
+		}
+	})
+
 	t.Run("unavailable", func(t *testing.T) {
 		sample.stop()
 		msg := waitAvailable(t, c, "False", "FailedDiscoveryCheck", nil)

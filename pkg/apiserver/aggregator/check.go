@@ -23,6 +23,8 @@ const (
 	checkTotalTimeout = 6 * time.Second
 	// maxDiscoveryBytes bounds the document read from an extension server.
 	maxDiscoveryBytes = 16 << 20
+	// maxOpenAPIBytes bounds an OpenAPI document read from one.
+	maxOpenAPIBytes = 64 << 20
 )
 
 // checkUser is who kube's aggregator checks extension servers as.
@@ -131,4 +133,62 @@ func (p *Proxy) CanCheck(s *apiregistrationv1.APIService) error {
 		t.CloseIdleConnections()
 	}
 	return err
+}
+
+// OpenAPI fetches s's server's /openapi/v2 document and its /openapi/v3
+// document of s's group version, as system:kube-aggregator (kube's
+// aggregator downloads them the same way to merge them). A document the
+// server does not serve (404) is nil.
+func (p *Proxy) OpenAPI(ctx context.Context, s *apiregistrationv1.APIService) (v2, v3 []byte, err error) {
+	transport, fresh, err := p.transportFor(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fresh {
+		defer transport.CloseIdleConnections()
+	}
+	port := int32(443)
+	if s.Spec.Service.Port != nil {
+		port = *s.Spec.Service.Port
+	}
+	loc, err := p.resolver.ResolveEndpoint(ctx, s.Spec.Service.Namespace, s.Spec.Service.Name, port)
+	if err != nil {
+		return nil, nil, err
+	}
+	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
+	fetch := func(path string) ([]byte, error) {
+		u := &url.URL{Scheme: "https", Host: loc.Host, Path: path}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Accept", "application/json")
+		SetUserHeaders(req.Header, checkUser)
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		switch {
+		case resp.StatusCode == http.StatusNotFound:
+			return nil, nil
+		case resp.StatusCode != http.StatusOK:
+			return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
+		}
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxOpenAPIBytes))
+		if err != nil {
+			return nil, err
+		}
+		if !json.Valid(data) {
+			return nil, fmt.Errorf("GET %s: not a JSON document", u)
+		}
+		return data, nil
+	}
+	if v2, err = fetch("/openapi/v2"); err != nil {
+		return nil, nil, err
+	}
+	if v3, err = fetch("/openapi/v3/apis/" + s.Spec.Group + "/" + s.Spec.Version); err != nil {
+		return nil, nil, err
+	}
+	return v2, v3, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,12 +60,14 @@ func TestDiscoveryOrder(t *testing.T) {
 // TestCheck: a 2xx answer passes and its document is returned; any other
 // status fails with kube's message.
 func TestCheck(t *testing.T) {
-	status := http.StatusOK
+	var status atomic.Int32
+	status.Store(http.StatusOK)
 	ext := newExtension(t, nil, func(w http.ResponseWriter, r *http.Request) {
+		code := int(status.Load())
 		if r.Header.Get("X-Remote-User") != "system:kube-aggregator" || r.Header.Get("X-Remote-Group") != "system:masters" {
-			status = http.StatusUnauthorized
+			code = http.StatusUnauthorized
 		}
-		w.WriteHeader(status)
+		w.WriteHeader(code)
 		json.NewEncoder(w).Encode(metav1.APIResourceList{GroupVersion: "wardle.example.com/v1alpha1",
 			APIResources: []metav1.APIResource{{Name: "flunders", Namespaced: true, Kind: "Flunder"}}})
 	})
@@ -74,7 +77,7 @@ func TestCheck(t *testing.T) {
 	if err != nil || list == nil || list.APIResources[0].Name != "flunders" {
 		t.Fatalf("check: %v, %v", list, err)
 	}
-	status = http.StatusForbidden
+	status.Store(http.StatusForbidden)
 	_, err = p.Check(context.Background(), s)
 	u := ext.srv.URL + "/apis/wardle.example.com/v1alpha1"
 	if want := "failing or missing response from " + u + ": bad status from " + u + ": 403"; err == nil || err.Error() != want {

@@ -38,6 +38,10 @@ type Remote struct {
 	// Stale is true when the last fetch failed: discovery lists the
 	// group version with the resources last known, marked Stale.
 	Stale bool
+	// OpenAPIV2 and OpenAPIV3 are its server's /openapi/v2 document and
+	// /openapi/v3 document of apis/GROUP/VERSION, as last fetched (nil:
+	// never).
+	OpenAPIV2, OpenAPIV3 []byte
 }
 
 // Config of a Proxy.

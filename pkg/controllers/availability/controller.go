@@ -68,6 +68,10 @@ type Checker interface {
 	// Check asks s's server for its group version's discovery document;
 	// the list is nil when the answer (2xx) was none.
 	Check(ctx context.Context, s *apiregistrationv1.APIService) (*metav1.APIResourceList, error)
+	// OpenAPI fetches the server's /openapi/v2 document and its
+	// /openapi/v3 document of s's group version (nil when it serves
+	// none).
+	OpenAPI(ctx context.Context, s *apiregistrationv1.APIService) (v2, v3 []byte, err error)
 }
 
 // Served is one APIService as the Sink gets it: the object, and what its
@@ -77,6 +81,10 @@ type Served struct {
 	APIService *apiregistrationv1.APIService
 	Resources  []metav1.APIResource
 	Stale      bool
+	// OpenAPIV2 and OpenAPIV3 are the server's OpenAPI documents (its
+	// whole /openapi/v2, its /openapi/v3 of the group version) as last
+	// fetched.
+	OpenAPIV2, OpenAPIV3 []byte
 }
 
 // Sink is the server: it proxies and lists what it is given, every

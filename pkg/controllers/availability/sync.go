@@ -1,8 +1,10 @@
 package availability
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -37,7 +39,15 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	if cond == nil {
 		return checkErr // the condition is left as it is
 	}
-	c.recordDiscovery(s, cond.Status == apiregistrationv1.ConditionTrue, list)
+	passed := cond.Status == apiregistrationv1.ConditionTrue
+	var v2, v3 []byte
+	if passed {
+		var err error
+		if v2, v3, err = c.cfg.Checker.OpenAPI(ctx, s); err != nil {
+			slog.Debug("availability: fetching the OpenAPI of an APIService", "name", s.Name, "error", err)
+		}
+	}
+	c.recordDiscovery(s, passed, list, v2, v3)
 	if err := c.writeCondition(ctx, s, *cond); err != nil {
 		return err
 	}
@@ -145,19 +155,28 @@ func hasReadyEndpoint(portName string, slices []discoveryv1.EndpointSlice) bool 
 }
 
 // recordDiscovery keeps what the check fetched of s's group version:
-// the resources of a passed check that answered a document; otherwise
-// those last known, stale. A change is published.
-func (c *Controller) recordDiscovery(s *apiregistrationv1.APIService, passed bool, list *metav1.APIResourceList) {
+// the resources of a passed check that answered a document, and the
+// OpenAPI documents fetched; otherwise those last known, stale. A change
+// is published.
+func (c *Controller) recordDiscovery(s *apiregistrationv1.APIService, passed bool, list *metav1.APIResourceList, v2, v3 []byte) {
 	c.mu.Lock()
 	old := c.fetched[s.Name]
-	next := Served{Resources: old.Resources, Stale: true}
+	next := old
+	next.Stale = true
 	if passed && list != nil {
-		next = Served{Resources: list.APIResources}
+		next.Resources, next.Stale = list.APIResources, false
 		if next.Resources == nil {
 			next.Resources = []metav1.APIResource{}
 		}
 	}
-	changed := old.Stale != next.Stale || !apiequality.Semantic.DeepEqual(old.Resources, next.Resources)
+	if v2 != nil {
+		next.OpenAPIV2 = v2
+	}
+	if v3 != nil {
+		next.OpenAPIV3 = v3
+	}
+	changed := old.Stale != next.Stale || !apiequality.Semantic.DeepEqual(old.Resources, next.Resources) ||
+		!bytes.Equal(old.OpenAPIV2, next.OpenAPIV2) || !bytes.Equal(old.OpenAPIV3, next.OpenAPIV3)
 	if c.known[s.Name] != nil {
 		c.fetched[s.Name] = next
 	}
