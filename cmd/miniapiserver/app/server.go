@@ -216,6 +216,9 @@ func Start(o *Options) (*Server, error) {
 	// The bootstrap policy and the flow control configuration are written
 	// in the background, meanwhile: /healthz waits for them.
 	s.startRBAC(ctx, authorization, st.rbac, o.controllerEnabled(clusterRoleAggregationName))
+	if r := authorization.reloader; r != nil {
+		s.goUntilDone(func() { r.run(ctx) })
+	}
 	s.goUntilDone(func() { flowControl.Run(ctx) })
 	serviceCIDRs, err := writeBootstrapObjects(ctx, o, st, creds.extensionAuthData(o), secureLn.Addr().(*net.TCPAddr).Port)
 	if err != nil {

@@ -30,10 +30,11 @@ const (
 	ModeAlwaysDeny  Mode = "AlwaysDeny"
 	ModeNode        Mode = "Node"
 	ModeRBAC        Mode = "RBAC"
+	ModeWebhook     Mode = "Webhook"
 )
 
 // Modes lists the known modes, in the order --help shows them.
-var Modes = []Mode{ModeAlwaysAllow, ModeAlwaysDeny, ModeRBAC, ModeNode}
+var Modes = []Mode{ModeAlwaysAllow, ModeAlwaysDeny, ModeRBAC, ModeNode, ModeWebhook}
 
 // Name is the name kube gives the mode's authorizer in the chain, which
 // prefixes its reasons ("alwaysdeny: Everything is forbidden.").
