@@ -26,6 +26,8 @@ type AuthOptions struct {
 	AuthorizationModes []string
 	// Authorization are the webhook's flags and --authorization-config.
 	Authorization AuthorizationOptions
+	// Authentication are --authentication-config and the --oidc-* flags.
+	Authentication AuthenticationOptions
 	// ExtraAuthorizers follow the --authorization-mode ones in the chain:
 	// for programs and tests that embed the server (not a flag).
 	ExtraAuthorizers []authz.Named
@@ -55,6 +57,7 @@ func defaultAuthOptions() AuthOptions {
 		AnonymousAuth:                       true,
 		AuthorizationModes:                  []string{string(authz.ModeRBAC)},
 		Authorization:                       defaultAuthorizationOptions(),
+		Authentication:                      defaultAuthenticationOptions(),
 		ServiceAccountExtendTokenExpiration: true,
 		ServiceAccountLookup:                true,
 		MaxRequestsInflight:                 400,
@@ -98,10 +101,14 @@ func (o *AuthOptions) addFlags(fs *pflag.FlagSet) {
 	o.RequestHeader.addFlags(fs)
 	o.ProxyClient.addFlags(fs)
 	o.Authorization.addFlags(fs)
+	o.Authentication.addFlags(fs)
 }
 
 func (o *AuthOptions) validate() error {
 	if err := o.Authorization.validate(o.AuthorizationModes); err != nil {
+		return err
+	}
+	if err := o.Authentication.validate(); err != nil {
 		return err
 	}
 	if o.ClientCAFile != "" {

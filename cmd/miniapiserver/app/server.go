@@ -171,7 +171,7 @@ func Start(o *Options) (*Server, error) {
 	if err := getter.checkResources("--etcd-servers-overrides", overriddenNames(o)); err != nil {
 		return nil, err
 	}
-	sec, err := s.buildSecurity(o, creds, st.core, reviews, authorization.Authorizer)
+	sec, err := s.buildSecurity(ctx, o, creds, st.core, reviews, authorization.Authorizer)
 	if err != nil {
 		return nil, err
 	}
@@ -217,6 +217,9 @@ func Start(o *Options) (*Server, error) {
 	// in the background, meanwhile: /healthz waits for them.
 	s.startRBAC(ctx, authorization, st.rbac, o.controllerEnabled(clusterRoleAggregationName))
 	if r := authorization.reloader; r != nil {
+		s.goUntilDone(func() { r.run(ctx) })
+	}
+	if r := sec.authnReloader; r != nil {
 		s.goUntilDone(func() { r.run(ctx) })
 	}
 	s.goUntilDone(func() { flowControl.Run(ctx) })
