@@ -31,7 +31,8 @@ type jwtAuthentication struct {
 }
 
 func newJWTAuthentication(ctx context.Context, o *AuthOptions) (*jwtAuthentication, error) {
-	cfg, data, algs, err := o.authenticationConfiguration()
+	c := &lazyCompiler{}
+	cfg, data, algs, err := o.authenticationConfiguration(c.get)
 	if err != nil {
 		return nil, err
 	}
@@ -39,13 +40,13 @@ func newJWTAuthentication(ctx context.Context, o *AuthOptions) (*jwtAuthenticati
 	if len(cfg.JWT) == 0 && o.Authentication.ConfigFile == "" {
 		return out, nil
 	}
-	jwtConfig := authn.JWTConfig{SigningAlgs: algs, APIAudiences: o.apiAudiences(), DisallowedIssuers: o.issuers()}
+	jwtConfig := authn.JWTConfig{SigningAlgs: algs, APIAudiences: o.apiAudiences(), DisallowedIssuers: o.issuers(), Compiler: c.c}
 	if out.jwts, err = authn.NewJWTs(ctx, cfg.JWT, jwtConfig); err != nil {
 		return nil, err
 	}
 	if f := o.Authentication.ConfigFile; f != "" {
 		out.reloader = &authenticationReloader{
-			file: f, interval: o.Authorization.reloadInterval(), jwts: out.jwts,
+			file: f, interval: o.Authorization.reloadInterval(), jwts: out.jwts, compiler: c,
 			issuers: o.issuers(), lastData: data, anonymous: cfg.Anonymous,
 		}
 	}
@@ -65,6 +66,19 @@ type authenticationReloader struct {
 	issuers   []string
 	lastData  []byte
 	anonymous *apiserverconfig.AnonymousAuthConfig
+	compiler  *lazyCompiler
+}
+
+// lazyCompiler builds kube's authentication CEL environment when first
+// asked (it costs megabytes; a server without JWT authenticators needs
+// none). Not safe for concurrent use.
+type lazyCompiler struct{ c authenticationcel.Compiler }
+
+func (l *lazyCompiler) get() authenticationcel.Compiler {
+	if l.c == nil {
+		l.c = authenticationcel.NewDefaultCompiler()
+	}
+	return l.c
 }
 
 func (r *authenticationReloader) run(ctx context.Context) {
@@ -95,7 +109,11 @@ func (r *authenticationReloader) check(ctx context.Context) {
 		r.lastData = data
 		return
 	}
-	errs := configvalidation.ValidateAuthenticationConfiguration(authenticationcel.NewDefaultCompiler(), cfg, r.issuers)
+	var compiler authenticationcel.Compiler
+	if len(cfg.JWT) > 0 {
+		compiler = r.compiler.get()
+	}
+	errs := configvalidation.ValidateAuthenticationConfiguration(compiler, cfg, r.issuers)
 	if !reflect.DeepEqual(r.anonymous, cfg.Anonymous) {
 		slog.Error("failed to validate authentication config", "error", "anonymous: Forbidden: changed from initial configuration file")
 		r.lastData = data

@@ -42,7 +42,12 @@ type Authorization struct {
 // kube-apiserver does. The policy cache is filled later, from the rbac
 // group's stores (startRBAC).
 func newAuthorization(o *Options) (*Authorization, error) {
-	compiler := authorizationcel.NewDefaultCompiler()
+	// The CEL environment of match conditions costs megabytes: only a
+	// configuration file can have match conditions.
+	var compiler authorizationcel.Compiler
+	if o.Auth.Authorization.ConfigFile != "" {
+		compiler = authorizationcel.NewDefaultCompiler()
+	}
 	cfg, data, err := o.Auth.authorizationConfiguration(compiler)
 	if err != nil {
 		return nil, err

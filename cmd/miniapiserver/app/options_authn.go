@@ -101,8 +101,9 @@ func (o *AuthenticationOptions) validate() error {
 // --authentication-config (and the file's bytes), or the one kube makes
 // of the --oidc-* flags, validated as kube does (no JWT authenticator may
 // name a service account issuer); signingAlgs are the algorithms tokens
-// may use (all, with the file).
-func (o *AuthOptions) authenticationConfiguration() (cfg *apiserverconfig.AuthenticationConfiguration, data []byte, signingAlgs []string, err error) {
+// may use (all, with the file). compiler is asked for only when there
+// are JWT authenticators to validate.
+func (o *AuthOptions) authenticationConfiguration(compiler func() authenticationcel.Compiler) (cfg *apiserverconfig.AuthenticationConfiguration, data []byte, signingAlgs []string, err error) {
 	a := &o.Authentication
 	if a.ConfigFile != "" {
 		if data, err = os.ReadFile(a.ConfigFile); err == nil {
@@ -126,7 +127,11 @@ func (o *AuthOptions) authenticationConfiguration() (cfg *apiserverconfig.Authen
 	if cfg.Anonymous != nil && a.changed != nil && a.changed("anonymous-auth") {
 		return nil, nil, nil, errors.New("--anonymous-auth: anonymous: Forbidden: --anonymous-auth flag cannot be set when anonymous field is configured in authentication configuration file")
 	}
-	if err := configvalidation.ValidateAuthenticationConfiguration(authenticationcel.NewDefaultCompiler(), cfg, o.issuers()).ToAggregate(); err != nil {
+	var c authenticationcel.Compiler
+	if len(cfg.JWT) > 0 {
+		c = compiler()
+	}
+	if err := configvalidation.ValidateAuthenticationConfiguration(c, cfg, o.issuers()).ToAggregate(); err != nil {
 		flag := "--oidc-*"
 		if a.ConfigFile != "" {
 			flag = "--authentication-config"

@@ -27,7 +27,8 @@ type JWTConfig struct {
 	// authenticator may name.
 	DisallowedIssuers []string
 	// Compiler compiles the CEL of claim mappings and validation rules; nil
-	// builds the default one.
+	// builds the default one when there is a JWT authenticator (a CEL
+	// environment costs megabytes).
 	Compiler authenticationcel.Compiler
 }
 
@@ -55,9 +56,6 @@ var _ authenticator.Token = (*JWTs)(nil)
 // fetched in the background until lifetime ends (a token is refused until
 // its issuer's keys are known).
 func NewJWTs(lifetime context.Context, jwts []apiserverconfig.JWTAuthenticator, cfg JWTConfig) (*JWTs, error) {
-	if cfg.Compiler == nil {
-		cfg.Compiler = authenticationcel.NewDefaultCompiler()
-	}
 	j := &JWTs{lifetime: lifetime, cfg: cfg}
 	set, err := j.build(jwts)
 	if err != nil {
@@ -67,7 +65,11 @@ func NewJWTs(lifetime context.Context, jwts []apiserverconfig.JWTAuthenticator, 
 	return j, nil
 }
 
+// build is called by NewJWTs, then by Update (one call at a time).
 func (j *JWTs) build(jwts []apiserverconfig.JWTAuthenticator) (_ *jwtSet, err error) {
+	if len(jwts) > 0 && j.cfg.Compiler == nil {
+		j.cfg.Compiler = authenticationcel.NewDefaultCompiler()
+	}
 	ctx, cancel := context.WithCancel(j.lifetime)
 	defer func() {
 		if err != nil {

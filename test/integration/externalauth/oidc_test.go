@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -46,10 +47,15 @@ func waitForIssuer(t *testing.T, srv *testserver.TestServer, token string) {
 }
 
 // authenticationConfig is an AuthenticationConfiguration of the issuer
-// with CEL claim mappings and validation rules.
+// with CEL claim mappings and validation rules; anonymous requests only
+// for /livez.
 func authenticationConfig(iss *issuer, audience string) string {
 	return fmt.Sprintf(`apiVersion: apiserver.config.k8s.io/v1
 kind: AuthenticationConfiguration
+anonymous:
+  enabled: true
+  conditions:
+  - path: /livez
 jwt:
 - issuer:
     url: %s
@@ -146,6 +152,23 @@ func TestAuthenticationConfig(t *testing.T) {
 					t.Errorf("got %+v, %v; want 401", u, err)
 				}
 			})
+		}
+	})
+	t.Run("anonymous only for /livez", func(t *testing.T) {
+		transport, err := rest.TransportFor(rest.AnonymousClientConfig(srv.ClientConfig))
+		if err != nil {
+			t.Fatal(err)
+		}
+		client := &http.Client{Transport: transport}
+		for path, want := range map[string]int{"/livez": http.StatusOK, "/version": http.StatusUnauthorized} {
+			resp, err := client.Get(srv.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("anonymous GET %s: %d, want %d", path, resp.StatusCode, want)
+			}
 		}
 	})
 	t.Run("kubectl auth whoami", func(t *testing.T) {
