@@ -2,7 +2,7 @@
 // authentication chain does: an authenticating proxy's headers
 // (--requestheader-*), client certificates against --client-ca-file, then
 // bearer tokens (--token-auth-file, service account tokens, both legacy
-// and bound, bootstrap tokens), each an authenticator of k8s.io/apiserver's
+// and bound, bootstrap tokens, JWTs of OpenID issuers), each an authenticator of k8s.io/apiserver's
 // authenticator.Request or authenticator.Token contract. The first that
 // recognizes the request wins; every user it returns is also in
 // system:authenticated. A request none recognizes and that showed no
