@@ -24,6 +24,10 @@ type AuthOptions struct {
 	AnonymousAuth bool
 
 	AuthorizationModes []string
+	// Authorization are the webhook's flags and --authorization-config.
+	Authorization AuthorizationOptions
+	// Authentication are --authentication-config and the --oidc-* flags.
+	Authentication AuthenticationOptions
 	// ExtraAuthorizers follow the --authorization-mode ones in the chain:
 	// for programs and tests that embed the server (not a flag).
 	ExtraAuthorizers []authz.Named
@@ -52,6 +56,8 @@ func defaultAuthOptions() AuthOptions {
 	return AuthOptions{
 		AnonymousAuth:                       true,
 		AuthorizationModes:                  []string{string(authz.ModeRBAC)},
+		Authorization:                       defaultAuthorizationOptions(),
+		Authentication:                      defaultAuthenticationOptions(),
 		ServiceAccountExtendTokenExpiration: true,
 		ServiceAccountLookup:                true,
 		MaxRequestsInflight:                 400,
@@ -69,7 +75,7 @@ func (o *AuthOptions) addFlags(fs *pflag.FlagSet) {
 		modes[i] = string(m)
 	}
 	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes,
-		"Ordered list of authorizers, comma separated, of: "+strings.Join(modes, ",")+". Users in system:masters may always do everything.")
+		"Ordered list of authorizers, comma separated, of: "+strings.Join(modes, ",")+". Users in system:masters may always do everything. Not with --authorization-config.")
 	fs.StringArrayVar(&o.ServiceAccountIssuers, "service-account-issuer", o.ServiceAccountIssuers,
 		"Issuer of service account tokens (repeatable): the first names the tokens issued, all are accepted. Default "+DefaultServiceAccountIssuer+".")
 	fs.StringArrayVar(&o.ServiceAccountKeyFiles, "service-account-key-file", o.ServiceAccountKeyFiles,
@@ -94,11 +100,16 @@ func (o *AuthOptions) addFlags(fs *pflag.FlagSet) {
 		"Bootstrap tokens (Secrets of type bootstrap.kubernetes.io/token in kube-system) authenticate as system:bootstrap:<token id> in system:bootstrappers, for kubeadm's TLS bootstrap.")
 	o.RequestHeader.addFlags(fs)
 	o.ProxyClient.addFlags(fs)
+	o.Authorization.addFlags(fs)
+	o.Authentication.addFlags(fs)
 }
 
 func (o *AuthOptions) validate() error {
-	if _, err := authz.ParseModes(o.AuthorizationModes); err != nil {
-		return fmt.Errorf("--authorization-mode: %w", err)
+	if err := o.Authorization.validate(o.AuthorizationModes); err != nil {
+		return err
+	}
+	if err := o.Authentication.validate(); err != nil {
+		return err
 	}
 	if o.ClientCAFile != "" {
 		if _, err := os.Stat(o.ClientCAFile); err != nil {

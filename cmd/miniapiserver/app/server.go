@@ -171,7 +171,7 @@ func Start(o *Options) (*Server, error) {
 	if err := getter.checkResources("--etcd-servers-overrides", overriddenNames(o)); err != nil {
 		return nil, err
 	}
-	sec, err := s.buildSecurity(o, creds, st.core, reviews, authorization.Authorizer)
+	sec, err := s.buildSecurity(ctx, o, creds, st.core, reviews, authorization.Authorizer)
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +216,12 @@ func Start(o *Options) (*Server, error) {
 	// The bootstrap policy and the flow control configuration are written
 	// in the background, meanwhile: /healthz waits for them.
 	s.startRBAC(ctx, authorization, st.rbac, o.controllerEnabled(clusterRoleAggregationName))
+	if r := authorization.reloader; r != nil {
+		s.goUntilDone(func() { r.run(ctx) })
+	}
+	if r := sec.authnReloader; r != nil {
+		s.goUntilDone(func() { r.run(ctx) })
+	}
 	s.goUntilDone(func() { flowControl.Run(ctx) })
 	serviceCIDRs, err := writeBootstrapObjects(ctx, o, st, creds.extensionAuthData(o), secureLn.Addr().(*net.TCPAddr).Port)
 	if err != nil {
