@@ -43,6 +43,9 @@ type AuthOptions struct {
 
 	MaxRequestsInflight         int
 	MaxMutatingRequestsInflight int
+	// EnablePriorityAndFairness limits requests by API Priority and
+	// Fairness (their sum its seats) instead of the two limits apart.
+	EnablePriorityAndFairness bool
 
 	RequestHeader RequestHeaderOptions
 	ProxyClient   ProxyClientOptions
@@ -62,6 +65,7 @@ func defaultAuthOptions() AuthOptions {
 		ServiceAccountLookup:                true,
 		MaxRequestsInflight:                 400,
 		MaxMutatingRequestsInflight:         200,
+		EnablePriorityAndFairness:           true,
 	}
 }
 
@@ -93,9 +97,11 @@ func (o *AuthOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.ServiceAccountLookup, "service-account-lookup", o.ServiceAccountLookup,
 		"Check that the secret and service account of a legacy token still exist.")
 	fs.IntVar(&o.MaxRequestsInflight, "max-requests-inflight", o.MaxRequestsInflight,
-		"Most read-only requests served at once (watches and other long-running requests not counted), shared fairly between users; past it, 429. 0: no limit.")
+		"With --enable-priority-and-fairness, part of the server's seats (with --max-mutating-requests-inflight). Without, the most read-only requests served at once (watches and other long-running requests not counted), shared fairly between users; past it, 429. 0: no limit.")
 	fs.IntVar(&o.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInflight,
-		"Most mutating requests served at once, shared fairly between users; past it, 429. 0: no limit.")
+		"With --enable-priority-and-fairness, part of the server's seats (with --max-requests-inflight). Without, the most mutating requests served at once, shared fairly between users; past it, 429. 0: no limit.")
+	fs.BoolVar(&o.EnablePriorityAndFairness, "enable-priority-and-fairness", o.EnablePriorityAndFairness,
+		"Limit and queue requests by API Priority and Fairness (the FlowSchemas and PriorityLevelConfigurations of flowcontrol.apiserver.k8s.io); false applies --max-requests-inflight and --max-mutating-requests-inflight apart.")
 	fs.BoolVar(&o.EnableBootstrapTokenAuth, "enable-bootstrap-token-auth", o.EnableBootstrapTokenAuth,
 		"Bootstrap tokens (Secrets of type bootstrap.kubernetes.io/token in kube-system) authenticate as system:bootstrap:<token id> in system:bootstrappers, for kubeadm's TLS bootstrap.")
 	o.RequestHeader.addFlags(fs)
@@ -149,6 +155,10 @@ func (o *AuthOptions) validate() error {
 	}
 	if o.MaxMutatingRequestsInflight < 0 {
 		return errors.New("--max-mutating-requests-inflight: must not be negative")
+	}
+	if o.EnablePriorityAndFairness && o.MaxRequestsInflight+o.MaxMutatingRequestsInflight <= 0 {
+		return fmt.Errorf("--enable-priority-and-fairness: --max-requests-inflight=%d and --max-mutating-requests-inflight=%d must add up to something positive",
+			o.MaxRequestsInflight, o.MaxMutatingRequestsInflight)
 	}
 	return o.RequestHeader.validate()
 }
