@@ -24,6 +24,7 @@ import (
 
 	apiopenapi "github.com/miniapiserver/miniapiserver/api/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/aggregator"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/apf"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/audit"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authz"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/discovery"
@@ -46,8 +47,13 @@ type Config struct {
 	APIAudiences  authenticator.Audiences
 	// Authorizer decides what each user may do (nil: everything).
 	Authorizer authorizer.Authorizer
-	// InFlight limits the requests running at once.
+	// InFlight limits the requests running at once when FlowControl is
+	// nil.
 	InFlight filters.InFlightConfig
+	// FlowControl is API Priority and Fairness, in place of the plain
+	// in-flight limits (nil: off); it serves its dumps under
+	// /debug/api_priority_and_fairness/.
+	FlowControl *apf.Controller
 	// AuditPolicy and AuditSink record requests (nil: no audit).
 	AuditPolicy *audit.Policy
 	AuditSink   audit.Sink
@@ -83,6 +89,7 @@ type Server struct {
 	apiAudiences      authenticator.Audiences
 	authorizer        authorizer.Authorizer
 	inFlight          filters.InFlightConfig
+	flowControl       *apf.Controller
 	auditPolicy       *audit.Policy
 	auditSink         audit.Sink
 	// discovery holds the documents of the built-in groups and of the
@@ -114,7 +121,7 @@ type Server struct {
 func New(cfg Config) (*Server, error) {
 	s := &Server{admission: cfg.Admission, minRequestTimeout: cfg.MinRequestTimeout, requestTimeout: cfg.RequestTimeout,
 		authenticator: cfg.Authenticator, apiAudiences: cfg.APIAudiences, authorizer: cfg.Authorizer,
-		inFlight: cfg.InFlight, auditPolicy: cfg.AuditPolicy, auditSink: cfg.AuditSink, aggregator: cfg.Aggregator}
+		inFlight: cfg.InFlight, flowControl: cfg.FlowControl, auditPolicy: cfg.AuditPolicy, auditSink: cfg.AuditSink, aggregator: cfg.Aggregator}
 	if s.authorizer == nil {
 		s.authorizer = authz.New(authz.Named{Name: authz.ModeAlwaysAllow.Name(), Authorizer: authz.AlwaysAllow{}})
 	}
@@ -159,6 +166,11 @@ func New(cfg Config) (*Server, error) {
 	r.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
 	for path, h := range cfg.NonResource {
 		r.Handle(path, h)
+	}
+	if cfg.FlowControl != nil {
+		for path, h := range cfg.FlowControl.DebugHandlers() {
+			r.Get(path, h)
+		}
 	}
 	if cfg.EnableProfiling {
 		r.HandleFunc("/debug/pprof/*", pprof.Index)

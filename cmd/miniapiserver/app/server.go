@@ -171,7 +171,7 @@ func Start(o *Options) (*Server, error) {
 	if err := getter.checkResources("--etcd-servers-overrides", overriddenNames(o)); err != nil {
 		return nil, err
 	}
-	sec, err := s.buildSecurity(o, creds, st.core, reviews, authorization.Authorizer)
+	sec, err := s.buildSecurity(ctx, o, creds, st.core, reviews, authorization.Authorizer)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +183,7 @@ func Start(o *Options) (*Server, error) {
 	s.cleanup = append(s.cleanup, func() { secureLn.Close() })
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
 	flowControl := flowControlController(st.flowControl)
+	fairness := priorityAndFairness(o, st.flowControl)
 	services := webhook.EndpointsResolver{Services: st.core.Services, Endpoints: servedStorage(groups, "", "endpoints").(rest.Getter)}
 	webhooks := admissionwebhook.NewSource(services)
 	apiServices := apiServiceRegistration(groups, st.apiRegistration)
@@ -192,6 +193,9 @@ func Start(o *Options) (*Server, error) {
 	bootChecks := append(slices.Clip(etcdHealth), rbacReadyCheck(authorization),
 		healthz.Check{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }},
 		healthz.Check{Name: "autoregister-completion", Fn: func(context.Context) error { return apiServices.Ready() }})
+	if fairness != nil {
+		bootChecks = append(bootChecks, healthz.Check{Name: "poststarthook/priority-and-fairness-filter", Fn: func(context.Context) error { return fairness.Synced() }})
+	}
 	s.readyChecks = append(slices.Clip(bootChecks), watchCacheCheck(groups))
 	policies, err := newAdmissionPolicies(groups, st, sec.authorizer)
 	if err != nil {
@@ -202,6 +206,7 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	cfg := s.apiConfig(o, groups, st, sec, creds, admissionChain)
+	cfg.FlowControl = fairness
 	proxy := newAggregator(o, groups, st, creds)
 	cfg.Aggregator = proxy
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
@@ -218,7 +223,16 @@ func Start(o *Options) (*Server, error) {
 	// The bootstrap policy and the flow control configuration are written
 	// in the background, meanwhile: /healthz waits for them.
 	s.startRBAC(ctx, authorization, st.rbac, o.controllerEnabled(clusterRoleAggregationName))
+	if r := authorization.reloader; r != nil {
+		s.goUntilDone(func() { r.run(ctx) })
+	}
+	if r := sec.authnReloader; r != nil {
+		s.goUntilDone(func() { r.run(ctx) })
+	}
 	s.goUntilDone(func() { flowControl.Run(ctx) })
+	if fairness != nil {
+		s.goUntilDone(func() { fairness.Run(ctx) })
+	}
 	serviceCIDRs, err := writeBootstrapObjects(ctx, o, st, creds.extensionAuthData(o), secureLn.Addr().(*net.TCPAddr).Port)
 	if err != nil {
 		return nil, err
