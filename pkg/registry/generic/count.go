@@ -53,6 +53,9 @@ func (e *Store) Stats() (storage.Stats, bool) {
 	if r, ok := e.storage.(storage.StatsReporter); ok {
 		return r.Stats()
 	}
+	if e.counted == nil {
+		return storage.Stats{}, false // not built over a storage
+	}
 	n := e.counted.Load()
 	if n < 0 {
 		return storage.Stats{}, false

@@ -80,8 +80,9 @@ type Store struct {
 	storage     storage.Interface
 	destroyFunc func()
 	// counted is the last count of the objects in etcd (-1: none yet),
-	// for Stats when the store has no cache.
-	counted atomic.Int64
+	// for Stats when the store has no cache; shared with the views of
+	// other groups' versions (servedAs), which read the same storage.
+	counted *atomic.Int64
 
 	attrFunc         storage.AttrFunc
 	selectableFields map[string]bool
@@ -152,6 +153,7 @@ func newStore(r Resource, gv schema.GroupVersion, strategy Strategy, getter REST
 		return nil, fmt.Errorf("building the store of %s: %w", e.qualifiedResource, err)
 	}
 	e.storage = s // before the counter reads it
+	e.counted = new(atomic.Int64)
 	e.counted.Store(-1)
 	stopCounting := e.startObservingCount(opts.ResourcePrefix, opts.CountMetricPollPeriod)
 	e.destroyFunc = func() {
