@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the kube-controller-manager and kube-scheduler the cluster test
-# (test/e2e) runs, from the Go module proxy, at the version test/e2e/go.mod
-# pins (k8s.io/kubernetes), into a cache folder reused when it already
-# holds binaries of that version. Prints the folder on stdout (progress on
-# stderr):
+# (test/e2e) runs, and the kube-apiserver the swap test (test/e2e,
+# TestSwap) swaps with miniapiserver, from the Go module proxy, at the
+# version test/e2e/go.mod pins (k8s.io/kubernetes), into a cache folder
+# reused when it already holds binaries of that version. Prints the
+# folder on stdout (progress on stderr):
 #
 #   E2E_BIN=$(hack/e2e-components.sh)
 #
@@ -11,6 +12,9 @@
 #   E2E_BIN     output folder; default $XDG_CACHE_HOME/miniapiserver-e2e/<version>
 #               ($HOME/.cache without XDG_CACHE_HOME): a path CI can cache
 #   GOMAXBUILD  parallel compile jobs (go build -p), default nproc
+#   E2E_COMPONENTS  which to build, default all three; hack/e2e.sh asks
+#               for the two the cluster test runs, so that it does not
+#               wait for kube-apiserver's build
 #
 # Release-like build, as kube's hack/lib/golang.sh (and
 # /work/shared/reference-kube/build.sh): CGO_ENABLED=0, -trimpath,
@@ -31,7 +35,7 @@ LDF="$LDF -X $VPKG.gitTreeState=clean -X $VPKG.gitCommit=module-proxy-$KVER"
 LDF="$LDF -X $VPKG.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 
 mkdir -p "$E2E_BIN"
-for comp in kube-controller-manager kube-scheduler; do
+for comp in ${E2E_COMPONENTS:-kube-controller-manager kube-scheduler kube-apiserver}; do
 	if [[ $("$E2E_BIN/$comp" --version 2>/dev/null) == "Kubernetes $KVER" ]]; then
 		echo "e2e-components: $comp $KVER cached in $E2E_BIN" >&2
 		continue

@@ -5,7 +5,9 @@ import (
 
 	"k8s.io/apiserver/pkg/authentication/user"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/apf"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/filters"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 // SecureHandler serves the secure port: every request is authenticated
@@ -31,13 +33,18 @@ func (s *Server) InsecureHandler() http.Handler {
 //
 //	audit ID -> panic recovery -> request info -> cache control ->
 //	goaway (--goaway-chance) -> warnings -> request deadline -> authentication -> audit ->
-//	impersonation -> in-flight limits -> authorization -> routes
+//	impersonation -> priority and fairness (or the plain in-flight
+//	limits) -> authorization -> routes
 //
 // Audit events start after authentication, as kube's do, so that they
 // name the user; the audit ID and arrival time are set first.
 func (s *Server) chain(authenticate func(http.Handler) http.Handler) http.Handler {
 	h := filters.WithAuthorization(s.routes, s.authorizer)
-	h = filters.WithMaxInFlight(h, s.inFlight)
+	if s.flowControl != nil {
+		h = apf.WithPriorityAndFairness(h, s.flowControl, s.resourceStats)
+	} else {
+		h = filters.WithMaxInFlight(h, s.inFlight)
+	}
 	h = filters.WithImpersonation(h, s.authorizer)
 	h = filters.WithAudit(h, s.auditPolicy, s.auditSink)
 	h = authenticate(h)
@@ -48,4 +55,26 @@ func (s *Server) chain(authenticate func(http.Handler) http.Handler) http.Handle
 	h = filters.WithRequestInfo(h)
 	h = filters.WithPanicRecovery(h)
 	return filters.WithAuditInit(h)
+}
+
+// resourceStats finds what the store of a built-in or custom resource
+// knows of its objects and watches (API Priority and Fairness's work
+// estimates).
+func (s *Server) resourceStats(group, resource string) (st storage.Stats, found, ok bool) {
+	k := versionKey{group, resource, ""}
+	endpoints := s.builtinVersions[k]
+	if len(endpoints) == 0 {
+		if custom := s.customResources.versions.Load(); custom != nil {
+			endpoints = (*custom)[k]
+		}
+	}
+	if len(endpoints) == 0 {
+		return storage.Stats{}, false, false
+	}
+	r, isReporter := endpoints[0].Storage.(storage.StatsReporter)
+	if !isReporter {
+		return storage.Stats{}, true, false
+	}
+	st, ok = r.Stats()
+	return st, true, ok
 }

@@ -38,6 +38,8 @@ type customResources struct {
 	routes atomic.Pointer[customRoutes]
 	// versions are the endpoints served by resource.
 	versions atomic.Pointer[resourceVersions]
+	// gvs are what discovery lists of the custom resources.
+	gvs []*discovery.GroupVersion
 }
 
 // customRoutes is one published state of the routes.
@@ -144,10 +146,12 @@ func (s *Server) publishCustomResourcesLocked(affected []schema.GroupVersion) er
 		}
 		next.byGV[gv] = s.customResourceRouter(gv, e)
 	}
-	docs, err := discovery.New(append(slices.Clone(s.builtinGVs), c.discovery(endpoints)...))
+	crdGVs := c.discovery(endpoints)
+	docs, err := s.buildDiscoveryLocked(crdGVs, s.remote)
 	if err != nil {
 		return fmt.Errorf("apiserver: discovery of custom resources: %w", err)
 	}
+	c.gvs = crdGVs
 	c.routes.Store(next)
 	c.versions.Store(&versions)
 	s.discovery.Store(docs)

@@ -23,6 +23,8 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	apiopenapi "github.com/miniapiserver/miniapiserver/api/openapi"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/aggregator"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/apf"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/audit"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authz"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/discovery"
@@ -45,8 +47,13 @@ type Config struct {
 	APIAudiences  authenticator.Audiences
 	// Authorizer decides what each user may do (nil: everything).
 	Authorizer authorizer.Authorizer
-	// InFlight limits the requests running at once.
+	// InFlight limits the requests running at once when FlowControl is
+	// nil.
 	InFlight filters.InFlightConfig
+	// FlowControl is API Priority and Fairness, in place of the plain
+	// in-flight limits (nil: off); it serves its dumps under
+	// /debug/api_priority_and_fairness/.
+	FlowControl *apf.Controller
 	// AuditPolicy and AuditSink record requests (nil: no audit).
 	AuditPolicy *audit.Policy
 	AuditSink   audit.Sink
@@ -71,6 +78,9 @@ type Config struct {
 	// GoawayChance is the share of HTTP/2 requests whose connection is
 	// closed after them (0: none), as kube's --goaway-chance.
 	GoawayChance float64
+	// Aggregator proxies the group versions of extension API servers
+	// (nil: none, and ServeAPIServices fails).
+	Aggregator *aggregator.Proxy
 }
 
 // Server routes every request of the API.
@@ -84,6 +94,7 @@ type Server struct {
 	apiAudiences      authenticator.Audiences
 	authorizer        authorizer.Authorizer
 	inFlight          filters.InFlightConfig
+	flowControl       *apf.Controller
 	auditPolicy       *audit.Policy
 	auditSink         audit.Sink
 	// discovery holds the documents of the built-in groups and of the
@@ -104,13 +115,19 @@ type Server struct {
 	// apiMajor and apiMinor are the served Kubernetes version, against
 	// which kinds are deprecated.
 	apiMajor, apiMinor int
+	// aggregator proxies the group versions of extension API servers;
+	// remote are the APIServices last given to ServeAPIServices
+	// (customResources.mu guards it).
+	aggregator *aggregator.Proxy
+	remote     []aggregator.Remote
 }
 
 // New installs the routes of cfg's groups.
 func New(cfg Config) (*Server, error) {
 	s := &Server{admission: cfg.Admission, minRequestTimeout: cfg.MinRequestTimeout, requestTimeout: cfg.RequestTimeout,
 		authenticator: cfg.Authenticator, apiAudiences: cfg.APIAudiences, authorizer: cfg.Authorizer,
-		inFlight: cfg.InFlight, auditPolicy: cfg.AuditPolicy, auditSink: cfg.AuditSink, goawayChance: cfg.GoawayChance}
+		inFlight: cfg.InFlight, flowControl: cfg.FlowControl, auditPolicy: cfg.AuditPolicy, auditSink: cfg.AuditSink, aggregator: cfg.Aggregator,
+		goawayChance: cfg.GoawayChance}
 	if s.authorizer == nil {
 		s.authorizer = authz.New(authz.Named{Name: authz.ModeAlwaysAllow.Name(), Authorizer: authz.AlwaysAllow{}})
 	}
@@ -156,6 +173,11 @@ func New(cfg Config) (*Server, error) {
 	for path, h := range cfg.NonResource {
 		r.Handle(path, h)
 	}
+	if cfg.FlowControl != nil {
+		for path, h := range cfg.FlowControl.DebugHandlers() {
+			r.Get(path, h)
+		}
+	}
 	if cfg.EnableProfiling {
 		r.HandleFunc("/debug/pprof/*", pprof.Index)
 		r.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -163,7 +185,7 @@ func New(cfg Config) (*Server, error) {
 		r.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		r.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	s.routes = r
+	s.routes = s.withAggregator(r)
 	return s, nil
 }
 
@@ -243,7 +265,7 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	}
 	if rest, ok := strings.CutPrefix(p, "/apis/"); ok {
 		group, _, _ := strings.Cut(rest, "/")
-		if group != "" && (s.builtinGroups[group] || s.customResources.servesGroup(group)) {
+		if group != "" && (s.builtinGroups[group] || s.customResources.servesGroup(group) || s.servesRemoteGroup(group)) {
 			handlers.NotFound(w, r)
 			return
 		}

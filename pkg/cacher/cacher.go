@@ -156,6 +156,16 @@ func (c *Cacher) ReadinessCheck() error {
 	return nil
 }
 
+// Stats implements storage.StatsReporter, from the cache once it is
+// ready.
+func (c *Cacher) Stats() (storage.Stats, bool) {
+	if c.ReadinessCheck() != nil {
+		return storage.Stats{}, false
+	}
+	n, b := c.wc.size()
+	return storage.Stats{ObjectCount: n, ObjectBytes: b, Watchers: c.dispatcher.watcherCount()}, true
+}
+
 // Create implements storage.Interface: writes go to the store, and leave
 // the new object's labels and fields for the reflector (attrHints).
 func (c *Cacher) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {

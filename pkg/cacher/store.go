@@ -28,6 +28,8 @@ func lessEntry(a, b *entry) bool { return a.obj.Key < b.obj.Key }
 type store struct {
 	tree    *btree.BTreeG[*entry]
 	indexes map[string]map[string]map[string]*entry
+	// bytes is the encoded size of the objects held.
+	bytes int64
 	// cloneMu serializes snapshots: btree's Clone replaces the tree's
 	// copy-on-write context, a write, while its callers hold only the
 	// watch cache's read lock (two LISTs at once raced on it).
@@ -51,7 +53,9 @@ func (s *store) get(key string) (*entry, bool) { return s.tree.Get(probe(key)) }
 // put inserts or replaces e, and returns what it replaced.
 func (s *store) put(e *entry) (*entry, bool) {
 	old, replaced := s.tree.ReplaceOrInsert(e)
+	s.bytes += int64(e.obj.Size())
 	if replaced {
+		s.bytes -= int64(old.obj.Size())
 		s.unindex(old)
 	}
 	s.index(e)
@@ -62,6 +66,7 @@ func (s *store) put(e *entry) (*entry, bool) {
 func (s *store) remove(key string) (*entry, bool) {
 	old, ok := s.tree.Delete(probe(key))
 	if ok {
+		s.bytes -= int64(old.obj.Size())
 		s.unindex(old)
 	}
 	return old, ok

@@ -62,6 +62,13 @@ func newWatchCache(capacity int, historyBytes int64, indexFields []string) *watc
 	return wc
 }
 
+// size is the number and encoded size of the objects held.
+func (wc *watchCache) size() (count, bytes int64) {
+	wc.mu.RLock()
+	defer wc.mu.RUnlock()
+	return int64(wc.store.len()), wc.store.bytes
+}
+
 // replace swaps in the result of a full list at rev: the history restarts
 // there.
 func (wc *watchCache) replace(entries []*entry, rev int64) {

@@ -180,3 +180,20 @@ type ObjectWriter interface {
 	GuaranteedUpdateObject(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
 		preconditions *Preconditions, tryUpdate UpdateFunc, cachedExisting runtime.Object) (*Object, error)
 }
+
+// Stats is what a store knows, without asking etcd, of the objects it
+// holds and of the watches on them: API Priority and Fairness estimates
+// the work of a LIST from the first two and of a write from the third.
+type Stats struct {
+	// ObjectCount and ObjectBytes are the number and the encoded size of
+	// the objects held.
+	ObjectCount, ObjectBytes int64
+	// Watchers is the number of watches open on the resource.
+	Watchers int
+}
+
+// StatsReporter is a store that knows its Stats (the cacher, from its
+// cache). Stats reports false while it does not (a cache not ready).
+type StatsReporter interface {
+	Stats() (Stats, bool)
+}

@@ -65,15 +65,7 @@ type apiserver struct {
 // apiserverFlags it has. The namespace controller is off: the
 // controller-manager's runs.
 func startMiniapiserver(t *testing.T, dir string, p *pki, port int) *apiserver {
-	bin := os.Getenv("MINIAPISERVER")
-	if bin == "" {
-		bin = filepath.Join(dir, "miniapiserver")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/miniapiserver")
-		build.Dir = filepath.Join("..", "..")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("building miniapiserver: %v\n%s", err, out)
-		}
-	}
+	bin := miniapiserverBinary(t, dir)
 	help, err := exec.Command(bin, "--help").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s --help: %v\n%s", bin, err, help)
@@ -104,6 +96,21 @@ func startMiniapiserver(t *testing.T, dir string, p *pki, port int) *apiserver {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// miniapiserverBinary is $MINIAPISERVER, or else miniapiserver built
+// from this repository into dir.
+func miniapiserverBinary(t *testing.T, dir string) string {
+	if bin := os.Getenv("MINIAPISERVER"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(dir, "miniapiserver")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/miniapiserver")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building miniapiserver: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // startKubeSets are the apiserverFlags start-kube.sh passes itself; the

@@ -55,6 +55,18 @@ func componentFlags(p *pki, component string, port int) []flag {
 // startComponents starts kube-controller-manager and kube-scheduler from
 // $E2E_BIN and waits until both are healthy.
 func startComponents(t *testing.T, dir string, p *pki) []*process {
+	return startComponentsWith(t, dir, func(name string, port int) []flag {
+		if name == "kube-controller-manager" {
+			return controllerManagerFlags(p, port)
+		}
+		return componentFlags(p, name, port)
+	})
+}
+
+// startComponentsWith starts kube-controller-manager and kube-scheduler
+// from $E2E_BIN, each with the flags flagsFor gives it (port: its secure
+// port), and waits until both are healthy.
+func startComponentsWith(t *testing.T, dir string, flagsFor func(name string, port int) []flag) []*process {
 	bin := os.Getenv("E2E_BIN")
 	if bin == "" {
 		t.Skip("E2E_BIN is not set: run hack/e2e.sh, or set E2E_BIN=$(hack/e2e-components.sh)")
@@ -65,10 +77,7 @@ func startComponents(t *testing.T, dir string, p *pki) []*process {
 		if err != nil {
 			t.Fatal(err)
 		}
-		flags := componentFlags(p, name, port)
-		if name == "kube-controller-manager" {
-			flags = controllerManagerFlags(p, port)
-		}
+		flags := flagsFor(name, port)
 		args := make([]string, len(flags))
 		for i, f := range flags {
 			args[i] = f.String()

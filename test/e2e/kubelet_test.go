@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,12 +36,16 @@ const (
 // (a Job's pod Succeeded), and a pod being deleted is removed at once, as
 // a kubelet does once its containers have stopped. No containers run.
 type kubelet struct {
-	client kubernetes.Interface
-	nodes  []string
+	queue workqueue.TypedRateLimitingInterface[podKey]
+
+	nodesMu sync.RWMutex
+	nodes   []string
+	// clients call the API as each node: the admin, or the node's own
+	// identity (system:node:NAME) once it has joined by TLS bootstrap.
+	clients map[string]kubernetes.Interface
 	// informers watch each node's pods, as a kubelet does
 	// (spec.nodeName=<node>).
 	informers map[string]cache.SharedIndexInformer
-	queue     workqueue.TypedRateLimitingInterface[podKey]
 
 	mu  sync.Mutex
 	ips map[types.UID]string // pod IPs given, by pod
@@ -53,11 +58,13 @@ type kubelet struct {
 // podKey names a pod on a node.
 type podKey struct{ node, namespace, name string }
 
-// startKubelet registers n nodes and runs them until ctx ends; the
-// returned wait blocks until every goroutine it started has returned.
-func startKubelet(ctx context.Context, client kubernetes.Interface, n int) (*kubelet, error) {
+// startKubelet registers n nodes, e2e-node-0 onwards, each calling the
+// API with the client clientFor returns for it, and runs them until ctx
+// ends; the returned wait blocks until every goroutine it started has
+// returned. More nodes may join later (addNode).
+func startKubelet(ctx context.Context, clientFor func(node string) (kubernetes.Interface, error), n int) (*kubelet, error) {
 	k := &kubelet{
-		client:    client,
+		clients:   map[string]kubernetes.Interface{},
 		informers: map[string]cache.SharedIndexInformer{},
 		queue:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[podKey]()),
 		ips:       map[types.UID]string{},
@@ -65,18 +72,12 @@ func startKubelet(ctx context.Context, client kubernetes.Interface, n int) (*kub
 	}
 	for i := range n {
 		name := fmt.Sprintf("e2e-node-%d", i)
-		k.nodes = append(k.nodes, name)
-		if err := k.register(ctx, name); err != nil {
+		client, err := clientFor(name)
+		if err != nil {
 			return nil, err
 		}
-		if err := k.renewLease(ctx, name); err != nil {
+		if err := k.addNode(ctx, name, client); err != nil {
 			return nil, err
-		}
-		k.watchPods(ctx, name)
-	}
-	for _, inf := range k.informers {
-		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-			return nil, fmt.Errorf("fake kubelet: pod informers did not sync: %w", ctx.Err())
 		}
 	}
 	k.wg.Add(3)
@@ -102,6 +103,40 @@ func startKubelet(ctx context.Context, client kubernetes.Interface, n int) (*kub
 
 // wait blocks until the kubelet has stopped (its ctx ended).
 func (k *kubelet) wait() { k.wg.Wait() }
+
+// addNode registers node, calling the API with client, and runs its pods
+// once their informer has synced.
+func (k *kubelet) addNode(ctx context.Context, node string, client kubernetes.Interface) error {
+	k.nodesMu.Lock()
+	k.nodes = append(k.nodes, node)
+	k.clients[node] = client
+	k.nodesMu.Unlock()
+	if err := k.register(ctx, node); err != nil {
+		return err
+	}
+	if err := k.renewLease(ctx, node); err != nil {
+		return fmt.Errorf("fake kubelet: node %s's lease: %w", node, err)
+	}
+	inf := k.watchPods(ctx, node)
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return fmt.Errorf("fake kubelet: node %s's pod informer did not sync: %w", node, ctx.Err())
+	}
+	return nil
+}
+
+// nodeNames returns the nodes registered so far.
+func (k *kubelet) nodeNames() []string {
+	k.nodesMu.RLock()
+	defer k.nodesMu.RUnlock()
+	return slices.Clone(k.nodes)
+}
+
+// client is node's client.
+func (k *kubelet) client(node string) kubernetes.Interface {
+	k.nodesMu.RLock()
+	defer k.nodesMu.RUnlock()
+	return k.clients[node]
+}
 
 // register creates node name with its status, as kubelet registers a node.
 func (k *kubelet) register(ctx context.Context, name string) error {
@@ -130,7 +165,7 @@ func (k *kubelet) register(ctx context.Context, name string) error {
 			},
 		},
 	}
-	if _, err := k.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+	if _, err := k.client(name).CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("fake kubelet: registering node %s: %w", name, err)
 	}
 	return nil
@@ -162,11 +197,11 @@ func (k *kubelet) heartbeat(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-renew.C:
-			for _, n := range k.nodes {
+			for _, n := range k.nodeNames() {
 				k.renewLease(ctx, n)
 			}
 		case <-status.C:
-			for _, n := range k.nodes {
+			for _, n := range k.nodeNames() {
 				k.postStatus(ctx, n)
 			}
 		}
@@ -176,11 +211,11 @@ func (k *kubelet) heartbeat(ctx context.Context) {
 // renewLease creates or renews node's Lease in kube-node-lease, owned by
 // the Node as kubelet's is.
 func (k *kubelet) renewLease(ctx context.Context, node string) error {
-	leases := k.client.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	leases := k.client(node).CoordinationV1().Leases(corev1.NamespaceNodeLease)
 	now := metav1.NewMicroTime(time.Now())
 	lease, err := leases.Get(ctx, node, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		n, err := k.client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		n, err := k.client(node).CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -202,18 +237,18 @@ func (k *kubelet) renewLease(ctx context.Context, node string) error {
 
 // postStatus refreshes node's conditions.
 func (k *kubelet) postStatus(ctx context.Context, node string) {
-	n, err := k.client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	n, err := k.client(node).CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	if err != nil {
 		return
 	}
 	n.Status.Conditions = nodeConditions(time.Now())
-	k.client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+	k.client(node).CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
 }
 
 // watchPods starts an informer of the pods bound to node.
-func (k *kubelet) watchPods(ctx context.Context, node string) {
+func (k *kubelet) watchPods(ctx context.Context, node string) cache.SharedIndexInformer {
 	selector := fields.OneTermEqualSelector("spec.nodeName", node).String()
-	lw := cache.NewFilteredListWatchFromClient(k.client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
+	lw := cache.NewFilteredListWatchFromClient(k.client(node).CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
 		func(o *metav1.ListOptions) { o.FieldSelector = selector })
 	inf := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
 	enqueue := func(obj any) {
@@ -225,12 +260,15 @@ func (k *kubelet) watchPods(ctx context.Context, node string) {
 		AddFunc:    enqueue,
 		UpdateFunc: func(_, obj any) { enqueue(obj) },
 	})
+	k.nodesMu.Lock()
 	k.informers[node] = inf
+	k.nodesMu.Unlock()
 	k.wg.Add(1)
 	go func() {
 		defer k.wg.Done()
 		inf.Run(ctx.Done())
 	}()
+	return inf
 }
 
 func (k *kubelet) processNext(ctx context.Context) bool {
@@ -250,12 +288,15 @@ func (k *kubelet) processNext(ctx context.Context) bool {
 // syncPod moves one pod along: removed once being deleted, else Running
 // and Ready (a Job's pod Succeeded).
 func (k *kubelet) syncPod(ctx context.Context, key podKey) error {
-	obj, exists, err := k.informers[key.node].GetStore().GetByKey(key.namespace + "/" + key.name)
+	k.nodesMu.RLock()
+	inf := k.informers[key.node]
+	k.nodesMu.RUnlock()
+	obj, exists, err := inf.GetStore().GetByKey(key.namespace + "/" + key.name)
 	if err != nil || !exists {
 		return err
 	}
 	pod := obj.(*corev1.Pod)
-	pods := k.client.CoreV1().Pods(pod.Namespace)
+	pods := k.client(key.node).CoreV1().Pods(pod.Namespace)
 	if pod.DeletionTimestamp != nil {
 		err := pods.Delete(ctx, pod.Name, metav1.DeleteOptions{
 			GracePeriodSeconds: ptr.To[int64](0), Preconditions: metav1.NewUIDPreconditions(string(pod.UID))})
@@ -357,7 +398,7 @@ func (k *kubelet) nodeIP(node string) string {
 }
 
 func (k *kubelet) nodeIndex(node string) int {
-	for i, n := range k.nodes {
+	for i, n := range k.nodeNames() {
 		if n == node {
 			return i
 		}

@@ -131,7 +131,7 @@ func startCluster(t *testing.T) *cluster {
 	c.client = kubernetes.NewForConfigOrDie(config)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	c.kubelet, err = startKubelet(ctx, c.client, 3)
+	c.kubelet, err = startKubelet(ctx, func(string) (kubernetes.Interface, error) { return c.client, nil }, 3)
 	t.Cleanup(func() {
 		cancel()
 		if c.kubelet != nil {
@@ -142,20 +142,27 @@ func startCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	c.components = startComponents(t, dir, p)
+	c.waitNodesReady(t)
+	return c
+}
+
+// waitNodesReady waits until the fake kubelet's nodes are Ready and
+// schedulable.
+func (c *cluster) waitNodesReady(t *testing.T) {
+	t.Helper()
 	c.eventually(t, time.Minute, "the nodes Ready and schedulable (the node lifecycle controller lifts the not-ready taint)", "", func() (string, bool, error) {
 		nodes, err := c.client.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
 		if err != nil {
 			return "", false, err
 		}
 		var seen []string
-		ok := len(nodes.Items) == len(c.kubelet.nodes)
+		ok := len(nodes.Items) == len(c.kubelet.nodeNames())
 		for _, n := range nodes.Items {
 			seen = append(seen, fmt.Sprintf("%s taints=%v podCIDR=%q", n.Name, n.Spec.Taints, n.Spec.PodCIDR))
 			ok = ok && len(n.Spec.Taints) == 0
 		}
 		return strings.Join(seen, "; "), ok, nil
 	})
-	return c
 }
 
 // namespace creates a namespace for t, deleted (without waiting) when t

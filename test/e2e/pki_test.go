@@ -62,22 +62,28 @@ func newPKI(dir string) (*pki, error) {
 			return nil, err
 		}
 	}
-	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return nil, err
-	}
-	pub, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
-	if err != nil {
-		return nil, err
-	}
-	if err := writePEM(p.path("sa.key"), "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(saKey)); err != nil {
-		return nil, err
-	}
-	if err := writePEM(p.path("sa.pub"), "PUBLIC KEY", pub); err != nil {
+	if err := writeServiceAccountKeys(p.path("sa")); err != nil {
 		return nil, err
 	}
 	tokens := fmt.Sprintf("%s,e2e-admin,e2e-admin,system:masters\n", p.token)
 	return p, os.WriteFile(p.path("tokens.csv"), []byte(tokens), 0o600)
+}
+
+// writeServiceAccountKeys writes a service-account key pair as base.key
+// and base.pub.
+func writeServiceAccountKeys(base string) error {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		return err
+	}
+	if err := writePEM(base+".key", "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(key)); err != nil {
+		return err
+	}
+	return writePEM(base+".pub", "PUBLIC KEY", pub)
 }
 
 // componentUsers are the users the components authenticate as, with

@@ -24,11 +24,18 @@ type process struct {
 
 // startProcess starts bin with args, stdout and stderr to logFile.
 func startProcess(name, logFile, bin string, args ...string) (*process, error) {
+	return startProcessIn("", name, logFile, bin, args...)
+}
+
+// startProcessIn starts bin with args in the working directory dir (the
+// test's when ""), stdout and stderr to logFile.
+func startProcessIn(dir, name, logFile, bin string, args ...string) (*process, error) {
 	out, err := os.Create(logFile)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		out.Close()
@@ -54,14 +61,17 @@ func (p *process) exited() (bool, string) {
 }
 
 // stop ends the process: SIGTERM, then SIGKILL after 20 s.
-func (p *process) stop() {
+func (p *process) stop() { p.stopWithin(20 * time.Second) }
+
+// stopWithin ends the process: SIGTERM, then SIGKILL after grace.
+func (p *process) stopWithin(grace time.Duration) {
 	if ended, _ := p.exited(); ended {
 		return
 	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(grace):
 		p.cmd.Process.Kill()
 		<-p.done
 	}

@@ -90,7 +90,16 @@ func FuzzPatch(f *testing.F) {
 		if query != "" {
 			path += "?" + query
 		}
-		tg.do(t, http.MethodPatch, path, patchType, body).check(t, "PATCH "+path, clientErrors...)
+		a := tg.do(t, http.MethodPatch, path, patchType, body)
+		if a.code == http.StatusInternalServerError && strings.Contains(string(a.body), "does not contain declared merge key") {
+			// kube-apiserver v1.37.2 answers 500 too when a strategic
+			// merge patch's list item lacks the list's merge key and the
+			// list has items to merge it with (checked with the
+			// reference); the Status is still checked.
+			a.check(t, "PATCH "+path, http.StatusInternalServerError)
+			return
+		}
+		a.check(t, "PATCH "+path, clientErrors...)
 	})
 }
 

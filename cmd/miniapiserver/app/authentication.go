@@ -147,13 +147,24 @@ func (c *credentials) tokenIssuer(o *Options) *core.TokenIssuer {
 
 // authenticator is the chain of the secure port: client certificates,
 // static tokens (the file, or the generated admin token), service account
-// tokens (legacy, then bound), anonymous.
-func (c *credentials) authenticator(o *Options, objects authn.ObjectGetter) (authenticator.Request, error) {
+// tokens (legacy, then bound), bootstrap tokens, the JWTs of OpenID
+// issuers, anonymous (as --anonymous-auth, or --authentication-config
+// says).
+func (c *credentials) authenticator(o *Options, objects authn.ObjectGetter, jwt *jwtAuthentication) (authenticator.Request, error) {
 	cfg := authn.Config{
 		RequestHeader: c.requestHeader,
 		ClientCAs:     c.clientCA.Pool,
 		APIAudiences:  o.Auth.apiAudiences(),
 		Anonymous:     o.Auth.AnonymousAuth,
+	}
+	if a := jwt.anonymous; a != nil {
+		cfg.Anonymous = a.Enabled
+		for _, c := range a.Conditions {
+			cfg.AnonymousPaths = append(cfg.AnonymousPaths, c.Path)
+		}
+	}
+	if jwt.jwts != nil {
+		cfg.JWT = jwt.jwts
 	}
 	switch {
 	case o.TokenAuthFile != "":
@@ -183,19 +194,33 @@ type security struct {
 	authorizer    authorizer.Authorizer
 	auditPolicy   *audit.Policy
 	auditLog      *audit.LogBackend // nil: no audit
+	// authnReloader reads --authentication-config again (nil: no file);
+	// started with the server's other goroutines.
+	authnReloader *authenticationReloader
 }
 
 // buildSecurity builds the authenticator (and hands it to the TokenReview
-// storage) and the audit log (stopped at cleanup); the authorizer is
-// built before the groups (newAuthorization), whose reviews ask it.
-func (s *Server) buildSecurity(o *Options, creds *credentials, coreStorage core.LegacyRESTStorage, reviews *lateAuthenticator, authorizer authorizer.Authorizer) (*security, error) {
+// storage; its JWT authenticators fetch their issuers' keys until ctx
+// ends) and the audit log (stopped at cleanup); the authorizer is built
+// before the groups (newAuthorization), whose reviews ask it.
+func (s *Server) buildSecurity(ctx context.Context, o *Options, creds *credentials, coreStorage core.LegacyRESTStorage, reviews *lateAuthenticator, authorizer authorizer.Authorizer) (*security, error) {
 	var sec security
 	var err error
 	objects := registryObjects{
 		serviceAccounts: coreStorage.ServiceAccounts, pods: coreStorage.Pods,
 		secrets: coreStorage.Secrets, nodes: coreStorage.Nodes,
 	}
-	if sec.authenticator, err = creds.authenticator(o, objects); err != nil {
+	jwt, err := newJWTAuthentication(ctx, &o.Auth)
+	if err != nil {
+		return nil, err
+	}
+	if jwt.jwts != nil {
+		// The issuers' keys are fetched until ctx ends: a start that
+		// fails before the server runs ends them too.
+		s.cleanup = append(s.cleanup, s.cancel)
+	}
+	sec.authnReloader = jwt.reloader
+	if sec.authenticator, err = creds.authenticator(o, objects, jwt); err != nil {
 		return nil, err
 	}
 	reviews.Request = sec.authenticator

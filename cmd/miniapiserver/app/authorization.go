@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	apiserverconfig "k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	authorizationcel "k8s.io/apiserver/pkg/authorization/cel"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authz"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
@@ -19,9 +21,10 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// Authorization is the server's authorizer (--authorization-mode, then
-// the extra authorizers of embedding programs), its rule resolver, and
-// the cache of roles and bindings RBAC decides with.
+// Authorization is the server's authorizer (--authorization-mode or
+// --authorization-config, then the extra authorizers of embedding
+// programs), its rule resolver, and the cache of roles and bindings RBAC
+// decides with.
 type Authorization struct {
 	Authorizer   authorizer.Authorizer
 	RuleResolver authorizer.RuleResolver
@@ -29,49 +32,58 @@ type Authorization struct {
 	// nodeObjects are what the Node mode reads, bound to the stores once
 	// the groups are built (bindNodeObjects).
 	nodeObjects *lateNodeObjects
+	// reloader reads --authorization-config again (nil: no file).
+	reloader *authorizationReloader
 }
 
-// newAuthorization builds the chain of --authorization-mode (behind
-// system:masters, see authz.New) and the union of its modes' rule
-// resolvers, as kube-apiserver does. The policy cache is filled later,
-// from the rbac group's stores (startRBAC).
+// newAuthorization builds the chain of --authorization-config, or of
+// --authorization-mode and the webhook flags (behind system:masters, see
+// authz.New), and the union of its modes' rule resolvers, as
+// kube-apiserver does. The policy cache is filled later, from the rbac
+// group's stores (startRBAC).
 func newAuthorization(o *Options) (*Authorization, error) {
-	modes, err := authz.ParseModes(o.Auth.AuthorizationModes)
+	// The CEL environment of match conditions costs megabytes: only a
+	// configuration file can have match conditions.
+	var compiler authorizationcel.Compiler
+	if o.Auth.Authorization.ConfigFile != "" {
+		compiler = authorizationcel.NewDefaultCompiler()
+	}
+	cfg, data, err := o.Auth.authorizationConfiguration(compiler)
 	if err != nil {
-		return nil, fmt.Errorf("--authorization-mode: %w", err)
+		return nil, err
 	}
 	cache := policy.NewCache()
 	nodeObjects := &lateNodeObjects{}
-	var (
-		chain     []authz.Named
-		resolvers authz.RuleResolvers
-	)
-	for _, m := range modes {
-		var a interface {
-			authorizer.Authorizer
-			authorizer.RuleResolver
-		}
-		switch m {
-		case authz.ModeAlwaysAllow:
-			a = authz.AlwaysAllow{}
-		case authz.ModeAlwaysDeny:
-			a = authz.AlwaysDeny{}
+	b := &authorizerBuilder{extra: o.Auth.ExtraAuthorizers, compiler: compiler}
+	required := sets.New[apiserverconfig.AuthorizerType]()
+	for _, c := range cfg.Authorizers {
+		switch authz.Mode(c.Type) {
 		case authz.ModeRBAC:
-			a = authz.NewRBAC(cache)
+			b.rbac = authz.NewRBAC(cache)
 		case authz.ModeNode:
 			rules, err := systemNodeRules()
 			if err != nil {
 				return nil, err
 			}
-			a = authz.NewNode(nodeObjects, rules)
-		default:
-			return nil, fmt.Errorf("--authorization-mode: %s is not built by this server", m)
+			b.node = authz.NewNode(nodeObjects, rules)
 		}
-		chain = append(chain, authz.Named{Name: m.Name(), Authorizer: a})
-		resolvers = append(resolvers, a)
+		if c.Type != apiserverconfig.TypeWebhook {
+			required.Insert(c.Type)
+		}
 	}
-	chain = append(chain, o.Auth.ExtraAuthorizers...)
-	return &Authorization{Authorizer: authz.New(chain...), RuleResolver: resolvers, Policy: cache, nodeObjects: nodeObjects}, nil
+	a, resolver, err := b.build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	current := authz.NewReloadable(a, resolver)
+	out := &Authorization{Authorizer: current, RuleResolver: current, Policy: cache, nodeObjects: nodeObjects}
+	if f := o.Auth.Authorization.ConfigFile; f != "" {
+		out.reloader = &authorizationReloader{
+			file: f, interval: o.Auth.Authorization.reloadInterval(), builder: b, target: current,
+			required: required, lastData: data, lastConfig: cfg,
+		}
+	}
+	return out, nil
 }
 
 // systemNodeRules are the rules of kube's system:node cluster role, which

@@ -14,6 +14,7 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/miniapiserver/miniapiserver/api"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/apf"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/autoregister"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
@@ -119,6 +120,17 @@ func storageKind(st rest.Storage, group string) (schema.GroupKind, bool) {
 // control configuration, over the flowcontrol.apiserver.k8s.io storages.
 func flowControlController(s flowcontrolregistry.Storage) *flowcontrol.Controller {
 	return flowcontrol.New(flowcontrol.Config{FlowSchemas: s.FlowSchemas, FlowSchemaStatus: s.FlowSchemaStatus, PriorityLevels: s.PriorityLevels})
+}
+
+// priorityAndFairness is API Priority and Fairness over the stored
+// configuration, sharing both in-flight limits as its seats (nil when
+// --enable-priority-and-fairness=false).
+func priorityAndFairness(o *Options, s flowcontrolregistry.Storage) *apf.Controller {
+	if !o.Auth.EnablePriorityAndFairness {
+		return nil
+	}
+	return apf.New(apf.Config{FlowSchemas: s.FlowSchemas, PriorityLevels: s.PriorityLevels,
+		ServerConcurrencyLimit: o.Auth.MaxRequestsInflight + o.Auth.MaxMutatingRequestsInflight})
 }
 
 // endpointReconciler builds the endpoint reconciler of this replica

@@ -7,18 +7,12 @@ import "strings"
 // of flags. A test checks that every refused flag has a reason and every
 // reason a flag.
 var refusedReasons = map[string]string{
-	"aggregator-reject-forwarding-redirect":       "APIServices naming a service are stored, but no API is proxied to them",
-	"enable-aggregator-routing":                   "APIServices naming a service are stored, but no API is proxied to them",
-	"audit-log-batch-*":                           "the audit log is written with its own buffer (--audit-log-batch-buffer-size), not kube's batching",
+	"audit-log-batch-*":                           "batch mode writes its buffered events one at a time (kube's defaults for the log); other batch sizes, waits and throttling are not implemented",
 	"audit-log-truncate-*":                        "audit events are never truncated",
 	"audit-log-version":                           "audit events are written as audit.k8s.io/v1",
 	"audit-webhook-*":                             "audit events go to the log file only: the webhook backend is not implemented",
-	"authentication-config":                       "structured authentication configuration (JWT issuers) is not implemented",
 	"authentication-token-webhook-*":              "webhook token authentication is not implemented",
-	"authorization-config":                        "structured authorization configuration is not implemented: use --authorization-mode",
 	"authorization-policy-file":                   "ABAC authorization is not implemented",
-	"authorization-webhook-*":                     "webhook authorization is not implemented",
-	"oidc-*":                                      "OIDC authentication is not implemented",
 	"cors-allowed-origins":                        "CORS is not served",
 	"debug-socket-path":                           "profiling over a unix socket is not served",
 	"delete-collection-workers":                   "deletecollection deletes with one worker",

@@ -372,7 +372,7 @@ func (o *Options) Validate() error {
 	if err := o.Logging.validate(o.LogLevel); err != nil {
 		return err
 	}
-	if err := o.Kube.validate(); err != nil {
+	if err := o.Kube.validate(o.Auth.EnablePriorityAndFairness); err != nil {
 		return err
 	}
 	return o.Kubelet.validate()

@@ -18,9 +18,10 @@ func (o *AdmissionOptions) addConfigFileFlag(fs *pflag.FlagSet) {
 		"File with admission control configuration: an AdmissionConfiguration (apiserver.config.k8s.io/v1) whose plugins[] give a plugin's configuration inline (configuration) or in a file (path, relative to this one). Read for PodSecurity and ResourceQuota.")
 }
 
-// admissionConfigScheme decodes AdmissionConfiguration, as kube's
-// reader does (its own scheme: nothing else is decoded with it).
-var admissionConfigScheme = func() *runtime.Scheme {
+// apiserverConfigScheme decodes the apiserver.config.k8s.io files
+// (AdmissionConfiguration, AuthenticationConfiguration), as kube's readers
+// do (their own scheme: nothing else is decoded with it).
+var apiserverConfigScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	apiserverinstall.Install(s)
 	return s
@@ -37,7 +38,7 @@ func (o *AdmissionOptions) pluginConfig(name string) (io.Reader, error) {
 	for _, p := range kubeAdmissionPlugins {
 		names = append(names, p.name)
 	}
-	provider, err := admission.ReadAdmissionConfiguration(names, o.ConfigFile, admissionConfigScheme)
+	provider, err := admission.ReadAdmissionConfiguration(names, o.ConfigFile, apiserverConfigScheme)
 	if err != nil {
 		return nil, fmt.Errorf("--admission-control-config-file: %w", err)
 	}

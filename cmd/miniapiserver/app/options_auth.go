@@ -24,6 +24,10 @@ type AuthOptions struct {
 	AnonymousAuth bool
 
 	AuthorizationModes []string
+	// Authorization are the webhook's flags and --authorization-config.
+	Authorization AuthorizationOptions
+	// Authentication are --authentication-config and the --oidc-* flags.
+	Authentication AuthenticationOptions
 	// ExtraAuthorizers follow the --authorization-mode ones in the chain:
 	// for programs and tests that embed the server (not a flag).
 	ExtraAuthorizers []authz.Named
@@ -39,6 +43,9 @@ type AuthOptions struct {
 
 	MaxRequestsInflight         int
 	MaxMutatingRequestsInflight int
+	// EnablePriorityAndFairness limits requests by API Priority and
+	// Fairness (their sum its seats) instead of the two limits apart.
+	EnablePriorityAndFairness bool
 
 	RequestHeader RequestHeaderOptions
 	ProxyClient   ProxyClientOptions
@@ -52,10 +59,14 @@ func defaultAuthOptions() AuthOptions {
 	return AuthOptions{
 		AnonymousAuth:                       true,
 		AuthorizationModes:                  []string{string(authz.ModeRBAC)},
+		Authorization:                       defaultAuthorizationOptions(),
+		Authentication:                      defaultAuthenticationOptions(),
 		ServiceAccountExtendTokenExpiration: true,
 		ServiceAccountLookup:                true,
 		MaxRequestsInflight:                 400,
 		MaxMutatingRequestsInflight:         200,
+		EnablePriorityAndFairness:           true,
+		ProxyClient:                         ProxyClientOptions{EnableAggregatorRouting: true, RejectForwardingRedirects: true},
 	}
 }
 
@@ -69,7 +80,7 @@ func (o *AuthOptions) addFlags(fs *pflag.FlagSet) {
 		modes[i] = string(m)
 	}
 	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes,
-		"Ordered list of authorizers, comma separated, of: "+strings.Join(modes, ",")+". Users in system:masters may always do everything.")
+		"Ordered list of authorizers, comma separated, of: "+strings.Join(modes, ",")+". Users in system:masters may always do everything. Not with --authorization-config.")
 	fs.StringArrayVar(&o.ServiceAccountIssuers, "service-account-issuer", o.ServiceAccountIssuers,
 		"Issuer of service account tokens (repeatable): the first names the tokens issued, all are accepted. Default "+DefaultServiceAccountIssuer+".")
 	fs.StringArrayVar(&o.ServiceAccountKeyFiles, "service-account-key-file", o.ServiceAccountKeyFiles,
@@ -87,18 +98,25 @@ func (o *AuthOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.ServiceAccountLookup, "service-account-lookup", o.ServiceAccountLookup,
 		"Check that the secret and service account of a legacy token still exist.")
 	fs.IntVar(&o.MaxRequestsInflight, "max-requests-inflight", o.MaxRequestsInflight,
-		"Most read-only requests served at once (watches and other long-running requests not counted), shared fairly between users; past it, 429. 0: no limit.")
+		"With --enable-priority-and-fairness, part of the server's seats (with --max-mutating-requests-inflight). Without, the most read-only requests served at once (watches and other long-running requests not counted), shared fairly between users; past it, 429. 0: no limit.")
 	fs.IntVar(&o.MaxMutatingRequestsInflight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInflight,
-		"Most mutating requests served at once, shared fairly between users; past it, 429. 0: no limit.")
+		"With --enable-priority-and-fairness, part of the server's seats (with --max-requests-inflight). Without, the most mutating requests served at once, shared fairly between users; past it, 429. 0: no limit.")
+	fs.BoolVar(&o.EnablePriorityAndFairness, "enable-priority-and-fairness", o.EnablePriorityAndFairness,
+		"Limit and queue requests by API Priority and Fairness (the FlowSchemas and PriorityLevelConfigurations of flowcontrol.apiserver.k8s.io); false applies --max-requests-inflight and --max-mutating-requests-inflight apart.")
 	fs.BoolVar(&o.EnableBootstrapTokenAuth, "enable-bootstrap-token-auth", o.EnableBootstrapTokenAuth,
 		"Bootstrap tokens (Secrets of type bootstrap.kubernetes.io/token in kube-system) authenticate as system:bootstrap:<token id> in system:bootstrappers, for kubeadm's TLS bootstrap.")
 	o.RequestHeader.addFlags(fs)
 	o.ProxyClient.addFlags(fs)
+	o.Authorization.addFlags(fs)
+	o.Authentication.addFlags(fs)
 }
 
 func (o *AuthOptions) validate() error {
-	if _, err := authz.ParseModes(o.AuthorizationModes); err != nil {
-		return fmt.Errorf("--authorization-mode: %w", err)
+	if err := o.Authorization.validate(o.AuthorizationModes); err != nil {
+		return err
+	}
+	if err := o.Authentication.validate(); err != nil {
+		return err
 	}
 	if o.ClientCAFile != "" {
 		if _, err := os.Stat(o.ClientCAFile); err != nil {
@@ -138,6 +156,10 @@ func (o *AuthOptions) validate() error {
 	}
 	if o.MaxMutatingRequestsInflight < 0 {
 		return errors.New("--max-mutating-requests-inflight: must not be negative")
+	}
+	if o.EnablePriorityAndFairness && o.MaxRequestsInflight+o.MaxMutatingRequestsInflight <= 0 {
+		return fmt.Errorf("--enable-priority-and-fairness: --max-requests-inflight=%d and --max-mutating-requests-inflight=%d must add up to something positive",
+			o.MaxRequestsInflight, o.MaxMutatingRequestsInflight)
 	}
 	return o.RequestHeader.validate()
 }

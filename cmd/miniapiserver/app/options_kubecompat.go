@@ -27,11 +27,6 @@ type KubeOptions struct {
 	// request's response closes its connection (GOAWAY), so that clients
 	// behind a load balancer spread over the replicas again.
 	GoawayChance float64
-	// EnablePriorityAndFairness is kube's flag. This server limits
-	// requests with --max-requests-inflight and
-	// --max-mutating-requests-inflight either way (kube's false); with
-	// true, as kube's, the flow control API must stay served.
-	EnablePriorityAndFairness bool
 	// APIServerCount is --apiserver-count: the number of replicas of the
 	// master-count endpoint reconciler (the lease one, as kube's, has no
 	// use for it).
@@ -47,7 +42,7 @@ type KubeOptions struct {
 }
 
 func defaultKubeOptions() KubeOptions {
-	return KubeOptions{ServiceNodePortRange: core.DefaultServiceNodePortRange, EnablePriorityAndFairness: true, APIServerCount: 1,
+	return KubeOptions{ServiceNodePortRange: core.DefaultServiceNodePortRange, APIServerCount: 1,
 		Misc: defaultMiscOptions(), refused: refusedFlags{}}
 }
 
@@ -60,8 +55,6 @@ func (o *KubeOptions) addFlags(fs *pflag.FlagSet) {
 		"A port range to reserve for services with NodePort visibility.  This must not overlap with the ephemeral port range on nodes.  Example: '30000-32767'. Inclusive at both ends of the range.")
 	fs.Float64Var(&o.GoawayChance, "goaway-chance", o.GoawayChance,
 		"To prevent HTTP/2 clients from getting stuck on a single apiserver, randomly close a connection (GOAWAY). The client's other in-flight requests won't be affected, and the client will reconnect, likely landing on a different apiserver after going through the load balancer again. This argument sets the fraction of requests that will be sent a GOAWAY. Min is 0 (off), Max is .02 (1/50 requests); .001 (1/1000) is a recommended starting point.")
-	fs.BoolVar(&o.EnablePriorityAndFairness, "enable-priority-and-fairness", o.EnablePriorityAndFairness,
-		"kube's switch between API Priority and Fairness (true) and the max-in-flight limits (false). miniapiserver always applies --max-requests-inflight and --max-mutating-requests-inflight, fairly between users; the flow control objects are served and kept either way.")
 	fs.IntVar(&o.APIServerCount, "apiserver-count", o.APIServerCount,
 		"The number of apiservers running in the cluster, must be a positive number. (In use when --endpoint-reconciler-type=master-count is enabled.)")
 	_ = fs.MarkDeprecated("apiserver-count", "apiserver-count is deprecated and will be removed in a future version.")
@@ -72,13 +65,13 @@ func (o *KubeOptions) addFlags(fs *pflag.FlagSet) {
 }
 
 // validate checks the flags as kube does (its messages where it has
-// them), then refuses what this server does not do. endpointReconciler
-// is --endpoint-reconciler-type.
-func (o *KubeOptions) validate() error {
+// them), then refuses what this server does not do. apf is
+// --enable-priority-and-fairness.
+func (o *KubeOptions) validate(apf bool) error {
 	if err := o.FeatureGates.validate(); err != nil {
 		return err
 	}
-	if err := o.RuntimeConfig.validate(nil, o.EnablePriorityAndFairness); err != nil {
+	if err := o.RuntimeConfig.validate(nil, apf); err != nil {
 		return err
 	}
 	if o.ServiceNodePortRange.Size == 0 {
@@ -104,9 +97,9 @@ func (o *KubeOptions) validate() error {
 
 // servedGroups is the part of groups (every group built) that
 // --runtime-config serves; a version or resource it turns on that groups
-// do not have is refused.
-func (o *KubeOptions) servedGroups(groups []rest.APIGroupInfo) ([]rest.APIGroupInfo, error) {
-	if err := o.RuntimeConfig.validate(servedResources(groups), o.EnablePriorityAndFairness); err != nil {
+// do not have is refused. apf is --enable-priority-and-fairness.
+func (o *KubeOptions) servedGroups(groups []rest.APIGroupInfo, apf bool) ([]rest.APIGroupInfo, error) {
+	if err := o.RuntimeConfig.validate(servedResources(groups), apf); err != nil {
 		return nil, err
 	}
 	return o.RuntimeConfig.filter(groups), nil

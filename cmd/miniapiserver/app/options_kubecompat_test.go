@@ -70,7 +70,7 @@ func TestKubeFlagsValidate(t *testing.T) {
 		{name: "min-request-timeout negative", args: []string{"--min-request-timeout=-1"}, wantError: "--min-request-timeout can not be negative value"},
 		// refused flags: at kube's default accepted, else refused naming them
 		{name: "refused flag at kube's default", args: []string{"--delete-collection-workers=1", "--cors-allowed-origins=", "--disable-http2-serving=false", "--livez-grace-period=0s"}},
-		{name: "refused bool alone", args: []string{"--enable-aggregator-routing"}, wantError: "--enable-aggregator-routing: not supported by miniapiserver: APIServices naming a service"},
+		{name: "refused bool alone", args: []string{"--enable-logs-handler"}, wantError: "--enable-logs-handler: not supported by miniapiserver: /logs is not served"},
 		// kube's flags of smaller parts
 		{name: "tls settings", args: []string{"--tls-min-version=VersionTLS13", "--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305", "--tls-curve-preferences=29,23"}},
 		{name: "unknown tls version", args: []string{"--tls-min-version=VersionTLS14"}, wantError: `--tls-min-version: unknown tls version "VersionTLS14"`},
@@ -93,7 +93,7 @@ func TestKubeFlagsValidate(t *testing.T) {
 		{name: "refused duration, same value", args: []string{"--shutdown-watch-termination-grace-period=0"}},
 		{name: "refused flag set", args: []string{"--tracing-config-file=/etc/tracing.yaml"},
 			wantError: "--tracing-config-file: not supported by miniapiserver: OpenTelemetry tracing is not implemented"},
-		{name: "refused prefix family", args: []string{"--oidc-issuer-url=https://issuer"}, wantError: "--oidc-issuer-url: not supported by miniapiserver: OIDC authentication is not implemented"},
+		{name: "refused prefix family", args: []string{"--audit-webhook-config-file=/etc/webhook.yaml"}, wantError: "--audit-webhook-config-file: not supported by miniapiserver: audit events go to the log file only"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -175,11 +175,11 @@ func Start(o *Options) (*Server, error) {
 	}
 	// The groups built are every group's storage (the wiring uses it);
 	// served are the versions --runtime-config leaves on.
-	served, err := o.Kube.servedGroups(groups)
+	served, err := o.Kube.servedGroups(groups, o.Auth.EnablePriorityAndFairness)
 	if err != nil {
 		return nil, err
 	}
-	sec, err := s.buildSecurity(o, creds, st.core, reviews, authorization.Authorizer)
+	sec, err := s.buildSecurity(ctx, o, creds, st.core, reviews, authorization.Authorizer)
 	if err != nil {
 		return nil, err
 	}
@@ -191,6 +191,7 @@ func Start(o *Options) (*Server, error) {
 	s.cleanup = append(s.cleanup, func() { secureLn.Close() })
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
 	flowControl := flowControlController(st.flowControl)
+	fairness := priorityAndFairness(o, st.flowControl)
 	services := webhook.EndpointsResolver{Services: st.core.Services, Endpoints: servedStorage(groups, "", "endpoints").(rest.Getter)}
 	webhooks := admissionwebhook.NewSource(services)
 	apiServices := apiServiceRegistration(served, st.apiRegistration)
@@ -200,6 +201,9 @@ func Start(o *Options) (*Server, error) {
 	bootChecks := append(slices.Clip(etcdHealth), rbacReadyCheck(authorization),
 		healthz.Check{Name: "poststarthook/priority-and-fairness-config-producer", Fn: func(context.Context) error { return flowControl.Ensured() }},
 		healthz.Check{Name: "autoregister-completion", Fn: func(context.Context) error { return apiServices.Ready() }})
+	if fairness != nil {
+		bootChecks = append(bootChecks, healthz.Check{Name: "poststarthook/priority-and-fairness-filter", Fn: func(context.Context) error { return fairness.Synced() }})
+	}
 	cacheCheck := watchCacheCheck(groups, o.Kube.Misc.StorageInitializationTimeout)
 	s.readyChecks = append(slices.Clip(bootChecks), cacheCheck)
 	policies, err := newAdmissionPolicies(groups, st, sec.authorizer)
@@ -211,6 +215,9 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	cfg := s.apiConfig(o, served, st, sec, creds, admissionChain)
+	cfg.FlowControl = fairness
+	proxy := newAggregator(o, groups, st, creds)
+	cfg.Aggregator = proxy
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
 	cfg.LivezChecks = bootChecks
@@ -226,7 +233,16 @@ func Start(o *Options) (*Server, error) {
 	// The bootstrap policy and the flow control configuration are written
 	// in the background, meanwhile: /healthz waits for them.
 	s.startRBAC(ctx, authorization, st.rbac, o.controllerEnabled(clusterRoleAggregationName))
+	if r := authorization.reloader; r != nil {
+		s.goUntilDone(func() { r.run(ctx) })
+	}
+	if r := sec.authnReloader; r != nil {
+		s.goUntilDone(func() { r.run(ctx) })
+	}
 	s.goUntilDone(func() { flowControl.Run(ctx) })
+	if fairness != nil {
+		s.goUntilDone(func() { fairness.Run(ctx) })
+	}
 	serviceCIDRs, err := writeBootstrapObjects(ctx, o, st, creds.extensionAuthData(o), secureLn.Addr().(*net.TCPAddr).Port)
 	if err != nil {
 		return nil, err
@@ -326,6 +342,8 @@ func Start(o *Options) (*Server, error) {
 		}
 		apiServices.Run(ctx)
 	}()
+	availability := availabilityController(groups, st, proxy, api)
+	s.goUntilDone(func() { availability.Run(ctx) })
 	if o.controllerEnabled(namespaceControllerName) {
 		nc := namespaceController(groups, st.core.Namespaces, st.core.NamespaceFinalize, crdController)
 		s.wg.Add(1)

@@ -2,7 +2,7 @@
 // authentication chain does: an authenticating proxy's headers
 // (--requestheader-*), client certificates against --client-ca-file, then
 // bearer tokens (--token-auth-file, service account tokens, both legacy
-// and bound, bootstrap tokens), each an authenticator of k8s.io/apiserver's
+// and bound, bootstrap tokens, JWTs of OpenID issuers), each an authenticator of k8s.io/apiserver's
 // authenticator.Request or authenticator.Token contract. The first that
 // recognizes the request wins; every user it returns is also in
 // system:authenticated. A request none recognizes and that showed no
@@ -40,6 +40,12 @@ type Config struct {
 	// BootstrapTokens, when set, authenticates bootstrap tokens (kube's
 	// --enable-bootstrap-token-auth), after the service accounts.
 	BootstrapTokens authenticator.Token
+	// JWT, when set, authenticates the tokens of OpenID issuers
+	// (--authentication-config's jwt authenticators, or the --oidc-*
+	// flags), after the service accounts and bootstrap tokens, as kube's:
+	// both verify JWTs, and a service account token must not make an
+	// issuer's keys be fetched again.
+	JWT authenticator.Token
 	// APIAudiences are the audiences of this API (kube's
 	// --api-audiences): tokens that carry no audience of their own are
 	// valid for these.
@@ -47,6 +53,10 @@ type Config struct {
 	// Anonymous makes requests without credentials system:anonymous;
 	// without it they are refused (401).
 	Anonymous bool
+	// AnonymousPaths, when not empty, are the only paths anonymous
+	// requests may have (the conditions of --authentication-config's
+	// anonymous authenticator); others are refused.
+	AnonymousPaths []string
 }
 
 // New builds the chain cfg describes.
@@ -66,12 +76,15 @@ func New(cfg Config) authenticator.Request {
 	if cfg.BootstrapTokens != nil {
 		tokens = append(tokens, authenticator.WrapAudienceAgnosticToken(cfg.APIAudiences, cfg.BootstrapTokens))
 	}
+	if cfg.JWT != nil {
+		tokens = append(tokens, cfg.JWT)
+	}
 	if len(tokens) > 0 {
 		chain = append(chain, bearerToken{tokens})
 	}
 	var a authenticator.Request = authenticatedGroupAdder{chain}
 	if cfg.Anonymous {
-		a = anonymousFallback{a}
+		a = anonymousFallback{Request: a, paths: cfg.AnonymousPaths}
 	}
 	return a
 }
@@ -128,13 +141,19 @@ func (g authenticatedGroupAdder) AuthenticateRequest(r *http.Request) (*authenti
 
 // anonymousFallback makes a request the chain did not recognize, and that
 // showed no invalid credentials, system:anonymous in
-// system:unauthenticated.
-type anonymousFallback struct{ authenticator.Request }
+// system:unauthenticated, when its path is one of paths (if any).
+type anonymousFallback struct {
+	authenticator.Request
+	paths []string
+}
 
 func (a anonymousFallback) AuthenticateRequest(r *http.Request) (*authenticator.Response, bool, error) {
 	resp, ok, err := a.Request.AuthenticateRequest(r)
 	if ok || err != nil {
 		return resp, ok, err
+	}
+	if len(a.paths) > 0 && !slices.Contains(a.paths, r.URL.Path) {
+		return nil, false, nil
 	}
 	return &authenticator.Response{User: &user.DefaultInfo{Name: user.Anonymous, Groups: []string{user.AllUnauthenticated}}}, true, nil
 }

@@ -1,8 +1,10 @@
 // Package authz decides whether a user may do what a request asks: the
-// chain of authorizers of --authorization-mode (k8s.io/apiserver's
-// authorizer.Authorizer contract), behind a first authorizer that lets
-// the system:masters group do everything, as kube-apiserver's; and the
-// Forbidden Status a refusal is answered with.
+// chain of authorizers of --authorization-mode or --authorization-config
+// (k8s.io/apiserver's authorizer.Authorizer contract: Node, RBAC, remote
+// webhooks, AlwaysAllow, AlwaysDeny), behind a first authorizer that lets
+// the system:masters group do everything, as kube-apiserver's, replaceable
+// while the server serves (Reloadable); and the Forbidden Status a refusal
+// is answered with.
 //
 // Layers: part of pkg/apiserver; the filters call it, nothing here knows
 // HTTP.
@@ -30,10 +32,11 @@ const (
 	ModeAlwaysDeny  Mode = "AlwaysDeny"
 	ModeNode        Mode = "Node"
 	ModeRBAC        Mode = "RBAC"
+	ModeWebhook     Mode = "Webhook"
 )
 
 // Modes lists the known modes, in the order --help shows them.
-var Modes = []Mode{ModeAlwaysAllow, ModeAlwaysDeny, ModeRBAC, ModeNode}
+var Modes = []Mode{ModeAlwaysAllow, ModeAlwaysDeny, ModeRBAC, ModeNode, ModeWebhook}
 
 // Name is the name kube gives the mode's authorizer in the chain, which
 // prefixes its reasons ("alwaysdeny: Everything is forbidden.").

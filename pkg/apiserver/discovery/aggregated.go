@@ -82,10 +82,14 @@ func groupDiscovery(name string, gvs []*GroupVersion) (apidiscoveryv2.APIGroupDi
 		if err != nil {
 			return g, fmt.Errorf("discovery: %s/%s: %w", name, gv.Version, err)
 		}
+		freshness := apidiscoveryv2.DiscoveryFreshnessCurrent
+		if gv.Stale {
+			freshness = apidiscoveryv2.DiscoveryFreshnessStale
+		}
 		g.Versions = append(g.Versions, apidiscoveryv2.APIVersionDiscovery{
 			Version:   gv.Version,
 			Resources: resources,
-			Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
+			Freshness: freshness,
 		})
 	}
 	return g, nil
@@ -127,6 +131,9 @@ func resourcesDiscovery(gv *GroupVersion) ([]apidiscoveryv2.APIResourceDiscovery
 			continue
 		}
 		i, found := parents[parent]
+		if gv.Remote && (!found || out[i].Scope != scope(r.Namespaced)) {
+			continue // an extension server's mistake is no reason to fail all discovery
+		}
 		if !found {
 			return nil, fmt.Errorf("subresource %s has no resource %s", r.Name, parent)
 		}

@@ -27,6 +27,14 @@ type GroupVersion struct {
 	// aggregated document, even this one's. Built-in resources are
 	// sorted by name, and name them only when they differ.
 	CustomResources bool
+	// Remote lists the resources of an extension API server's group
+	// version in the order it gave them (kube's aggregator passes them on
+	// as fetched).
+	Remote bool
+	// Stale marks a remote group version whose server did not answer the
+	// last fetch: the aggregated document lists the resources last known
+	// (none, if never fetched) with freshness Stale, as kube's does.
+	Stale bool
 }
 
 // Documents holds the discovery documents of a server. Build it once all
@@ -50,7 +58,7 @@ func New(gvs []*GroupVersion) (*Documents, error) {
 	for _, in := range gvs {
 		gv := *in
 		gv.Resources = slices.Clone(in.Resources)
-		if !gv.CustomResources {
+		if !gv.CustomResources && !gv.Remote {
 			sort.Slice(gv.Resources, func(i, j int) bool { return gv.Resources[i].Name < gv.Resources[j].Name })
 		}
 		if gv.Group == "" {

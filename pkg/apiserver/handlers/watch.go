@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/negotiation"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
@@ -93,6 +94,9 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 		// when events trickle, few when they pour.
 		ev, status := storage.NextEvent(ctx, wch, false)
 		if status == storage.Pending {
+			// Nothing ready: the initial events (if any) are out, and
+			// the watch gives back its flow control seats.
+			request.WatchInitialized(r.Context())
 			if !initial {
 				if !flush() {
 					return

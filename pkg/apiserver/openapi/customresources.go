@@ -56,7 +56,6 @@ func (s *Service) SetCustomResources(crs []CustomResource) {
 		byPath[p] = append(byPath[p], cr)
 	}
 	now := time.Now()
-	next := &documents{v2: s.generated.v2, v3: maps.Clone(s.generated.v3)}
 	custom := map[string]*customDocument{}
 	for p, list := range byPath {
 		sort.Slice(list, func(i, j int) bool { return list[i].Plural < list[j].Plural })
@@ -65,14 +64,41 @@ func (s *Service) SetCustomResources(crs []CustomResource) {
 			d = &customDocument{from: list, doc: newDocument(p, func() ([]byte, error) { return buildV3(list) }, now, v3Proto)}
 		}
 		custom[p] = d
+	}
+	s.custom, s.crs = custom, crs
+	s.publishLocked()
+}
+
+// publishLocked serves the generated documents with those of the custom
+// resources and of the extension API servers (s.mu held).
+func (s *Service) publishLocked() {
+	now := time.Now()
+	next := &documents{v2: s.generated.v2, v3: maps.Clone(s.generated.v3)}
+	for p, d := range s.custom {
 		next.v3[p] = d.doc
 	}
-	if len(crs) > 0 {
+	for p, d := range s.remote {
+		if _, local := next.v3[p]; !local {
+			next.v3[p] = d.doc
+		}
+	}
+	if crs, remote := s.crs, s.remoteList; len(crs) > 0 || len(remote) > 0 {
 		generated := s.generated.v2
-		next.v2 = newDocument("v2", func() ([]byte, error) { return mergeV2(generated, crs) }, now, v2Proto)
+		next.v2 = newDocument("v2", func() ([]byte, error) {
+			g, err := generated.compact()
+			if err != nil {
+				return nil, err
+			}
+			doc := g.data
+			if len(crs) > 0 {
+				if doc, err = mergeV2(doc, crs); err != nil {
+					return nil, err
+				}
+			}
+			return mergeRemoteV2(doc, remote)
+		}, now, v2Proto)
 	}
 	next.index = sync.OnceValues(next.buildIndex)
-	s.custom = custom
 	s.current.Store(next)
 }
 
@@ -104,9 +130,9 @@ func buildV3(crs []CustomResource) ([]byte, error) {
 	return json.Marshal(doc)
 }
 
-// mergeV2 is the generated /openapi/v2 document with the paths and
-// definitions of the custom resources added.
-func mergeV2(generated *document, crs []CustomResource) ([]byte, error) {
+// mergeV2 is base (the generated /openapi/v2 document) with the paths
+// and definitions of the custom resources added.
+func mergeV2(base []byte, crs []CustomResource) ([]byte, error) {
 	defs, err := definitions(crs, true)
 	if err != nil {
 		return nil, err
@@ -142,10 +168,6 @@ func mergeV2(generated *document, crs []CustomResource) ([]byte, error) {
 		}
 	}
 	PruneDefaults(own)
-	g, err := generated.compact()
-	if err != nil {
-		return nil, err
-	}
 	paths := map[string]interface{}{}
 	for p, item := range doc.Paths.Paths {
 		paths[p] = item
@@ -154,7 +176,7 @@ func mergeV2(generated *document, crs []CustomResource) ([]byte, error) {
 	for name, s := range own {
 		defsAdded[name] = s
 	}
-	return addToObjects(g.data, map[string]map[string]interface{}{"paths": paths, "definitions": defsAdded})
+	return addToObjects(base, map[string]map[string]interface{}{"paths": paths, "definitions": defsAdded})
 }
 
 // addToObjects adds entries to the top-level objects of a JSON document,

@@ -38,10 +38,16 @@ type Service struct {
 	generated *documents
 	current   atomic.Pointer[documents]
 
-	// mu serializes SetCustomResources; custom keeps the custom
-	// resources' documents of the last call, by path.
-	mu     sync.Mutex
-	custom map[string]*customDocument
+	// mu serializes SetCustomResources and SetRemote; custom keeps the
+	// custom resources' documents of the last call, by path, and crs
+	// what it was given; remote keeps the extension API servers'
+	// documents, by path, and remoteList what SetRemote was given.
+	mu         sync.Mutex
+	custom     map[string]*customDocument
+	crs        []CustomResource
+	remote     map[string]*remoteDocument
+	remoteList []Remote
+	remoteAll  []Remote
 }
 
 // documents is one state of what the service serves.

@@ -3,9 +3,9 @@
 // validation.
 //
 // The Local APIServices kube-apiserver lists (one per group version it
-// serves) are kept by pkg/controllers/autoregister; an APIService a user
-// creates with a service reference is stored and listed, but this server
-// proxies no group to an extension API server (kube-aggregator would).
+// serves) are kept by pkg/controllers/autoregister; those naming a
+// service are proxied by pkg/apiserver/aggregator, their availability
+// kept by pkg/controllers/availability.
 package apiregistration
 
 import (

@@ -8,6 +8,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/metrics"
 	"github.com/miniapiserver/miniapiserver/pkg/periodic"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 // objectCounts is kube's apiserver_storage_objects: the number of stored
@@ -38,7 +39,26 @@ func (e *Store) startObservingCount(prefix string, period time.Duration) func() 
 		}
 		if ctx.Err() == nil {
 			gauge.Set(float64(n))
+			e.counted.Store(n)
 		}
 	})
 	return func() { cancel(); wait() }
+}
+
+// Stats implements storage.StatsReporter for API Priority and Fairness:
+// the cache's figures, or without a cache the last count of the objects
+// in etcd (apiserver_storage_objects', as kube's estimator reads it; no
+// sizes nor watchers then).
+func (e *Store) Stats() (storage.Stats, bool) {
+	if r, ok := e.storage.(storage.StatsReporter); ok {
+		return r.Stats()
+	}
+	if e.counted == nil {
+		return storage.Stats{}, false // not built over a storage
+	}
+	n := e.counted.Load()
+	if n < 0 {
+		return storage.Stats{}, false
+	}
+	return storage.Stats{ObjectCount: n}, true
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -78,6 +79,10 @@ type Store struct {
 	// destroyFunc releases it and what the declaration holds.
 	storage     storage.Interface
 	destroyFunc func()
+	// counted is the last count of the objects in etcd (-1: none yet),
+	// for Stats when the store has no cache; shared with the views of
+	// other groups' versions (servedAs), which read the same storage.
+	counted *atomic.Int64
 
 	attrFunc         storage.AttrFunc
 	selectableFields map[string]bool
@@ -148,6 +153,8 @@ func newStore(r Resource, gv schema.GroupVersion, strategy Strategy, getter REST
 		return nil, fmt.Errorf("building the store of %s: %w", e.qualifiedResource, err)
 	}
 	e.storage = s // before the counter reads it
+	e.counted = new(atomic.Int64)
+	e.counted.Store(-1)
 	stopCounting := e.startObservingCount(opts.ResourcePrefix, opts.CountMetricPollPeriod)
 	e.destroyFunc = func() {
 		stopCounting()

@@ -14,13 +14,20 @@ import (
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app/testserver"
 )
 
+// withoutAPF limits by the plain in-flight limits, as
+// --enable-priority-and-fairness=false does, to one read at a time.
+func withoutAPF(o *app.Options) {
+	o.Auth.EnablePriorityAndFairness = false
+	o.Auth.MaxRequestsInflight = 1
+}
+
 // TestInFlightLimitIsFair floods a server limited to one read at a time
-// from one user: the flood gets kube's 429 (its queue overflows), while
+// (API Priority and Fairness off) from one user: the flood gets kube's 429 (its queue overflows), while
 // another user's reads, made meanwhile, all succeed (each freed place
 // goes to the users waiting in turn).
 func TestInFlightLimitIsFair(t *testing.T) {
 	t.Parallel()
-	ts := testserver.Start(t, func(o *app.Options) { o.Auth.MaxRequestsInflight = 1 }, alwaysAllow)
+	ts := testserver.Start(t, withoutAPF, alwaysAllow)
 	flooder, bystander := httpClientOf(t, ts.ClientConfigFor(t, "flooder")), httpClientOf(t, ts.ClientConfigFor(t, "bystander"))
 	url := ts.URL + "/api/v1/namespaces/default/configmaps"
 	// Each client's connection is made before the flood: the test is
@@ -78,6 +85,12 @@ func TestInFlightLimitIsFair(t *testing.T) {
 	if failures > 0 {
 		t.Errorf("%d of the other user's 20 reads failed during the flood", failures)
 	}
+	if resp, err := bystander.Get(url); err == nil {
+		resp.Body.Close()
+		if uid := resp.Header.Get("X-Kubernetes-PF-FlowSchema-UID"); uid != "" {
+			t.Errorf("without priority and fairness, a response names flow schema %s", uid)
+		}
+	}
 	if tooMany.Load() == 0 || ok429Body.Load() != tooMany.Load() {
 		t.Errorf("the flood got %d 429s, %d of them with kube's body and Retry-After", tooMany.Load(), ok429Body.Load())
 	}
@@ -92,7 +105,7 @@ func TestInFlightLimitIsFair(t *testing.T) {
 // TestInFlightExempt: system:masters and watches are not limited.
 func TestInFlightExempt(t *testing.T) {
 	t.Parallel()
-	ts := testserver.Start(t, func(o *app.Options) { o.Auth.MaxRequestsInflight = 1 }, alwaysAllow)
+	ts := testserver.Start(t, withoutAPF, alwaysAllow)
 	// A watch holds no place: reads go on while it is open.
 	watcher := httpClientOf(t, ts.ClientConfigFor(t, "watcher"))
 	resp, err := watcher.Get(ts.URL + "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=30")

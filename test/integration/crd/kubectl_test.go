@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 // kubectl runs kubectl against the server under test (stdin may be
@@ -56,6 +58,10 @@ func TestKubectl(t *testing.T) {
 	crd.APIVersion, crd.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
 	kubectl(t, string(encodeJSON(t, crd)), false, "apply", "-f", "-")
 	t.Cleanup(func() { kubectl(t, "", false, "delete", "crd", "widgets."+g, "--wait=false") })
+	// kubectl wait fails on a definition whose status.conditions is still
+	// null, as a new one's is, on kube too, until its conditions are first
+	// written: it waits once they are.
+	waitForCRD(t, "widgets."+g, "conditions", func(c *apiextensionsv1.CustomResourceDefinition) bool { return c.Status.Conditions != nil })
 	kubectl(t, "", false, "wait", "--for=condition=Established", "crd/widgets."+g, "--timeout=20s")
 	out := kubectl(t, "apiVersion: "+g+"/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {color: red, replicas: 2}\n", false, "apply", "-n", ns, "-f", "-")
 	if !strings.Contains(out, "widget."+g+"/w1 created") {

@@ -1,0 +1,403 @@
+// Package availability keeps the Available condition of every
+// APIService, as kube-aggregator's two availability controllers do:
+// a Local APIService (no service) is always available; one naming a
+// service is available when the service exists, has a ready endpoint
+// for its port, and its server answers the discovery check
+// (GET /apis/GROUP/VERSION). It says so with kube's reasons and messages
+// (ServiceNotFound, ServicePortError, EndpointsNotFound,
+// MissingEndpoints, FailedDiscoveryCheck, Passed).
+//
+// It also hands the server every APIService, with what the last check
+// fetched of its group version's discovery, so that the server proxies
+// and lists what is served (the Sink). It watches APIServices, services
+// and EndpointSlices through registry verbs, and checks each remote
+// APIService again every 30 s, as kube does.
+package availability
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+)
+
+const (
+	// resync is how often every APIService is checked again (kube's
+	// informer resync of its controller).
+	resync = 30 * time.Second
+	// workers is how many APIServices are checked at once.
+	workers = 5
+	// minBackoff and maxBackoff bound the wait before an APIService whose
+	// check failed is checked again (kube's rate limiter).
+	minBackoff = 5 * time.Millisecond
+	maxBackoff = 30 * time.Second
+	// manager is the field manager of the status writes, as kube's
+	// loopback client's.
+	manager = "kube-apiserver"
+)
+
+// Watched is a store the controller lists and watches.
+type Watched interface {
+	rest.Lister
+	rest.Watcher
+}
+
+// Checker checks an APIService that names a service (the server's
+// aggregation proxy).
+type Checker interface {
+	// CanCheck fails when s's TLS settings are unusable (a caBundle
+	// without a certificate): the condition is left as it is and the
+	// check tried again, as kube does.
+	CanCheck(s *apiregistrationv1.APIService) error
+	// Check asks s's server for its group version's discovery document;
+	// the list is nil when the answer (2xx) was none.
+	Check(ctx context.Context, s *apiregistrationv1.APIService) (*metav1.APIResourceList, error)
+	// OpenAPI fetches the server's /openapi/v2 document and its
+	// /openapi/v3 document of s's group version (nil when it serves
+	// none).
+	OpenAPI(ctx context.Context, s *apiregistrationv1.APIService) (v2, v3 []byte, err error)
+}
+
+// Served is one APIService as the Sink gets it: the object, and what its
+// server last answered at /apis/GROUP/VERSION (nil: never; Stale: the
+// last check failed).
+type Served struct {
+	APIService *apiregistrationv1.APIService
+	Resources  []metav1.APIResource
+	Stale      bool
+	// OpenAPIV2 and OpenAPIV3 are the server's OpenAPI documents (its
+	// whole /openapi/v2, its /openapi/v3 of the group version) as last
+	// fetched.
+	OpenAPIV2, OpenAPIV3 []byte
+}
+
+// Sink is the server: it proxies and lists what it is given, every
+// APIService each time.
+type Sink interface {
+	ServeAPIServices([]Served) error
+}
+
+// Config of a Controller.
+type Config struct {
+	APIServices Watched
+	// Status is the apiservices/status storage the condition is written
+	// through.
+	Status rest.Updater
+	// Services are read for the service of each APIService, and
+	// EndpointSlices for its endpoints (nil: none, and a ClusterIP
+	// service is never available).
+	Services interface {
+		rest.Getter
+		rest.Watcher
+	}
+	EndpointSlices Watched
+	Checker        Checker
+	Sink           Sink
+}
+
+// Controller keeps the Available condition of APIServices.
+type Controller struct {
+	cfg    Config
+	writer *fieldmanager.Writer
+	retry  time.Duration
+
+	// publishing serializes publish: the sink gets the snapshots in the
+	// order they were taken.
+	publishing sync.Mutex
+	mu         sync.Mutex
+	// known are the APIServices as last listed or watched, by name.
+	known map[string]*apiregistrationv1.APIService
+	// fetched is what discovery knows of each remote APIService.
+	fetched map[string]Served
+	// failures counts each name's failed syncs in a row (its backoff).
+	failures map[string]int
+	pending  map[string]bool
+	wake     chan struct{}
+}
+
+// New returns a controller of cfg.
+func New(cfg Config) *Controller {
+	return &Controller{
+		cfg:      cfg,
+		writer:   fieldmanager.NewWriter(cfg.Status, apiregistrationv1.SchemeGroupVersion.WithKind("APIService"), "status", manager),
+		retry:    time.Second,
+		known:    map[string]*apiregistrationv1.APIService{},
+		fetched:  map[string]Served{},
+		failures: map[string]int{},
+		pending:  map[string]bool{},
+		wake:     make(chan struct{}, 1),
+	}
+}
+
+// Run works until ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	ctx = request.WithNamespace(ctx, "")
+	stores := []any{c.cfg.APIServices, c.cfg.Services}
+	if c.cfg.EndpointSlices != nil {
+		stores = append(stores, c.cfg.EndpointSlices)
+	}
+	if rest.WaitForStorageReadiness(ctx, stores...) != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { c.forever(ctx, "APIServices", c.followAPIServices) })
+	wg.Go(func() {
+		c.forever(ctx, "services", func(ctx context.Context) error { return c.followReferences(ctx, c.cfg.Services, serviceOf) })
+	})
+	if c.cfg.EndpointSlices != nil {
+		wg.Go(func() {
+			c.forever(ctx, "EndpointSlices", func(ctx context.Context) error {
+				return c.followReferences(ctx, c.cfg.EndpointSlices, sliceServiceOf)
+			})
+		})
+	}
+	wg.Go(func() { c.resync(ctx) })
+	c.work(ctx)
+	wg.Wait()
+}
+
+// forever runs follow again after each end, until ctx ends.
+func (c *Controller) forever(ctx context.Context, what string, follow func(context.Context) error) {
+	for ctx.Err() == nil {
+		err := follow(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		slog.Warn("availability: watching "+what, "error", err)
+		sleep(ctx, c.retry)
+	}
+}
+
+// followAPIServices lists the APIServices, then follows a watch from the
+// list's revision: each change is published and its APIService queued.
+func (c *Controller) followAPIServices(ctx context.Context) error {
+	list, err := c.cfg.APIServices.List(ctx, &metainternalversion.ListOptions{})
+	if err != nil {
+		return err
+	}
+	known := map[string]*apiregistrationv1.APIService{}
+	for _, item := range list.Items {
+		s := &apiregistrationv1.APIService{}
+		if err := item.Decode(s); err != nil {
+			return err
+		}
+		known[s.Name] = s
+	}
+	c.mu.Lock()
+	for name := range c.known {
+		if known[name] == nil {
+			c.pending[name] = true // gone while nobody watched
+		}
+	}
+	c.known = known
+	for name := range known {
+		c.pending[name] = true
+	}
+	c.mu.Unlock()
+	c.signal()
+	c.publish()
+
+	w, err := c.cfg.APIServices.Watch(ctx, &metainternalversion.ListOptions{Watch: true, ResourceVersion: strconv.FormatInt(list.ResourceVersion, 10)})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			return ev.Err
+		}
+		if ev.Type != watch.Added && ev.Type != watch.Modified && ev.Type != watch.Deleted {
+			continue
+		}
+		s := &apiregistrationv1.APIService{}
+		if err := ev.Object.Decode(s); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		if ev.Type == watch.Deleted {
+			delete(c.known, s.Name)
+			delete(c.fetched, s.Name)
+		} else {
+			c.known[s.Name] = s
+		}
+		c.pending[s.Name] = true
+		c.mu.Unlock()
+		c.signal()
+		c.publish()
+	}
+	return errors.New("watch ended")
+}
+
+// followReferences queues the APIServices whose service an object of
+// store (a service, an EndpointSlice) belongs to, as it changes.
+func (c *Controller) followReferences(ctx context.Context, store rest.Watcher, serviceOf func(*storage.Object) (ns, name string, err error)) error {
+	w, err := store.Watch(ctx, &metainternalversion.ListOptions{Watch: true})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Error {
+			return ev.Err
+		}
+		if ev.Type != watch.Added && ev.Type != watch.Modified && ev.Type != watch.Deleted {
+			continue
+		}
+		ns, name, err := serviceOf(ev.Object)
+		if err != nil {
+			return err
+		}
+		if name != "" {
+			c.enqueueReferencing(ns, name)
+		}
+	}
+	return errors.New("watch ended")
+}
+
+// serviceOf is the namespace and name of a service.
+func serviceOf(o *storage.Object) (string, string, error) {
+	svc := &corev1.Service{}
+	if err := o.Decode(svc); err != nil {
+		return "", "", err
+	}
+	return svc.Namespace, svc.Name, nil
+}
+
+// sliceServiceOf is the service an EndpointSlice belongs to ("": none).
+func sliceServiceOf(o *storage.Object) (string, string, error) {
+	slice := &discoveryv1.EndpointSlice{}
+	if err := o.Decode(slice); err != nil {
+		return "", "", err
+	}
+	return slice.Namespace, slice.Labels[discoveryv1.LabelServiceName], nil
+}
+
+func (c *Controller) enqueueReferencing(namespace, name string) {
+	c.mu.Lock()
+	for _, s := range c.known {
+		if ref := s.Spec.Service; ref != nil && ref.Namespace == namespace && ref.Name == name {
+			c.pending[s.Name] = true
+		}
+	}
+	c.mu.Unlock()
+	c.signal()
+}
+
+// resync queues every APIService every 30 s.
+func (c *Controller) resync(ctx context.Context) {
+	t := time.NewTicker(resync)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		c.mu.Lock()
+		for name := range c.known {
+			c.pending[name] = true
+		}
+		c.mu.Unlock()
+		c.signal()
+	}
+}
+
+func (c *Controller) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// work syncs the pending names as they come, several at once; a name
+// that fails is queued again after its backoff.
+func (c *Controller) work(ctx context.Context) {
+	slots := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake:
+		}
+		c.mu.Lock()
+		names := slices.Sorted(maps.Keys(c.pending))
+		clear(c.pending)
+		c.mu.Unlock()
+		for _, name := range names {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				c.syncAndRetry(ctx, name)
+			})
+		}
+	}
+}
+
+func (c *Controller) syncAndRetry(ctx context.Context, name string) {
+	err := c.sync(ctx, name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil || ctx.Err() != nil {
+		delete(c.failures, name)
+		return
+	}
+	slog.Debug("availability: checking APIService", "name", name, "error", err)
+	backoff := min(minBackoff<<min(c.failures[name], 20), maxBackoff)
+	c.failures[name]++
+	time.AfterFunc(backoff, func() {
+		c.mu.Lock()
+		c.pending[name] = true
+		c.mu.Unlock()
+		c.signal()
+	})
+}
+
+// publish hands the sink every known APIService with what discovery
+// knows of it.
+func (c *Controller) publish() {
+	c.publishing.Lock()
+	defer c.publishing.Unlock()
+	c.mu.Lock()
+	list := make([]Served, 0, len(c.known))
+	for _, name := range slices.Sorted(maps.Keys(c.known)) {
+		served := c.fetched[name]
+		served.APIService = c.known[name]
+		list = append(list, served)
+	}
+	c.mu.Unlock()
+	if err := c.cfg.Sink.ServeAPIServices(list); err != nil {
+		slog.Error("availability: serving the APIServices", "error", err)
+	}
+}
+
+// sleep waits d, or until ctx ends (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
