@@ -75,6 +75,9 @@ type Config struct {
 	Version version.Info
 	// EnableProfiling serves /debug/pprof.
 	EnableProfiling bool
+	// OpenAPIPaths are the API paths the OpenAPI documents list (nil:
+	// every one generated), as --runtime-config leaves them.
+	OpenAPIPaths openapi.PathFilter
 	// GoawayChance is the share of HTTP/2 requests whose connection is
 	// closed after them (0: none), as kube's --goaway-chance.
 	GoawayChance float64
@@ -153,7 +156,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.discovery.Store(discoveryDocs)
 	s.installDiscovery(r)
-	if s.openapi, err = openapi.New(apiopenapi.FS()); err != nil {
+	if s.openapi, err = openapi.New(apiopenapi.FS(), cfg.OpenAPIPaths); err != nil {
 		return nil, err
 	}
 	s.openapi.Install(r)

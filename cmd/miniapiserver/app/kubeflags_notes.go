@@ -95,7 +95,7 @@ var supportedNotes = map[string]string{
 	"authorization-webhook-config-file":            "kubeconfig of the Webhook mode's server",
 	"authorization-webhook-version":                "SubjectAccessReview version sent, v1 or v1beta1",
 	// API enablement
-	"runtime-config": "kube's keys: api/all, api/ga, group/version, group/version/resource; a version or resource turned off is gone from discovery and answers 404; only versions and resources this server serves can be turned on (beta and alpha ones refused)",
+	"runtime-config": "kube's keys: api/all, api/ga, group/version, group/version/resource; a version or resource turned off is gone from discovery and the OpenAPI documents and answers 404; only versions and resources this server serves can be turned on (beta and alpha ones refused)",
 	// admission
 	"admission-control":                      "deprecated: when given (even empty), exactly those plugins run",
 	"admission-control-config-file":          "AdmissionConfiguration of PodSecurity and ResourceQuota",

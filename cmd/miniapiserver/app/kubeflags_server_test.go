@@ -74,6 +74,27 @@ func TestRuntimeConfigServes(t *testing.T) {
 	if _, err := client.AppsV1().Deployments("default").List(context.Background(), metav1.ListOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("listing deployments: %v, want NotFound", err)
 	}
+	// Nor is it in the OpenAPI documents.
+	paths, err := client.Discovery().OpenAPIV3().Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := paths["apis/apps/v1"]; ok {
+		t.Error("/openapi/v3 lists apis/apps/v1")
+	}
+	if _, ok := paths["apis/batch/v1"]; !ok {
+		t.Error("/openapi/v3 lacks apis/batch/v1")
+	}
+	v2, err := client.Discovery().OpenAPISchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range v2.GetPaths().GetPath() {
+		if strings.HasPrefix(p.GetName(), "/apis/apps/v1/") || strings.Contains(p.GetName(), "/cronjobs") {
+			t.Errorf("/openapi/v2 has %s", p.GetName())
+			break
+		}
+	}
 }
 
 // TestRuntimeConfigRefusesUnserved: asking on a version the server does

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -251,4 +252,30 @@ func servedResources(groups []rest.APIGroupInfo) map[string]map[string][]string 
 		served[g.GroupName] = versions
 	}
 	return served
+}
+
+// openAPIFilter says which paths of the generated OpenAPI documents are
+// served, once --runtime-config has left served of all (every group
+// built): the paths of a group, version or resource turned off are not,
+// as kube's documents list only what it serves. nil when the flag turns
+// nothing off.
+func (c runtimeConfig) openAPIFilter(all, served []rest.APIGroupInfo) openapi.PathFilter {
+	if len(c) == 0 {
+		return nil
+	}
+	built, on := servedResources(all), servedResources(served)
+	return func(path string) bool {
+		group, version, resource, ok := openapi.APIPath(path)
+		if _, known := built[group]; !ok || !known {
+			return true // not a path of a group built here: not ours to drop
+		}
+		if version == "" {
+			return len(on[group]) > 0
+		}
+		if _, known := built[group][version]; !known {
+			return true
+		}
+		resources, served := on[group][version]
+		return served && (resource == "" || slices.Contains(resources, resource) || !slices.Contains(built[group][version], resource))
+	}
 }

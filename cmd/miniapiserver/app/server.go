@@ -215,6 +215,7 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	cfg := s.apiConfig(o, served, st, sec, creds, admissionChain)
+	cfg.OpenAPIPaths = o.Kube.RuntimeConfig.openAPIFilter(groups, served)
 	cfg.FlowControl = fairness
 	proxy := newAggregator(o, groups, st, creds)
 	cfg.Aggregator = proxy
