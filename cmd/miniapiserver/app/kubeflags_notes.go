@@ -6,7 +6,7 @@ package app
 var supportedNotes = map[string]string{
 	// generic
 	"advertise-address":              "the address the kubernetes Service's endpoints list (by default the bind address, or 127.0.0.1, which is listed nowhere)",
-	"feature-gates":                  "kube 1.37's gates, unknown and locked ones refused with kube's messages; a gate set away from its default is refused, naming it: this server serves the API as kube does with every gate at its default",
+	"feature-gates":                  "kube 1.37's gates, unknown and locked ones refused with kube's messages; a gate set away from its default is refused, naming it (this server serves the API as kube does with every gate at its default), but ComponentFlagz and ComponentStatusz off (no /flagz, /statusz: nor here)",
 	"goaway-chance":                  "that share of HTTP/2 requests is answered with GOAWAY, so the client reconnects (maybe to another replica)",
 	"max-mutating-requests-inflight": "limits mutating requests in flight (0: no limit); beyond, requests queue for a while then get 429",
 	"max-requests-inflight":          "limits other requests in flight (0: no limit); with priority and fairness, both limits add up to its seats",

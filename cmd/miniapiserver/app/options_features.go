@@ -16,12 +16,18 @@ type kubeFeature struct {
 	LockToDefault bool
 }
 
-// honouredFeatureGates are the gates this server does something about
-// when they are set away from their defaults. None yet: the server serves
-// the API as kube-apiserver 1.37 does with every gate at its default, and
-// a gate that changes what the API does (a field, a resource, a
-// validation) cannot be turned without that behaviour implemented.
-var honouredFeatureGates = map[string]bool{}
+// honouredFeatureGates are the gates that may be set away from their
+// defaults because this server then does what kube does. Every other gate
+// must stay at its default: the server serves the API as kube-apiserver
+// 1.37 does with every gate at its default, and a gate that changes what
+// the API does (a field, a resource, a validation) cannot be turned
+// without that behaviour implemented.
+var honouredFeatureGates = map[string]bool{
+	// Off, kube serves no /flagz and no /statusz: nor does this server
+	// (on or off).
+	"ComponentFlagz":   true,
+	"ComponentStatusz": true,
+}
 
 // featureGates is --feature-gates: kube's key=bool list, parsed and
 // checked against kube's gates as kube checks them (unknown gates and

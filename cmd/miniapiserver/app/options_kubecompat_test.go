@@ -34,6 +34,7 @@ func TestKubeFlagsValidate(t *testing.T) {
 			wantError: "cannot set feature gate InPlacePodVerticalScaling to false, feature is locked to true"},
 		{name: "gate away from its default", args: []string{"--feature-gates=ClusterTrustBundle=false"},
 			wantError: "--feature-gates: ClusterTrustBundle=false: not supported by miniapiserver"},
+		{name: "gate off as this server is", args: []string{"--feature-gates=ComponentFlagz=false,ComponentStatusz=false"}},
 		{name: "all alpha gates", args: []string{"--feature-gates=AllAlpha=true"}, wantError: "--feature-gates: AllAlpha=true: not supported by miniapiserver"},
 		// --runtime-config
 		{name: "runtime-config off", args: []string{"--runtime-config=api/all=false,v1=true,apps/v1=true,api/legacy=false", "--enable-priority-and-fairness=false"}},
