@@ -346,14 +346,8 @@ func (o *Options) Validate() error {
 	if err := o.Admission.validate(); err != nil {
 		return err
 	}
-	ranges, err := o.serviceClusterIPRanges()
-	if err != nil {
+	if err := o.validateServiceRanges(); err != nil {
 		return err
-	}
-	// kube's check: default/kubernetes is single-stack, of the primary
-	// family, and its endpoints list the advertised address.
-	if a, err := netip.ParseAddr(o.AdvertiseAddress); err == nil && o.EndpointReconcilerType != "none" && a.Is4() != ranges[0].Addr().Is4() {
-		return fmt.Errorf("service IP family %q must match public address family %q", ranges[0], a)
 	}
 	switch o.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -405,6 +399,20 @@ func parseWatchCacheSizes(entries []string) (map[string]int, error) {
 		sizes[name] = n
 	}
 	return sizes, nil
+}
+
+// validateServiceRanges checks --service-cluster-ip-range, and kube's
+// rule that default/kubernetes, single-stack of the primary family, can
+// list the advertised address.
+func (o *Options) validateServiceRanges() error {
+	ranges, err := o.serviceClusterIPRanges()
+	if err != nil {
+		return err
+	}
+	if a, err := netip.ParseAddr(o.AdvertiseAddress); err == nil && o.EndpointReconcilerType != "none" && a.Is4() != ranges[0].Addr().Is4() {
+		return fmt.Errorf("service IP family %q must match public address family %q", ranges[0], a)
+	}
+	return nil
 }
 
 // serviceClusterIPRanges parses --service-cluster-ip-range: one CIDR, or

@@ -244,8 +244,17 @@ func (al *serviceAllocators) initIPFamilyFields(svc, old *corev1.Service) error 
 		}
 		return nil
 	}
+	return al.completeIPFamilies(svc)
+}
+
+// completeIPFamilies checks that the cluster has the families a service
+// (not headless without a selector) asks for, and completes them: the
+// primary one when none is named, and the other too for PreferDualStack
+// and RequireDualStack on a dual-stack cluster.
+func (al *serviceAllocators) completeIPFamilies(svc *corev1.Service) error {
+	var errs field.ErrorList
 	if *svc.Spec.IPFamilyPolicy == corev1.IPFamilyPolicyRequireDualStack && !al.dualStack() {
-		errs = append(errs, field.Invalid(policyPath, svc.Spec.IPFamilyPolicy, "this cluster is not configured for dual-stack services"))
+		errs = append(errs, field.Invalid(field.NewPath("spec", "ipFamilyPolicy"), svc.Spec.IPFamilyPolicy, "this cluster is not configured for dual-stack services"))
 	}
 	for i, fam := range svc.Spec.IPFamilies {
 		if al.ips[fam] == nil {

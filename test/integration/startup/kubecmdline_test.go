@@ -134,26 +134,7 @@ func kubeadmAPIServerArgs(p kubeadmPKI, etcdURL string, port int) []string {
 // CA, the front proxy's headers, a bootstrap token, and a service account
 // token it signs with sa.key.
 func TestKubeadmCommandLine(t *testing.T) {
-	bin := build(t)
-	dir := t.TempDir()
-	p := writeKubeadmPKI(t, filepath.Join(dir, "pki"))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: filepath.Join(dir, "etcd"), UnsafeNoFsync: true, LogLevel: "fatal",
-		ClientTLS: &embedetcd.TLSFiles{CAFile: p.path("etcd/ca.crt"), CertFile: p.path("etcd/server.crt"), KeyFile: p.path("etcd/server.key")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(etcd.Stop)
-
-	port := freePort(t)
-	apiserver := startIn(t, dir, bin, kubeadmAPIServerArgs(p, etcd.ClientURL(), port)...)
-	base := "https://127.0.0.1:" + strconv.Itoa(port)
-	roots := x509.NewCertPool()
-	roots.AddCert(p.ca)
-	anonymous := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
-	waitOK(t, anonymous, base+"/readyz", apiserver)
-
+	p, base, apiserver := startKubeadm(t)
 	adminCert, adminKey := issue(t, p.ca, p.caKey, &x509.Certificate{
 		Subject: pkix.Name{CommonName: "kubernetes-admin", Organization: []string{"system:masters"}}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
 	tlsConfig := rest.TLSClientConfig{CAData: certPEM(p.ca)}
@@ -222,6 +203,29 @@ func TestKubeadmCommandLine(t *testing.T) {
 	if err := apiserver.stop(); err != nil {
 		t.Errorf("after SIGTERM: %v", err)
 	}
+}
+
+// startKubeadm starts the binary with kubeadm's command line and its
+// PKI, over a TLS etcd, and waits until it is ready.
+func startKubeadm(t *testing.T) (p kubeadmPKI, base string, apiserver *process) {
+	bin := build(t)
+	dir := t.TempDir()
+	p = writeKubeadmPKI(t, filepath.Join(dir, "pki"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	etcd, err := embedetcd.Start(ctx, embedetcd.Config{Dir: filepath.Join(dir, "etcd"), UnsafeNoFsync: true, LogLevel: "fatal",
+		ClientTLS: &embedetcd.TLSFiles{CAFile: p.path("etcd/ca.crt"), CertFile: p.path("etcd/server.crt"), KeyFile: p.path("etcd/server.key")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Stop)
+	port := freePort(t)
+	apiserver = startIn(t, dir, bin, kubeadmAPIServerArgs(p, etcd.ClientURL(), port)...)
+	base = "https://127.0.0.1:" + strconv.Itoa(port)
+	roots := x509.NewCertPool()
+	roots.AddCert(p.ca)
+	waitOK(t, &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}, base+"/readyz", apiserver)
+	return p, base, apiserver
 }
 
 // TestKwokCommandLine runs the binary with kwokctl v0.8's kube-apiserver
