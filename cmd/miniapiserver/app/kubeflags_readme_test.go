@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -133,6 +136,32 @@ func TestKubeFlagsAllParse(t *testing.T) {
 	for k := range supportedNotes {
 		if f := fs.Lookup(k); f == nil || isRefused(f) {
 			t.Errorf("supportedNotes[%q] is not a supported flag", k)
+		}
+	}
+}
+
+// TestKubeFlagsMatchReferenceHelp: the generated list holds every flag
+// the reference kube-apiserver v1.37.2's --help shows (it hides the
+// deprecated ones, which the list has too), so that a table read from
+// kube's code misses nothing its binary takes. Skipped without the
+// binary ($PEER_BIN, default /tmp/peer/bin, as test/e2e's -reference).
+func TestKubeFlagsMatchReferenceHelp(t *testing.T) {
+	dir := cmp.Or(os.Getenv("PEER_BIN"), "/tmp/peer/bin")
+	out, err := exec.Command(filepath.Join(dir, "kube-apiserver"), "--help").Output()
+	if err != nil {
+		t.Skipf("no reference kube-apiserver in %s: %v", dir, err)
+	}
+	listed := map[string]bool{}
+	for _, kf := range kubeAPIServerFlags {
+		listed[kf.Name] = true
+	}
+	help := regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z0-9-]+)`).FindAllStringSubmatch(string(out), -1)
+	if len(help) < 100 {
+		t.Fatalf("only %d flags read from --help", len(help))
+	}
+	for _, m := range help {
+		if !listed[m[1]] {
+			t.Errorf("--%s: in kube-apiserver --help, not in kubeAPIServerFlags (regenerate with hack/kubeflags)", m[1])
 		}
 	}
 }
