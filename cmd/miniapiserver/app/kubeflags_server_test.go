@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/net/http2"
@@ -228,6 +229,33 @@ func readResponse(t *testing.T, fr *http2.Framer, stream uint32) (goaway bool) {
 			if f.StreamID == stream && f.StreamEnded() {
 				return goaway
 			}
+		}
+	}
+}
+
+// TestMinRequestTimeout: --min-request-timeout is kube's seconds: a watch
+// without timeoutSeconds ends after between that and twice that.
+func TestMinRequestTimeout(t *testing.T) {
+	ts := startWithFlags(t, "--min-request-timeout=1")
+	client := kubernetes.NewForConfigOrDie(ts.ClientConfig)
+	start := time.Now()
+	w, err := client.CoreV1().ConfigMaps("default").Watch(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-w.ResultChan():
+			if !ok {
+				if d := time.Since(start); d < time.Second || d > 3*time.Second {
+					t.Errorf("the watch ended after %v, want between 1s and 2s", d)
+				}
+				return
+			}
+		case <-timeout:
+			t.Fatal("the watch has not ended after 10s")
 		}
 	}
 }
