@@ -32,7 +32,7 @@ func (s *Server) InsecureHandler() http.Handler {
 // first listed runs first):
 //
 //	audit ID -> panic recovery -> request info -> cache control ->
-//	warnings -> request deadline -> authentication -> audit ->
+//	goaway (--goaway-chance) -> warnings -> request deadline -> authentication -> audit ->
 //	impersonation -> priority and fairness (or the plain in-flight
 //	limits) -> authorization -> routes
 //
@@ -50,6 +50,7 @@ func (s *Server) chain(authenticate func(http.Handler) http.Handler) http.Handle
 	h = authenticate(h)
 	h = filters.WithRequestDeadline(h, s.requestTimeout)
 	h = filters.WithWarnings(h)
+	h = filters.WithProbabilisticGoaway(h, s.goawayChance)
 	h = filters.WithCacheControl(h)
 	h = filters.WithRequestInfo(h)
 	h = filters.WithPanicRecovery(h)

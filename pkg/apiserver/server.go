@@ -65,7 +65,8 @@ type Config struct {
 	// LivezChecks and ReadyzChecks are added to ping.
 	LivezChecks  []healthz.Check
 	ReadyzChecks []healthz.Check
-	// MinRequestTimeout is the base of a watch's default timeout.
+	// MinRequestTimeout is the base of a watch's default timeout (0: 30
+	// min; negative: none), as handlers.Scope's.
 	MinRequestTimeout time.Duration
 	// RequestTimeout bounds every request but the long-running ones (0:
 	// none).
@@ -74,6 +75,12 @@ type Config struct {
 	Version version.Info
 	// EnableProfiling serves /debug/pprof.
 	EnableProfiling bool
+	// OpenAPIPaths are the API paths the OpenAPI documents list (nil:
+	// every one generated), as --runtime-config leaves them.
+	OpenAPIPaths openapi.PathFilter
+	// GoawayChance is the share of HTTP/2 requests whose connection is
+	// closed after them (0: none), as kube's --goaway-chance.
+	GoawayChance float64
 	// Aggregator proxies the group versions of extension API servers
 	// (nil: none, and ServeAPIServices fails).
 	Aggregator *aggregator.Proxy
@@ -84,6 +91,7 @@ type Server struct {
 	admission         handlers.Admission
 	minRequestTimeout time.Duration
 	requestTimeout    time.Duration
+	goawayChance      float64
 	routes            http.Handler
 	authenticator     authenticator.Request
 	apiAudiences      authenticator.Audiences
@@ -121,7 +129,8 @@ type Server struct {
 func New(cfg Config) (*Server, error) {
 	s := &Server{admission: cfg.Admission, minRequestTimeout: cfg.MinRequestTimeout, requestTimeout: cfg.RequestTimeout,
 		authenticator: cfg.Authenticator, apiAudiences: cfg.APIAudiences, authorizer: cfg.Authorizer,
-		inFlight: cfg.InFlight, flowControl: cfg.FlowControl, auditPolicy: cfg.AuditPolicy, auditSink: cfg.AuditSink, aggregator: cfg.Aggregator}
+		inFlight: cfg.InFlight, flowControl: cfg.FlowControl, auditPolicy: cfg.AuditPolicy, auditSink: cfg.AuditSink, aggregator: cfg.Aggregator,
+		goawayChance: cfg.GoawayChance}
 	if s.authorizer == nil {
 		s.authorizer = authz.New(authz.Named{Name: authz.ModeAlwaysAllow.Name(), Authorizer: authz.AlwaysAllow{}})
 	}
@@ -147,7 +156,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.discovery.Store(discoveryDocs)
 	s.installDiscovery(r)
-	if s.openapi, err = openapi.New(apiopenapi.FS()); err != nil {
+	if s.openapi, err = openapi.New(apiopenapi.FS(), cfg.OpenAPIPaths); err != nil {
 		return nil, err
 	}
 	s.openapi.Install(r)

@@ -21,7 +21,8 @@ func newAggregator(o *Options, groups []rest.APIGroupInfo, st groupStorages, cre
 		}
 		resolver = r
 	}
-	return aggregator.New(aggregator.Config{Resolver: resolver, ClientCert: creds.proxyClient})
+	return aggregator.New(aggregator.Config{Resolver: resolver, ClientCert: creds.proxyClient,
+		RejectForwardingRedirects: o.Auth.ProxyClient.RejectForwardingRedirects})
 }
 
 // availabilityController keeps the APIServices' Available condition and

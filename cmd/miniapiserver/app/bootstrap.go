@@ -122,8 +122,9 @@ func concurrently[T any](items []T, f func(T) error) error {
 // does at start. A failure (its address taken by a user's service) is
 // logged: the server still serves, as kube's does.
 func ensureKubernetesService(ctx context.Context, o *Options, services rest.Creater, securePort int) {
-	serviceRange, _ := o.serviceClusterIPRange() // validated already
-	if err := core.EnsureKubernetesService(ctx, services, serviceRange, securePort); err != nil {
+	// Single-stack, of the primary family, as kube's.
+	serviceRanges, _ := o.serviceClusterIPRanges() // validated already
+	if err := core.EnsureKubernetesService(ctx, services, serviceRanges[0], securePort); err != nil {
 		slog.Warn("creating the kubernetes service", "err", err)
 	}
 }
@@ -132,8 +133,8 @@ func ensureKubernetesService(ctx context.Context, o *Options, services rest.Crea
 // --service-cluster-ip-range, as kube-apiserver does at start, and returns
 // the controller that keeps it (Run it).
 func defaultServiceCIDR(ctx context.Context, o *Options, storage networking.GroupStorage) (*defaultservicecidr.Controller, error) {
-	serviceRange, _ := o.serviceClusterIPRange() // validated already
-	c := defaultservicecidr.New(storage.ServiceCIDRs, storage.ServiceCIDRStatus, serviceRange)
+	serviceRanges, _ := o.serviceClusterIPRanges() // validated already
+	c := defaultservicecidr.New(storage.ServiceCIDRs, storage.ServiceCIDRStatus, serviceRanges...)
 	if err := c.Sync(ctx); err != nil {
 		return nil, fmt.Errorf("creating the default ServiceCIDR: %w", err)
 	}

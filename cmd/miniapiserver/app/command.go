@@ -30,6 +30,9 @@ with a generated certificate and admin token, and writes a kubeconfig for kubect
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Kube.Version.print(cmd.OutOrStdout()) { // kube's --version: print and exit
+				return nil
+			}
 			// kube-apiserver has no data dir: run as it (by envtest, say),
 			// the files it generates go beside its certificates rather
 			// than into the working directory.
@@ -41,7 +44,7 @@ with a generated certificate and admin token, and writes a kubeconfig for kubect
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			setupLogging(o.LogLevel)
+			setupLogging(o)
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			// After the first signal, a second one stops the process at
@@ -63,8 +66,6 @@ with a generated certificate and admin token, and writes a kubeconfig for kubect
 	return cmd
 }
 
-func setupLogging(level string) {
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(level))
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})))
+func setupLogging(o *Options) {
+	slog.SetDefault(slog.New(o.Logging.handler(os.Stderr, o.LogLevel)))
 }

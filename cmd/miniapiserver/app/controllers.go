@@ -133,21 +133,17 @@ func priorityAndFairness(o *Options, s flowcontrolregistry.Storage) *apf.Control
 		ServerConcurrencyLimit: o.Auth.MaxRequestsInflight + o.Auth.MaxMutatingRequestsInflight})
 }
 
-// endpointReconciler builds the lease endpoint reconciler of this replica
-// (--endpoint-reconciler-type=lease) over the stores of leases, endpoints
-// and endpoint slices the groups serve.
+// endpointReconciler builds the endpoint reconciler of this replica
+// (--endpoint-reconciler-type lease or master-count) over the stores of
+// leases, endpoints and endpoint slices the groups serve.
 func endpointReconciler(o *Options, groups []rest.APIGroupInfo, securePort int) (*endpoints.Reconciler, error) {
-	leases, ok := servedStorage(groups, "coordination.k8s.io", "leases").(endpoints.Leases)
-	if !ok {
-		return nil, fmt.Errorf("--endpoint-reconciler-type=lease: leases are not served")
-	}
 	eps, ok := servedStorage(groups, "", "endpoints").(endpoints.Endpoints)
 	if !ok {
-		return nil, fmt.Errorf("--endpoint-reconciler-type=lease: endpoints are not served")
+		return nil, fmt.Errorf("--endpoint-reconciler-type=%s: endpoints are not served", o.EndpointReconcilerType)
 	}
 	slices, ok := servedStorage(groups, "discovery.k8s.io", "endpointslices").(endpoints.EndpointSlices)
 	if !ok {
-		return nil, fmt.Errorf("--endpoint-reconciler-type=lease: endpointslices are not served")
+		return nil, fmt.Errorf("--endpoint-reconciler-type=%s: endpointslices are not served", o.EndpointReconcilerType)
 	}
 	addr := o.advertiseAddress()
 	if !endpoints.ValidAddress(addr) {
@@ -160,11 +156,19 @@ func endpointReconciler(o *Options, groups []rest.APIGroupInfo, securePort int) 
 	// identity lease is after its host: a restarted replica takes its
 	// lease back.
 	sum := sha256.Sum256([]byte(net.JoinHostPort(addr.String(), strconv.Itoa(securePort))))
-	return endpoints.New(endpoints.Config{
+	cfg := endpoints.Config{
 		ID:      hex.EncodeToString(sum[:8]),
 		Address: addr, Port: int32(securePort),
 		TTL: o.EndpointReconcilerTTL, Interval: o.EndpointReconcilerInterval,
-	}, leases, eps, slices), nil
+	}
+	if o.EndpointReconcilerType == "master-count" {
+		return endpoints.NewCounted(cfg, o.Kube.APIServerCount, eps, slices), nil
+	}
+	leases, ok := servedStorage(groups, "coordination.k8s.io", "leases").(endpoints.Leases)
+	if !ok {
+		return nil, fmt.Errorf("--endpoint-reconciler-type=lease: leases are not served")
+	}
+	return endpoints.New(cfg, leases, eps, slices), nil
 }
 
 // servedStorage is the storage of resource in group (preferred version),

@@ -38,7 +38,8 @@ type Options struct {
 	// Empty: the bind address, or 127.0.0.1 when that is unspecified.
 	AdvertiseAddress string
 	// EndpointReconcilerType is kube's: lease (the kubernetes endpoints
-	// list the replicas with live leases) or none.
+	// list the replicas with live leases), master-count (they list up to
+	// --apiserver-count replicas, without leases) or none.
 	EndpointReconcilerType string
 	// EndpointReconcilerTTL and EndpointReconcilerInterval are the lease
 	// duration and renewal period (kube's: 15 s and 10 s).
@@ -75,6 +76,9 @@ type Options struct {
 	// APIServices are JSON whatever it says, as in kube).
 	StorageMediaType string
 
+	// MinRequestTimeout is kube's --min-request-timeout, in whole seconds
+	// on the command line: the base of the random timeout of watches
+	// without timeoutSeconds (0: none).
 	MinRequestTimeout time.Duration
 	RequestTimeout    time.Duration
 	ShutdownTimeout   time.Duration
@@ -85,7 +89,8 @@ type Options struct {
 	// stops serving (kube's --shutdown-delay-duration).
 	ShutdownDelayDuration time.Duration
 	EventTTL              time.Duration
-	// ServiceClusterIPRange is the CIDR of services' cluster IPs.
+	// ServiceClusterIPRange is the CIDR of services' cluster IPs, or two
+	// of different families, comma separated (dual-stack).
 	ServiceClusterIPRange string
 	Profiling             bool
 	// Controllers chooses the kube-controller-manager controllers that
@@ -114,6 +119,10 @@ type Options struct {
 	Kubelet KubeletOptions
 	// EmbeddedEtcd are the flags of the embedded HA mode.
 	EmbeddedEtcd EmbeddedEtcdOptions
+	// Logging are kube's logging flags (--v, --vmodule, --logging-format).
+	Logging LoggingOptions
+	// Kube are kube-apiserver's other flags, supported or refused.
+	Kube KubeOptions
 	// EtcdClient are kube's flags of TLS to etcd, per-resource servers
 	// and the etcd checks' timeouts.
 	EtcdClient EtcdClientOptions
@@ -153,12 +162,16 @@ func NewOptions() *Options {
 		Audit:                      defaultAuditOptions(),
 		Kubelet:                    defaultKubeletOptions(),
 		EmbeddedEtcd:               defaultEmbeddedEtcdOptions(),
+		Logging:                    defaultLoggingOptions(),
+		Kube:                       defaultKubeOptions(),
 		EtcdClient:                 defaultEtcdClientOptions(),
 	}
 }
 
 // AddFlags registers the flags on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	// Last, whatever is added below: kube's flags not registered by then.
+	defer o.Kube.refused.addRefusedKubeFlags(fs)
 	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers,
 		"Comma separated etcd client URLs (https://host:2379, or http://), the members of one etcd cluster: the client fails over between them. https:// servers are verified with --etcd-cafile, and given --etcd-certfile. Empty: run an embedded etcd with its data in --data-dir, on loopback only, over TLS with client certificates (see --data-dir).")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
@@ -178,7 +191,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress,
 		"IP address on which to advertise this server to members of the cluster: the endpoints of the kubernetes Service list it. Empty: --bind-address, or 127.0.0.1 when that is unspecified.")
 	fs.StringVar(&o.EndpointReconcilerType, "endpoint-reconciler-type", o.EndpointReconcilerType,
-		"How the endpoints of the kubernetes Service are kept: lease (each replica holds a Lease apiserver-<id> in kube-system; the endpoints list the replicas whose leases are live, and a replica stopped gracefully removes itself) or none.")
+		"How the endpoints of the kubernetes Service are kept: lease (each replica holds a Lease apiserver-<id> in kube-system; the endpoints list the replicas whose leases are live, and a replica stopped gracefully removes itself), master-count (kube's older way: each replica adds itself, and the list is cut to --apiserver-count addresses) or none.")
 	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "HTTPS port of the API (0 picks a free port).")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile,
 		"Serving certificate (PEM). Without it, a self-signed certificate for the bind address and localhost is generated in --data-dir and reused.")
@@ -206,8 +219,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Bytes of protobuf encodings the watch caches keep beside the stored objects, all resources together, so that protobuf LISTs reuse them (0: encode every item at every LIST).")
 	fs.Int64Var(&o.WatchCacheHistoryBytes, "watch-cache-history-bytes", o.WatchCacheHistoryBytes,
 		"Bytes of objects each resource's watch cache keeps in its event history, the last ~75 s of changes that watches resume from (0: no bound but the event count, as kube-apiserver). Past it older events are forgotten sooner, and a watch resuming from before them gets 410 Gone and relists.")
-	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout,
-		"A watch without timeoutSeconds ends after a random time between this and twice this.")
+	fs.Var(secondsValue{&o.MinRequestTimeout}, "min-request-timeout",
+		"Seconds (as kube's; a Go duration such as 30m is read too): a watch without timeoutSeconds ends after a random time between this and twice this (0: it does not time out).")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout,
 		"How long a request other than a watch may take before it fails with a timeout.")
 	fs.DurationVar(&o.ShutdownDelayDuration, "shutdown-delay-duration", o.ShutdownDelayDuration,
@@ -218,7 +231,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"The limit that the server gives to clients for the maximum number of streams in an HTTP/2 connection (0: 100, kube-apiserver's default).")
 	fs.DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "How long events are kept.")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange,
-		"CIDR of the cluster IPs services get (one IPv4 CIDR of at most 2^20 addresses, or one IPv6 CIDR of /64 or longer).")
+		"CIDR of the cluster IPs services get (an IPv4 CIDR of at most 2^20 addresses, or an IPv6 CIDR of /64 or longer); two CIDRs of different families, comma separated, make a dual-stack cluster whose primary family is the first's.")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve /debug/pprof on the API ports.")
 	o.addControllerFlags(fs)
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log level: debug, info, warn or error.")
@@ -227,6 +240,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Admission.addFlags(fs)
 	o.Kubelet.addFlags(fs)
 	o.EmbeddedEtcd.addFlags(fs)
+	o.Logging.addFlags(fs)
+	o.Kube.addFlags(fs)
 	o.EtcdClient.addFlags(fs)
 }
 
@@ -270,11 +285,11 @@ func (o *Options) Validate() error {
 		}
 	}
 	switch o.EndpointReconcilerType {
-	case "lease", "none":
+	case "lease", "master-count", "none":
 	default:
-		return fmt.Errorf("--endpoint-reconciler-type: %q is not one of lease, none", o.EndpointReconcilerType)
+		return fmt.Errorf("--endpoint-reconciler-type: %q is not one of lease, master-count, none", o.EndpointReconcilerType)
 	}
-	if o.EndpointReconcilerType == "lease" && (o.EndpointReconcilerTTL < time.Second || o.EndpointReconcilerInterval <= 0) {
+	if o.EndpointReconcilerType != "none" && (o.EndpointReconcilerTTL < time.Second || o.EndpointReconcilerInterval <= 0) {
 		return fmt.Errorf("--endpoint-reconciler-type: the lease needs a duration of at least 1s and a positive renewal interval")
 	}
 	if o.SecurePort < 0 || o.SecurePort > 65535 {
@@ -319,8 +334,8 @@ func (o *Options) Validate() error {
 	if o.RequestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout: must be positive")
 	}
-	if o.MinRequestTimeout <= 0 {
-		return fmt.Errorf("--min-request-timeout: must be positive")
+	if o.MinRequestTimeout < 0 {
+		return fmt.Errorf("--min-request-timeout can not be negative value")
 	}
 	if o.EventTTL <= 0 {
 		return fmt.Errorf("--event-ttl: must be positive")
@@ -331,7 +346,7 @@ func (o *Options) Validate() error {
 	if err := o.Admission.validate(); err != nil {
 		return err
 	}
-	if _, err := o.serviceClusterIPRange(); err != nil {
+	if err := o.validateServiceRanges(); err != nil {
 		return err
 	}
 	switch o.LogLevel {
@@ -346,6 +361,12 @@ func (o *Options) Validate() error {
 		return err
 	}
 	if err := o.EmbeddedEtcd.validate(o.EtcdServers); err != nil {
+		return err
+	}
+	if err := o.Logging.validate(o.LogLevel); err != nil {
+		return err
+	}
+	if err := o.Kube.validate(o.Auth.EnablePriorityAndFairness); err != nil {
 		return err
 	}
 	return o.Kubelet.validate()
@@ -380,21 +401,48 @@ func parseWatchCacheSizes(entries []string) (map[string]int, error) {
 	return sizes, nil
 }
 
-// serviceClusterIPRange parses --service-cluster-ip-range, with kube's
-// limits: a CIDR (not an address with a mask), IPv4 up to /12, IPv6 /64
-// or longer.
-func (o *Options) serviceClusterIPRange() (netip.Prefix, error) {
-	p, err := netip.ParsePrefix(o.ServiceClusterIPRange)
+// validateServiceRanges checks --service-cluster-ip-range, and kube's
+// rule that default/kubernetes, single-stack of the primary family, can
+// list the advertised address.
+func (o *Options) validateServiceRanges() error {
+	ranges, err := o.serviceClusterIPRanges()
 	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("--service-cluster-ip-range: %q is not a CIDR", o.ServiceClusterIPRange)
+		return err
 	}
-	if p != p.Masked() {
-		return netip.Prefix{}, fmt.Errorf("--service-cluster-ip-range: %q has host bits set (did you mean %s?)", o.ServiceClusterIPRange, p.Masked())
+	if a, err := netip.ParseAddr(o.AdvertiseAddress); err == nil && o.EndpointReconcilerType != "none" && a.Is4() != ranges[0].Addr().Is4() {
+		return fmt.Errorf("service IP family %q must match public address family %q", ranges[0], a)
 	}
-	if p.Addr().Is4() && p.Bits() < 12 || p.Addr().Is6() && p.Bits() < 64 {
-		return netip.Prefix{}, fmt.Errorf("--service-cluster-ip-range: %s is too large (at most /12 for IPv4, /64 for IPv6)", p)
+	return nil
+}
+
+// serviceClusterIPRanges parses --service-cluster-ip-range: one CIDR, or
+// two of different families (a dual-stack cluster, the first the primary
+// family), with kube's messages where it has them. Each is a CIDR (not
+// an address with a mask), IPv4 up to /12, IPv6 /64 or longer (kube's
+// limits with its ServiceCIDR allocator).
+func (o *Options) serviceClusterIPRanges() ([]netip.Prefix, error) {
+	entries := strings.Split(o.ServiceClusterIPRange, ",")
+	if len(entries) > 2 {
+		return nil, fmt.Errorf("--service-cluster-ip-range must not contain more than two entries")
 	}
-	return p, nil
+	var ranges []netip.Prefix
+	for _, e := range entries {
+		p, err := netip.ParsePrefix(strings.TrimSpace(e))
+		if err != nil {
+			return nil, fmt.Errorf("--service-cluster-ip-range: %q is not a CIDR", e)
+		}
+		if p != p.Masked() {
+			return nil, fmt.Errorf("--service-cluster-ip-range: %q has host bits set (did you mean %s?)", e, p.Masked())
+		}
+		if p.Addr().Is4() && p.Bits() < 12 || p.Addr().Is6() && p.Bits() < 64 {
+			return nil, fmt.Errorf("--service-cluster-ip-range: %s is too large (at most /12 for IPv4, /64 for IPv6)", p)
+		}
+		ranges = append(ranges, p)
+	}
+	if len(ranges) == 2 && ranges[0].Addr().Is4() == ranges[1].Addr().Is4() {
+		return nil, fmt.Errorf("--service-cluster-ip-range[0] and --service-cluster-ip-range[1] must be of different IP family")
+	}
+	return ranges, nil
 }
 
 // serveOptions are the settings of every listener.

@@ -18,6 +18,9 @@ import (
 type AdmissionOptions struct {
 	EnablePlugins  []string
 	DisablePlugins []string
+	// Control is kube's deprecated --admission-control: when given (even
+	// empty), exactly the plugins it lists run, every other is off.
+	Control []string
 	// ConfigFile is --admission-control-config-file (options_admission_config.go).
 	ConfigFile string
 	// NotReadyTolerationSeconds and UnreachableTolerationSeconds are
@@ -82,6 +85,9 @@ func (o *AdmissionOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.DisablePlugins, "disable-admission-plugins", o.DisablePlugins,
 		"Admission plugins to disable, by kube's names (comma separated). "+strings.Join(separatePlugins, ", ")+
 			" are run here and are turned off; naming another of kube's plugins (PodGroupProtection or one kube runs only when asked) is accepted and changes nothing, as miniapiserver does not run it.")
+	fs.StringSliceVar(&o.Control, "admission-control", o.Control,
+		"Admission plugins to run, by kube's names (comma separated): when given, even empty, exactly these run and every other is off. Deprecated in kube: use --enable-admission-plugins and --disable-admission-plugins, which it excludes.")
+	_ = fs.MarkDeprecated("admission-control", "Use --enable-admission-plugins or --disable-admission-plugins instead. Will be removed in a future version.")
 	o.addConfigFileFlag(fs)
 	fs.Int64Var(&o.NotReadyTolerationSeconds, "default-not-ready-toleration-seconds", o.NotReadyTolerationSeconds,
 		"Indicates the tolerationSeconds of the toleration for notReady:NoExecute that is added by default to every pod that does not already have such a toleration.")
@@ -90,10 +96,13 @@ func (o *AdmissionOptions) addFlags(fs *pflag.FlagSet) {
 }
 
 func (o *AdmissionOptions) validate() error {
+	if o.Control != nil && (o.EnablePlugins != nil || o.DisablePlugins != nil) {
+		return fmt.Errorf("admission-control and enable-admission-plugins/disable-admission-plugins flags are mutually exclusive")
+	}
 	for _, flag := range []struct {
 		name    string
 		plugins []string
-	}{{"--enable-admission-plugins", o.EnablePlugins}, {"--disable-admission-plugins", o.DisablePlugins}} {
+	}{{"--enable-admission-plugins", o.EnablePlugins}, {"--disable-admission-plugins", o.DisablePlugins}, {"--admission-control", o.Control}} {
 		for _, p := range flag.plugins {
 			if !slices.ContainsFunc(kubeAdmissionPlugins, func(k kubePlugin) bool { return k.name == p }) {
 				return fmt.Errorf("%s: plugin %q is unknown", flag.name, p)
@@ -104,8 +113,15 @@ func (o *AdmissionOptions) validate() error {
 		if slices.Contains(o.DisablePlugins, p) {
 			return fmt.Errorf("--enable-admission-plugins and --disable-admission-plugins: %s in both", p)
 		}
-		if !slices.Contains(separatePlugins, p) && !slices.Contains(optInPlugins, p) && !defaultOnPlugin(p) {
-			return fmt.Errorf("--enable-admission-plugins: plugin %q is not implemented by miniapiserver", p)
+	}
+	for _, flag := range []struct {
+		name    string
+		plugins []string
+	}{{"--enable-admission-plugins", o.EnablePlugins}, {"--admission-control", o.Control}} {
+		for _, p := range flag.plugins {
+			if !slices.Contains(separatePlugins, p) && !slices.Contains(optInPlugins, p) && !defaultOnPlugin(p) {
+				return fmt.Errorf("%s: plugin %q is not implemented by miniapiserver", flag.name, p)
+			}
 		}
 	}
 	var err error
@@ -115,7 +131,19 @@ func (o *AdmissionOptions) validate() error {
 
 // disabled reports whether the flags turn off plugin name.
 func (o *AdmissionOptions) disabled(name string) bool {
+	if o.Control != nil {
+		return !slices.Contains(o.Control, name)
+	}
 	return slices.Contains(o.DisablePlugins, name)
+}
+
+// enabled reports whether the flags name plugin name to run (for the
+// plugins kube runs only when asked).
+func (o *AdmissionOptions) enabled(name string) bool {
+	if o.Control != nil {
+		return slices.Contains(o.Control, name)
+	}
+	return slices.Contains(o.EnablePlugins, name)
 }
 
 func defaultOnPlugin(name string) bool {
@@ -145,7 +173,7 @@ func (o *AdmissionOptions) chain(steps []namedAdmission) []handlers.Admission {
 	var out []handlers.Admission
 	for _, s := range steps {
 		optIn := slices.Contains(optInPlugins, s.name)
-		if !o.disabled(s.name) && (!optIn || slices.Contains(o.EnablePlugins, s.name)) {
+		if !o.disabled(s.name) && (!optIn || o.enabled(s.name)) {
 			out = append(out, s.step)
 		}
 	}

@@ -14,9 +14,13 @@ import (
 )
 
 // AuditOptions are the flags of the audit log, with kube-apiserver's names
-// and defaults. Events are always written from a buffer (kube's batch
-// mode): a slow disk never holds a request.
+// and defaults but one: the mode is batch unless --audit-log-mode says
+// blocking (kube's default), so that a slow disk never holds a request.
 type AuditOptions struct {
+	// Mode is --audit-log-mode: batch (events written from a buffer of
+	// BufferSize, dropped when it is full) or blocking (written before
+	// the request goes on).
+	Mode       string
 	PolicyFile string
 	Path       string
 	MaxAge     int
@@ -28,7 +32,7 @@ type AuditOptions struct {
 }
 
 func defaultAuditOptions() AuditOptions {
-	return AuditOptions{MaxAge: 366, MaxBackups: 100, MaxSize: 100, BufferSize: 10000, Format: "json"}
+	return AuditOptions{Mode: "batch", MaxAge: 366, MaxBackups: 100, MaxSize: 100, BufferSize: 10000, Format: "json"}
 }
 
 func (o *AuditOptions) addFlags(fs *pflag.FlagSet) {
@@ -39,14 +43,23 @@ func (o *AuditOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxBackups, "audit-log-maxbackup", o.MaxBackups, "Rotated audit logs to keep (0: no limit).")
 	fs.IntVar(&o.MaxSize, "audit-log-maxsize", o.MaxSize, "Megabytes an audit log grows to before it is rotated (0: never rotated).")
 	fs.BoolVar(&o.Compress, "audit-log-compress", o.Compress, "Compress rotated audit logs with gzip.")
+	fs.StringVar(&o.Mode, "audit-log-mode", o.Mode,
+		"Strategy for sending audit events: blocking (kube's default) writes each event before the request goes on; batch buffers them (--audit-log-batch-buffer-size) and writes them asynchronously. blocking-strict is not supported.")
 	fs.IntVar(&o.BufferSize, "audit-log-batch-buffer-size", o.BufferSize,
-		"Events held while the log is written; when it is full, new events are dropped and counted in apiserver_audit_error_total.")
+		"In batch mode, the events held while the log is written; when it is full, new events are dropped and counted in apiserver_audit_error_total.")
 	fs.StringVar(&o.Format, "audit-log-format", o.Format, `Format of the audit log; only "json" is supported.`)
 }
 
 func (o *AuditOptions) validate() error {
 	if o.Format != "json" {
 		return fmt.Errorf(`--audit-log-format: %q is not supported (only "json")`, o.Format)
+	}
+	switch o.Mode {
+	case "batch", "blocking":
+	case "blocking-strict":
+		return errors.New("--audit-log-mode: blocking-strict: not supported by miniapiserver: a failed write of an event does not fail its request here; use blocking or batch")
+	default:
+		return fmt.Errorf("--audit-log-mode: invalid audit log mode %s, allowed modes are batch,blocking,blocking-strict", o.Mode)
 	}
 	if o.BufferSize <= 0 {
 		return errors.New("--audit-log-batch-buffer-size: must be positive")
@@ -91,6 +104,9 @@ func (o *AuditOptions) build() (*audit.Policy, *audit.LogBackend, error) {
 			f.Close()
 			out = &lumberjack.Logger{Filename: o.Path, MaxAge: o.MaxAge, MaxBackups: o.MaxBackups, MaxSize: o.MaxSize, Compress: o.Compress}
 		}
+	}
+	if o.Mode == "blocking" {
+		return policy, audit.NewBlockingLogBackend(out), nil
 	}
 	return policy, audit.NewLogBackend(out, o.BufferSize), nil
 }

@@ -66,7 +66,7 @@ func defaultAuthOptions() AuthOptions {
 		MaxRequestsInflight:                 400,
 		MaxMutatingRequestsInflight:         200,
 		EnablePriorityAndFairness:           true,
-		ProxyClient:                         ProxyClientOptions{EnableAggregatorRouting: true},
+		ProxyClient:                         ProxyClientOptions{EnableAggregatorRouting: true, RejectForwardingRedirects: true},
 	}
 }
 

@@ -19,12 +19,16 @@ type KubeletOptions struct {
 	ClientCertificate     string
 	ClientKey             string
 	CertificateAuthority  string
+	// Port is kube's deprecated --kubelet-port: the port of kubelets
+	// whose Node publishes none.
+	Port uint
 }
 
 func defaultKubeletOptions() KubeletOptions {
 	return KubeletOptions{
 		PreferredAddressTypes: append([]string(nil), kubelet.DefaultPreferredAddressTypes...),
 		Timeout:               kubelet.DefaultTimeout,
+		Port:                  kubelet.DefaultPort,
 	}
 }
 
@@ -38,6 +42,8 @@ func (o *KubeletOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientKey, "kubelet-client-key", o.ClientKey, "Path to a client key file for TLS.")
 	fs.StringVar(&o.CertificateAuthority, "kubelet-certificate-authority", o.CertificateAuthority,
 		"Path to a cert file for the certificate authority. Without it, as in kube, kubelets' serving certificates are not verified.")
+	fs.UintVar(&o.Port, "kubelet-port", o.Port, "DEPRECATED: kubelet port (of the kubelets whose Node publishes none).")
+	_ = fs.MarkDeprecated("kubelet-port", "kubelet-port is deprecated and will be removed.")
 }
 
 func (o *KubeletOptions) validate() error {
@@ -54,6 +60,9 @@ func (o *KubeletOptions) validate() error {
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--kubelet-timeout: must be positive")
 	}
+	if o.Port == 0 || o.Port > 65535 {
+		return fmt.Errorf("--kubelet-port: %d is not a port", o.Port)
+	}
 	if (o.ClientCertificate == "") != (o.ClientKey == "") {
 		return fmt.Errorf("--kubelet-client-certificate and --kubelet-client-key: set both or neither")
 	}
@@ -63,7 +72,7 @@ func (o *KubeletOptions) validate() error {
 // config is the kubelet client's configuration.
 func (o *KubeletOptions) config() kubelet.Config {
 	return kubelet.Config{
-		PreferredAddressTypes: o.PreferredAddressTypes, Timeout: o.Timeout,
+		PreferredAddressTypes: o.PreferredAddressTypes, Timeout: o.Timeout, Port: int(o.Port),
 		CertFile: o.ClientCertificate, KeyFile: o.ClientKey, CAFile: o.CertificateAuthority,
 	}
 }

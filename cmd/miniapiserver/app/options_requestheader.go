@@ -35,6 +35,10 @@ type ProxyClientOptions struct {
 	// an APIService's service rather than its cluster IP (kube's flag;
 	// on by default here, where nothing routes cluster IPs).
 	EnableAggregatorRouting bool
+	// RejectForwardingRedirects is kube's
+	// --aggregator-reject-forwarding-redirect: an extension server's
+	// redirect is answered 502, not passed on.
+	RejectForwardingRedirects bool
 }
 
 func (o *RequestHeaderOptions) addFlags(fs *pflag.FlagSet) {
@@ -124,6 +128,8 @@ func (o *ProxyClientOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.EnableAggregatorRouting, "enable-aggregator-routing", o.EnableAggregatorRouting,
 		"Proxy the requests of an APIService to a ready endpoint of its service (its EndpointSlices) rather than to its cluster IP. "+
 			"On by default, unlike kube-apiserver: this server runs without kube-proxy, so a cluster IP is reachable only where something else routes it.")
+	fs.BoolVar(&o.RejectForwardingRedirects, "aggregator-reject-forwarding-redirect", o.RejectForwardingRedirects,
+		"Aggregator reject forwarding redirect response back to client: an extension API server's redirect is answered 502.")
 }
 
 // load reads the pair; nil when not set.

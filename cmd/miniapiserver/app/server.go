@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -171,12 +173,18 @@ func Start(o *Options) (*Server, error) {
 	if err := getter.checkResources("--etcd-servers-overrides", overriddenNames(o)); err != nil {
 		return nil, err
 	}
+	// The groups built are every group's storage (the wiring uses it);
+	// served are the versions --runtime-config leaves on.
+	served, err := o.Kube.servedGroups(groups, o.Auth.EnablePriorityAndFairness)
+	if err != nil {
+		return nil, err
+	}
 	sec, err := s.buildSecurity(ctx, o, creds, st.core, reviews, authorization.Authorizer)
 	if err != nil {
 		return nil, err
 	}
 
-	secureLn, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
+	secureLn, err := o.Kube.Serving.listen(net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
 	if err != nil {
 		return nil, fmt.Errorf("--secure-port: %w", err)
 	}
@@ -186,7 +194,7 @@ func Start(o *Options) (*Server, error) {
 	fairness := priorityAndFairness(o, st.flowControl)
 	services := webhook.EndpointsResolver{Services: st.core.Services, Endpoints: servedStorage(groups, "", "endpoints").(rest.Getter)}
 	webhooks := admissionwebhook.NewSource(services)
-	apiServices := apiServiceRegistration(groups, st.apiRegistration)
+	apiServices := apiServiceRegistration(served, st.apiRegistration)
 	// The boot sequence's checks fail /healthz and /livez too until they
 	// pass, as kube's post-start hooks do: a client that waits for
 	// /healthz (envtest does) finds the bootstrap policy in place.
@@ -196,7 +204,8 @@ func Start(o *Options) (*Server, error) {
 	if fairness != nil {
 		bootChecks = append(bootChecks, healthz.Check{Name: "poststarthook/priority-and-fairness-filter", Fn: func(context.Context) error { return fairness.Synced() }})
 	}
-	s.readyChecks = append(slices.Clip(bootChecks), watchCacheCheck(groups))
+	cacheCheck := watchCacheCheck(groups, o.Kube.Misc.StorageInitializationTimeout)
+	s.readyChecks = append(slices.Clip(bootChecks), cacheCheck)
 	policies, err := newAdmissionPolicies(groups, st, sec.authorizer)
 	if err != nil {
 		return nil, err
@@ -205,14 +214,16 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := s.apiConfig(o, groups, st, sec, creds, admissionChain)
+	cfg := s.apiConfig(o, served, st, sec, creds, admissionChain)
+	cfg.OpenAPIPaths = o.Kube.RuntimeConfig.openAPIFilter(groups, served)
 	cfg.FlowControl = fairness
 	proxy := newAggregator(o, groups, st, creds)
 	cfg.Aggregator = proxy
 	// An alarm (NOSPACE: etcd refuses writes) fails /readyz, not the wait
 	// for the server to start.
 	cfg.LivezChecks = bootChecks
-	cfg.ReadyzChecks = append(slices.Clip(etcdReady), watchCacheCheck(groups), s.shutdownCheck())
+	cfg.ReadyzChecks = append(slices.Clip(etcdReady), cacheCheck, s.shutdownCheck())
+	o.Kube.Misc.applyProfiling(o.Profiling)
 	api, err := apiserver.New(cfg)
 	if err != nil {
 		return nil, err
@@ -238,7 +249,7 @@ func Start(o *Options) (*Server, error) {
 		return nil, err
 	}
 	var reconciler *endpoints.Reconciler
-	if o.EndpointReconcilerType == "lease" {
+	if o.EndpointReconcilerType != "none" {
 		if reconciler, err = endpointReconciler(o, groups, secureLn.Addr().(*net.TCPAddr).Port); err != nil {
 			return nil, err
 		}
@@ -249,6 +260,7 @@ func Start(o *Options) (*Server, error) {
 		// authenticator verifies them, other requests use tokens.
 		ClientAuth: tls.RequestClientCert, ClientCAs: creds.clientCA.Pool,
 	}
+	o.Kube.Serving.apply(tlsConfig)
 	s.serve(ctx, secureLn, api.SecureHandler(), tlsConfig, o.serveOptions())
 	if o.InsecurePort != 0 {
 		insecureLn, err := net.Listen("tcp", net.JoinHostPort(o.InsecureBindAddr, strconv.Itoa(o.InsecurePort)))
@@ -368,8 +380,9 @@ func (s *Server) apiConfig(o *Options, groups []rest.APIGroupInfo, st groupStora
 		AuditSink:         auditSink(sec.auditLog),
 		NonResource:       discoveryHandlers(creds.discovery(o, s.SecureURL)),
 		Admission:         admissionChain,
-		MinRequestTimeout: o.MinRequestTimeout,
+		MinRequestTimeout: cmp.Or(o.MinRequestTimeout, -1), // 0: none
 		RequestTimeout:    o.RequestTimeout,
+		GoawayChance:      o.Kube.GoawayChance,
 		Version:           Version(),
 		EnableProfiling:   o.Profiling,
 	}
@@ -435,9 +448,13 @@ func newGroupLinks() groupLinks {
 // and deps. It hands its events store to events.k8s.io; its evictions
 // honour policy's budgets.
 func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.RESTStorageProvider, error) {
-	serviceRange, err := o.serviceClusterIPRange()
+	serviceRanges, err := o.serviceClusterIPRanges()
 	if err != nil {
 		return core.RESTStorageProvider{}, err
+	}
+	var secondary netip.Prefix
+	if len(serviceRanges) == 2 {
+		secondary = serviceRanges[1]
 	}
 	components := core.KubeComponentChecks()
 	if deps.StorageHealth != nil {
@@ -445,16 +462,18 @@ func coreStorageProvider(o *Options, deps ProviderDeps, links groupLinks) (core.
 		components["etcd-0"] = core.StorageComponentCheck(deps.StorageHealth)
 	}
 	return core.RESTStorageProvider{
-		ServiceClusterIPRange:  serviceRange,
-		EventTTL:               o.EventTTL,
-		RootCA:                 deps.RootCA,
-		DefaultServiceAccounts: o.controllerEnabled(serviceAccountControllerName),
-		Tokens:                 deps.Tokens,
-		Events:                 links.events,
-		DisruptionBudgets:      links.budgets,
-		Kubelet:                o.Kubelet.config(),
-		EndpointSlices:         links.endpointSlices,
-		Components:             components,
+		ServiceClusterIPRange:          serviceRanges[0],
+		SecondaryServiceClusterIPRange: secondary,
+		ServiceNodePortRange:           o.Kube.ServiceNodePortRange,
+		EventTTL:                       o.EventTTL,
+		RootCA:                         deps.RootCA,
+		DefaultServiceAccounts:         o.controllerEnabled(serviceAccountControllerName),
+		Tokens:                         deps.Tokens,
+		Events:                         links.events,
+		DisruptionBudgets:              links.budgets,
+		Kubelet:                        o.Kubelet.config(),
+		EndpointSlices:                 links.endpointSlices,
+		Components:                     components,
 	}, nil
 }
 
@@ -706,27 +725,4 @@ func absPath(p string) string {
 		return abs
 	}
 	return p
-}
-
-// watchCacheCheck is ready once every resource's store is: each watch
-// cache has its first list.
-func watchCacheCheck(groups []rest.APIGroupInfo) healthz.Check {
-	var checks []func() error
-	for _, g := range groups {
-		for _, resources := range g.VersionedResourcesStorageMap {
-			for _, st := range resources {
-				if s, ok := st.(rest.StorageReadinessChecker); ok {
-					checks = append(checks, s.StorageReadiness)
-				}
-			}
-		}
-	}
-	return healthz.Check{Name: "watch-cache", Fn: func(context.Context) error {
-		for _, check := range checks {
-			if err := check(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}}
 }

@@ -95,7 +95,7 @@ func newStorageFactories(ctx context.Context, o *Options, clients etcdClients) (
 	if err := moveToKubeKeys(ctx, clients.main, o.EtcdPrefix, transformers); err != nil {
 		return storageFactories{}, err
 	}
-	opts := []etcd3.Option{etcd3.WithTransformers(transformers), etcd3.WithCodecs(codecs)}
+	opts := []etcd3.Option{etcd3.WithTransformers(transformers), etcd3.WithCodecs(codecs), etcd3.WithLeaseReuse(o.Kube.Misc.LeaseReuseDuration)}
 	f := storageFactories{main: etcd3.NewFactory(clients.main, opts...), byResource: map[schema.GroupResource]storage.Factory{}}
 	byClient := map[*clientv3.Client]storage.Factory{}
 	for gr, c := range clients.byResource {

@@ -52,14 +52,19 @@ type Config struct {
 	// extension API server (--proxy-client-cert-file; nil: none, and
 	// the extension servers cannot tell the proxy from a client).
 	ClientCert *tls.Certificate
+	// RejectForwardingRedirects answers 502 for a redirect an extension
+	// server sends, rather than pass it to the client (kube's
+	// --aggregator-reject-forwarding-redirect, on by default there).
+	RejectForwardingRedirects bool
 }
 
 // Proxy routes the group versions of APIServices with a service to their
 // extension API servers. Its state is replaced whole by SetAPIServices
 // and read with one atomic load per request.
 type Proxy struct {
-	resolver   Resolver
-	clientCert *tls.Certificate
+	resolver        Resolver
+	clientCert      *tls.Certificate
+	rejectRedirects bool
 
 	mu      sync.Mutex // serializes SetAPIServices
 	targets atomic.Pointer[map[schema.GroupVersion]*target]
@@ -79,7 +84,7 @@ type target struct {
 
 // New returns a proxy serving no group version until SetAPIServices.
 func New(cfg Config) *Proxy {
-	p := &Proxy{resolver: cfg.Resolver, clientCert: cfg.ClientCert}
+	p := &Proxy{resolver: cfg.Resolver, clientCert: cfg.ClientCert, rejectRedirects: cfg.RejectForwardingRedirects}
 	p.targets.Store(&map[schema.GroupVersion]*target{})
 	return p
 }
@@ -191,6 +196,7 @@ func (p *Proxy) proxy(w http.ResponseWriter, r *http.Request, t *target) {
 	// configuration, so the headers go on the request, not in a round
 	// tripper.
 	h := proxy.NewUpgradeAwareHandler(location, t.transport, true, upgrade, responder{w: w})
+	h.RejectForwardingRedirects = p.rejectRedirects
 	h.ServeHTTP(w, out)
 }
 

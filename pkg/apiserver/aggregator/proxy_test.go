@@ -369,3 +369,29 @@ func readLineWithin(r *bufio.Reader, d time.Duration) (string, error) {
 		return "", errors.New("timed out")
 	}
 }
+
+// TestProxyRedirects: an extension server's redirect reaches the client
+// only with RejectForwardingRedirects off; on (kube's default), it is a
+// 502.
+func TestProxyRedirects(t *testing.T) {
+	ext := newExtension(t, nil, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "https://elsewhere.example.com/", http.StatusFound)
+	})
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tc := range []struct {
+		reject bool
+		want   int
+	}{{true, http.StatusBadGateway}, {false, http.StatusFound}} {
+		p := New(Config{Resolver: staticResolver{url: ext.url(t)}, RejectForwardingRedirects: tc.reject})
+		p.SetAPIServices([]Remote{{APIService: apiService(ext.ca.pem, true)}})
+		srv := front(t, p, jane)
+		resp, err := noFollow.Get(srv.URL + "/apis/wardle.example.com/v1alpha1/flunders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("RejectForwardingRedirects %v: status %d, want %d", tc.reject, resp.StatusCode, tc.want)
+		}
+	}
+}

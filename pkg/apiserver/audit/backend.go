@@ -13,8 +13,9 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/metrics"
 )
 
-// Sink receives the events of audited requests. ProcessEvent must not
-// block: the request waits for it.
+// Sink receives the events of audited requests. ProcessEvent runs on the
+// request's path: the request waits for it, so only a sink asked to block
+// (kube's blocking mode) may.
 type Sink interface {
 	ProcessEvent(ev *auditv1.Event)
 }
@@ -40,18 +41,22 @@ func init() { metrics.MustRegister(eventTotal, errorTotal, levelTotal) }
 // pluginLog is the plugin label of the log backend's errors.
 const pluginLog = "log"
 
-// LogBackend writes events as JSON lines (kube's --audit-log-format=json)
-// from one goroutine, through a buffer of bufferSize events: a request
-// never waits for the disk. When the buffer is full the event is dropped
-// and counted (apiserver_audit_error_total{plugin="log"}), as kube's
-// batch mode does.
+// LogBackend writes events as JSON lines (kube's --audit-log-format=json).
+// Built by NewLogBackend it writes from one goroutine, through a buffer of
+// bufferSize events: a request never waits for the disk, and when the
+// buffer is full the event is dropped and counted
+// (apiserver_audit_error_total{plugin="log"}), as kube's batch mode does.
+// Built by NewBlockingLogBackend it writes each event before
+// ProcessEvent returns, as kube's blocking mode: no event is dropped, and
+// a slow disk holds the requests.
 type LogBackend struct {
 	out    io.WriteCloser
-	events chan *auditv1.Event
+	events chan *auditv1.Event // nil when blocking
 	done   chan struct{}
 
 	mu     sync.RWMutex // guards closed against ProcessEvent's send
 	closed bool
+	write  sync.Mutex // one blocking write at a time
 }
 
 // NewLogBackend starts writing to out; Shutdown stops it and closes out.
@@ -61,12 +66,26 @@ func NewLogBackend(out io.WriteCloser, bufferSize int) *LogBackend {
 	return b
 }
 
+// NewBlockingLogBackend writes to out as ProcessEvent is called;
+// Shutdown closes out.
+func NewBlockingLogBackend(out io.WriteCloser) *LogBackend {
+	done := make(chan struct{})
+	close(done)
+	return &LogBackend{out: out, done: done}
+}
+
 // ProcessEvent implements Sink.
 func (b *LogBackend) ProcessEvent(ev *auditv1.Event) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if b.closed {
 		b.drop(errors.New("the audit log is shut down"), ev)
+		return
+	}
+	if b.events == nil {
+		b.write.Lock()
+		defer b.write.Unlock()
+		b.writeEvent(ev)
 		return
 	}
 	select {
@@ -84,14 +103,18 @@ func (b *LogBackend) drop(err error, ev *auditv1.Event) {
 func (b *LogBackend) run() {
 	defer close(b.done)
 	for ev := range b.events {
-		data, err := json.Marshal(ev)
-		if err == nil {
-			_, err = b.out.Write(append(data, '\n'))
-		}
-		if err != nil {
-			errorTotal.WithLabelValues(pluginLog).Inc()
-			slog.Error("audit: writing an event", "error", err, "auditID", ev.AuditID)
-		}
+		b.writeEvent(ev)
+	}
+}
+
+func (b *LogBackend) writeEvent(ev *auditv1.Event) {
+	data, err := json.Marshal(ev)
+	if err == nil {
+		_, err = b.out.Write(append(data, '\n'))
+	}
+	if err != nil {
+		errorTotal.WithLabelValues(pluginLog).Inc()
+		slog.Error("audit: writing an event", "error", err, "auditID", ev.AuditID)
 	}
 }
 
@@ -103,7 +126,9 @@ func (b *LogBackend) Shutdown() {
 		return
 	}
 	b.closed = true
-	close(b.events)
+	if b.events != nil {
+		close(b.events)
+	}
 	b.mu.Unlock()
 	<-b.done
 	if err := b.out.Close(); err != nil {

@@ -52,3 +52,25 @@ func TestLogBackendNeverBlocks(t *testing.T) {
 	}
 	b.ProcessEvent(&auditv1.Event{}) // after Shutdown: dropped, no panic
 }
+
+// TestBlockingLogBackend: kube's blocking mode: ProcessEvent returns once
+// its event is written; none is dropped, however many.
+func TestBlockingLogBackend(t *testing.T) {
+	var buf bytes.Buffer
+	b := NewBlockingLogBackend(nopWriteCloser{&buf})
+	before := testutil.ToFloat64(errorTotal.WithLabelValues(pluginLog))
+	for i := range 100 {
+		b.ProcessEvent(&auditv1.Event{AuditID: "x", Level: auditv1.LevelMetadata})
+		if n := bytes.Count(buf.Bytes(), []byte("\n")); n != i+1 {
+			t.Fatalf("%d lines written after %d events", n, i+1)
+		}
+	}
+	if dropped := testutil.ToFloat64(errorTotal.WithLabelValues(pluginLog)) - before; dropped != 0 {
+		t.Errorf("dropped %v events", dropped)
+	}
+	b.Shutdown()
+}
+
+type nopWriteCloser struct{ *bytes.Buffer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -33,7 +33,8 @@ type Scope struct {
 	// ...); nil admits everything.
 	Admission Admission
 	// MinRequestTimeout is the base of a watch's random timeout when the
-	// client sets none (kube's --min-request-timeout).
+	// client sets none (kube's --min-request-timeout); 0: 30 min, kube's
+	// default; negative: no timeout (kube's --min-request-timeout=0).
 	MinRequestTimeout time.Duration
 	// MediaTypes are what the endpoint reads and writes (nil:
 	// negotiation.Builtin).

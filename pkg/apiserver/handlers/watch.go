@@ -147,7 +147,8 @@ func (e *eventEncoder) releaseBuffer() {
 }
 
 // watchTimeout is the client's timeoutSeconds, or a random time between
-// one and two MinRequestTimeouts so that watches do not all end together.
+// one and two MinRequestTimeouts so that watches do not all end together
+// (or none, with a negative MinRequestTimeout).
 func (s *Scope) watchTimeout(timeoutSeconds *int64) time.Duration {
 	if timeoutSeconds != nil && *timeoutSeconds > 0 {
 		// Seconds past what a Duration holds (2^63 ns, 292 years) would
@@ -158,7 +159,10 @@ func (s *Scope) watchTimeout(timeoutSeconds *int64) time.Duration {
 		return time.Duration(*timeoutSeconds) * time.Second
 	}
 	base := s.MinRequestTimeout
-	if base <= 0 {
+	switch {
+	case base < 0:
+		return math.MaxInt64
+	case base == 0:
 		base = 30 * time.Minute
 	}
 	return base + time.Duration(rand.Int64N(int64(base)))

@@ -59,10 +59,10 @@ type documents struct {
 }
 
 // New serves the documents of fsys: "v2.json" at /openapi/v2 and each
-// "v3/<path>.json" at /openapi/v3/<path>. It only lists them: each is
-// read when first asked for. The documents may be indented; they are
-// served compact.
-func New(fsys fs.FS) (*Service, error) {
+// "v3/<path>.json" at /openapi/v3/<path>, with only the paths keep
+// leaves (nil: all). It only lists them: each is read when first asked
+// for. The documents may be indented; they are served compact.
+func New(fsys fs.FS, keep PathFilter) (*Service, error) {
 	now := time.Now()
 	read := func(name string) func() ([]byte, error) {
 		return func() ([]byte, error) { return fs.ReadFile(fsys, name) }
@@ -77,6 +77,9 @@ func New(fsys fs.FS) (*Service, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
+	}
+	if keep != nil {
+		filterDocuments(d, keep)
 	}
 	d.index = sync.OnceValues(d.buildIndex)
 	s := &Service{generated: d}
@@ -94,6 +97,11 @@ func (s *Service) Install(r chi.Router) {
 
 // document is one document and its encodings, each made once.
 type document struct {
+	// name, read and toProto are what newDocument was given: a filtered
+	// copy reads the same.
+	name     string
+	read     func() ([]byte, error)
+	toProto  func([]byte) ([]byte, error)
 	modified time.Time
 	// compact is the JSON served and its ETag (the upper-case hex SHA-512
 	// of those bytes, as kube computes it).
@@ -111,7 +119,7 @@ type encoded struct {
 // newDocument prepares the document read reads (name names it in
 // errors), whose protobuf encoding toProto makes from its JSON.
 func newDocument(name string, read func() ([]byte, error), modified time.Time, toProto func([]byte) ([]byte, error)) *document {
-	d := &document{modified: modified}
+	d := &document{name: name, read: read, toProto: toProto, modified: modified}
 	d.compact = sync.OnceValues(func() (encoded, error) {
 		raw, err := read()
 		if err != nil {

@@ -25,7 +25,7 @@ func fixture() fstest.MapFS {
 
 func handler(t *testing.T) http.Handler {
 	t.Helper()
-	s, err := New(fixture())
+	s, err := New(fixture(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestIndexListsDocumentsOnly(t *testing.T) {
 }
 
 func TestBrokenDocument(t *testing.T) {
-	s, err := New(fstest.MapFS{"v2.json": {Data: []byte("{")}, "v3/api/v1.json": {Data: []byte("{")}})
+	s, err := New(fstest.MapFS{"v2.json": {Data: []byte("{")}, "v3/api/v1.json": {Data: []byte("{")}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,9 @@
 // (--endpoint-reconciler-type=lease): each replica holds a
 // Lease in kube-system, renewed well within its duration, and writes the
 // addresses of the replicas whose leases have not expired. A replica
-// stopped gracefully deletes its lease and takes its address out.
+// stopped gracefully deletes its lease and takes its address out. With a
+// count (NewCounted), it follows kube's master-count reconciler instead
+// (count.go).
 //
 // kube keeps these leases as bare etcd keys with a TTL (/masterleases/);
 // here they are coordination.k8s.io Leases named apiserver-<id> (as kube's
@@ -77,10 +79,13 @@ func ValidAddress(a netip.Addr) bool {
 // their EndpointSlice.
 type Reconciler struct {
 	cfg       Config
-	leases    Leases
+	leases    Leases // nil with a count
 	endpoints Endpoints
 	slices    EndpointSlices
 	now       func() time.Time
+	// count, when positive, is kube's --apiserver-count: the master-count
+	// reconciler's number of replicas, which needs no lease.
+	count int
 }
 
 // New returns a reconciler over the stores of leases, endpoints and
@@ -114,6 +119,9 @@ func (r *Reconciler) Run(ctx context.Context) {
 // Reconcile renews this replica's lease and writes the endpoints of the
 // replicas whose leases are live.
 func (r *Reconciler) Reconcile(ctx context.Context) error {
+	if r.count > 0 {
+		return r.writeEndpoints(ctx, r.countedAddresses)
+	}
 	if err := r.renew(ctx); err != nil {
 		return err
 	}
@@ -121,11 +129,14 @@ func (r *Reconciler) Reconcile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return r.writeEndpoints(ctx, live)
+	return r.writeEndpoints(ctx, func(*corev1.Endpoints) []string { return live })
 }
 
 // Remove deletes this replica's lease and writes the endpoints without it.
 func (r *Reconciler) Remove(ctx context.Context) error {
+	if r.count > 0 {
+		return r.writeEndpoints(ctx, r.addressesWithoutThis)
+	}
 	ctx = request.WithNamespace(ctx, metav1.NamespaceSystem)
 	if _, _, err := r.leases.Delete(ctx, r.leaseName(), nil, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return err
@@ -134,7 +145,8 @@ func (r *Reconciler) Remove(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return r.writeEndpoints(ctx, slices.DeleteFunc(live, func(a string) bool { return a == r.cfg.Address.String() }))
+	live = slices.DeleteFunc(live, func(a string) bool { return a == r.cfg.Address.String() })
+	return r.writeEndpoints(ctx, func(*corev1.Endpoints) []string { return live })
 }
 
 func (r *Reconciler) leaseName() string { return leasePrefix + r.cfg.ID }
@@ -194,23 +206,18 @@ func expired(lease *coordinationv1.Lease, now time.Time) bool {
 	return now.After(lease.Spec.RenewTime.Add(time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second))
 }
 
-// writeEndpoints sets default/kubernetes to addresses on this replica's
-// port, writing only when that changes it, and then its EndpointSlice
-// (every time, as kube's reconciler ensures it even when the endpoints
-// are right: another replica may have written them, or the slice may
-// have been deleted).
-func (r *Reconciler) writeEndpoints(ctx context.Context, addresses []string) error {
+// writeEndpoints sets default/kubernetes to the addresses that
+// addressesOf returns (given the stored endpoints, as they are at the
+// write: empty when there are none) on this replica's port, writing only
+// when that changes it, and then its EndpointSlice (every time, as kube's
+// reconciler ensures it even when the endpoints are right: another
+// replica may have written them, or the slice may have been deleted).
+func (r *Reconciler) writeEndpoints(ctx context.Context, addressesOf func(*corev1.Endpoints) []string) error {
 	ctx = request.WithNamespace(ctx, metav1.NamespaceDefault)
-	want := []corev1.EndpointSubset{}
-	if len(addresses) > 0 {
-		subset := corev1.EndpointSubset{Ports: []corev1.EndpointPort{{Name: "https", Port: r.cfg.Port, Protocol: corev1.ProtocolTCP}}}
-		for _, a := range addresses {
-			subset.Addresses = append(subset.Addresses, corev1.EndpointAddress{IP: a})
-		}
-		want = append(want, subset)
-	}
+	var want []corev1.EndpointSubset
 	_, _, err := r.endpoints.Update(ctx, serviceName, updateFunc(func(old runtime.Object) (runtime.Object, error) {
 		ep := old.(*corev1.Endpoints)
+		want = r.subsets(addressesOf(ep))
 		if ep.Name != "" && equalSubsets(ep.Subsets, want) {
 			return ep, nil
 		}
@@ -226,6 +233,23 @@ func (r *Reconciler) writeEndpoints(ctx context.Context, addresses []string) err
 		return fmt.Errorf("writing the endpoints of the kubernetes service: %w", err)
 	}
 	return r.writeEndpointSlice(ctx, want)
+}
+
+// subsets lists addresses on this replica's port.
+func (r *Reconciler) subsets(addresses []string) []corev1.EndpointSubset {
+	want := []corev1.EndpointSubset{}
+	if len(addresses) > 0 {
+		subset := corev1.EndpointSubset{Ports: r.ports()}
+		for _, a := range addresses {
+			subset.Addresses = append(subset.Addresses, corev1.EndpointAddress{IP: a})
+		}
+		want = append(want, subset)
+	}
+	return want
+}
+
+func (r *Reconciler) ports() []corev1.EndpointPort {
+	return []corev1.EndpointPort{{Name: "https", Port: r.cfg.Port, Protocol: corev1.ProtocolTCP}}
 }
 
 func equalSubsets(a, b []corev1.EndpointSubset) bool {

@@ -27,8 +27,13 @@ var SchemeGroupVersion = schema.GroupVersion{Version: "v1"}
 // has kube-apiserver's defaults.
 type RESTStorageProvider struct {
 	// ServiceClusterIPRange is the CIDR services' cluster IPs come from
-	// (zero: DefaultServiceClusterIPRange).
+	// (zero: DefaultServiceClusterIPRange), and its family the cluster's
+	// primary one.
 	ServiceClusterIPRange netip.Prefix
+	// SecondaryServiceClusterIPRange, a CIDR of the other family, makes
+	// the cluster dual-stack (kube's second --service-cluster-ip-range):
+	// services that ask for it get an address of each family.
+	SecondaryServiceClusterIPRange netip.Prefix
 	// ServiceNodePortRange is the range of node ports (zero:
 	// DefaultServiceNodePortRange).
 	ServiceNodePortRange utilnet.PortRange
@@ -173,7 +178,7 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	if legacy.LimitRanges, err = install(limitRanges); err != nil {
 		return fail(err)
 	}
-	al, releaseAllocators, err := newServiceAllocators(getter, p.ServiceClusterIPRange, p.ServiceNodePortRange)
+	al, releaseAllocators, err := newServiceAllocators(getter, p.serviceRanges(), p.ServiceNodePortRange)
 	if err != nil {
 		return fail(err)
 	}
@@ -219,6 +224,14 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	}
 	resources["componentstatuses"] = NewComponentStatusREST(p.Components)
 	return legacy, info, nil
+}
+
+// serviceRanges are the service CIDRs, primary first.
+func (p RESTStorageProvider) serviceRanges() []netip.Prefix {
+	if p.SecondaryServiceClusterIPRange.IsValid() {
+		return []netip.Prefix{p.ServiceClusterIPRange, p.SecondaryServiceClusterIPRange}
+	}
+	return []netip.Prefix{p.ServiceClusterIPRange}
 }
 
 func (p RESTStorageProvider) withDefaults() RESTStorageProvider {

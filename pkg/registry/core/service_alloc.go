@@ -17,13 +17,17 @@ import (
 )
 
 // serviceAllocators reserve what a service holds outside its own key: its
-// cluster IP and its node ports. The cluster serves one IP family (that of
-// its service CIDR); requests for dual-stack services fail as they do on a
-// single-stack kube cluster.
+// cluster IPs and its node ports. A single-stack cluster has the
+// allocator of one IP family (its service CIDR's), and requests for
+// dual-stack services fail as on a single-stack kube cluster; a
+// dual-stack one has an allocator of each family.
 type serviceAllocators struct {
-	ips   *ipallocator.Allocator
-	ports *portallocator.Allocator
+	ips     map[corev1.IPFamily]*ipallocator.Allocator
+	primary corev1.IPFamily // the first service CIDR's: services' default
+	ports   *portallocator.Allocator
 }
+
+func (al *serviceAllocators) dualStack() bool { return len(al.ips) == 2 }
 
 // allocTxn collects what a create or update reserved and what it will
 // free: commit frees what the new state no longer holds, revert frees what
@@ -133,10 +137,10 @@ func (al *serviceAllocators) release(ctx context.Context, svc *corev1.Service) {
 
 func (al *serviceAllocators) releaseIP(ctx context.Context, svc *corev1.Service, s string) {
 	ip, err := netip.ParseAddr(s)
-	if err != nil || familyOf(ip) != al.ips.Family() {
+	if err != nil || al.ips[familyOf(ip)] == nil {
 		return
 	}
-	if err := al.ips.Release(ctx, svc.Namespace, svc.Name, ip); err != nil {
+	if err := al.ips[familyOf(ip)].Release(ctx, svc.Namespace, svc.Name, ip); err != nil {
 		slog.Error("releasing the cluster IP of a service", "service", svc.Namespace+"/"+svc.Name, "ip", s, "err", err)
 	}
 }
@@ -219,7 +223,7 @@ func (al *serviceAllocators) initIPFamilyFields(svc, old *corev1.Service) error 
 			break
 		}
 		if i >= len(svc.Spec.IPFamilies) {
-			if fam := familyOfString(ip); fam != al.ips.Family() {
+			if fam := familyOfString(ip); al.ips[fam] == nil {
 				errs = append(errs, field.Invalid(field.NewPath("spec", "clusterIPs").Index(i), svc.Spec.ClusterIPs,
 					fmt.Sprintf("%s is not configured on this cluster", fam)))
 			} else {
@@ -233,18 +237,27 @@ func (al *serviceAllocators) initIPFamilyFields(svc, old *corev1.Service) error 
 	if headlessNoSelector {
 		// kube allows any families here, even on a single-stack cluster.
 		if len(svc.Spec.IPFamilies) == 0 {
-			svc.Spec.IPFamilies = []corev1.IPFamily{al.ips.Family()}
+			svc.Spec.IPFamilies = []corev1.IPFamily{al.primary}
 		}
 		if len(svc.Spec.IPFamilies) < 2 && *svc.Spec.IPFamilyPolicy != corev1.IPFamilyPolicySingleStack {
 			svc.Spec.IPFamilies = append(svc.Spec.IPFamilies, otherFamily(svc.Spec.IPFamilies[0]))
 		}
 		return nil
 	}
-	if *svc.Spec.IPFamilyPolicy == corev1.IPFamilyPolicyRequireDualStack {
-		errs = append(errs, field.Invalid(policyPath, svc.Spec.IPFamilyPolicy, "this cluster is not configured for dual-stack services"))
+	return al.completeIPFamilies(svc)
+}
+
+// completeIPFamilies checks that the cluster has the families a service
+// (not headless without a selector) asks for, and completes them: the
+// primary one when none is named, and the other too for PreferDualStack
+// and RequireDualStack on a dual-stack cluster.
+func (al *serviceAllocators) completeIPFamilies(svc *corev1.Service) error {
+	var errs field.ErrorList
+	if *svc.Spec.IPFamilyPolicy == corev1.IPFamilyPolicyRequireDualStack && !al.dualStack() {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "ipFamilyPolicy"), svc.Spec.IPFamilyPolicy, "this cluster is not configured for dual-stack services"))
 	}
 	for i, fam := range svc.Spec.IPFamilies {
-		if fam != al.ips.Family() {
+		if al.ips[fam] == nil {
 			errs = append(errs, field.Invalid(field.NewPath("spec", "ipFamilies").Index(i), fam, "not configured on this cluster"))
 		}
 	}
@@ -252,7 +265,12 @@ func (al *serviceAllocators) initIPFamilyFields(svc, old *corev1.Service) error 
 		return invalidService(svc, errs)
 	}
 	if len(svc.Spec.IPFamilies) == 0 {
-		svc.Spec.IPFamilies = []corev1.IPFamily{al.ips.Family()}
+		svc.Spec.IPFamilies = []corev1.IPFamily{al.primary}
+	}
+	// PreferDualStack and RequireDualStack get both families where the
+	// cluster has both: the one named (or the primary) first.
+	if *svc.Spec.IPFamilyPolicy != corev1.IPFamilyPolicySingleStack && len(svc.Spec.IPFamilies) == 1 && al.dualStack() {
+		svc.Spec.IPFamilies = append(svc.Spec.IPFamilies, otherFamily(svc.Spec.IPFamilies[0]))
 	}
 	return nil
 }
@@ -271,45 +289,55 @@ func isMatchingPreferDualStack(svc, old *corev1.Service) bool {
 	return slices.Equal(old.Spec.ClusterIPs, svc.Spec.ClusterIPs) && slices.Equal(old.Spec.IPFamilies, svc.Spec.IPFamilies)
 }
 
-// allocClusterIPs reserves the cluster IP of a service that needs one:
-// the one asked for, or the next free one.
+// allocClusterIPs reserves the cluster IPs of a service that needs them,
+// one per family: the one asked for, or the next free one.
 func (al *serviceAllocators) allocClusterIPs(ctx context.Context, svc *corev1.Service, txn *allocTxn, dryRun bool) error {
 	if !needsClusterIP(svc) || isHeadless(svc) {
 		return nil
 	}
-	for i, fam := range svc.Spec.IPFamilies {
+	for i := range svc.Spec.IPFamilies {
 		if i >= len(svc.Spec.ClusterIPs) {
 			svc.Spec.ClusterIPs = append(svc.Spec.ClusterIPs, "")
 		}
-		if fam != al.ips.Family() {
-			continue // validated before: cannot happen
-		}
-		ip, err := al.allocIP(ctx, svc, svc.Spec.ClusterIPs[i], dryRun)
-		if err != nil {
+		if err := al.allocFamilyIP(ctx, svc, i, txn, dryRun); err != nil {
 			return err
-		}
-		if !dryRun {
-			txn.onRevert = append(txn.onRevert, func(ctx context.Context) { al.releaseIP(ctx, svc, ip) })
-		}
-		svc.Spec.ClusterIPs[i] = ip
-		if i == 0 {
-			svc.Spec.ClusterIP = ip
 		}
 	}
 	return nil
 }
 
-// allocIP reserves requested ("" for any) and returns the address, with
-// kube's errors.
-func (al *serviceAllocators) allocIP(ctx context.Context, svc *corev1.Service, requested string, dryRun bool) (string, error) {
+// allocFamilyIP reserves the cluster IP of the service's family i (the
+// one asked for at ClusterIPs[i], or the next free one) and sets it there.
+func (al *serviceAllocators) allocFamilyIP(ctx context.Context, svc *corev1.Service, i int, txn *allocTxn, dryRun bool) error {
+	ips := al.ips[svc.Spec.IPFamilies[i]]
+	if ips == nil {
+		return nil // validated before: cannot happen
+	}
+	ip, err := allocIP(ctx, ips, svc, svc.Spec.ClusterIPs[i], dryRun)
+	if err != nil {
+		return err
+	}
+	if !dryRun {
+		txn.onRevert = append(txn.onRevert, func(ctx context.Context) { al.releaseIP(ctx, svc, ip) })
+	}
+	svc.Spec.ClusterIPs[i] = ip
+	if i == 0 {
+		svc.Spec.ClusterIP = ip
+	}
+	return nil
+}
+
+// allocIP reserves requested ("" for any) from ips and returns the
+// address, with kube's errors.
+func allocIP(ctx context.Context, ips *ipallocator.Allocator, svc *corev1.Service, requested string, dryRun bool) (string, error) {
 	clusterIPsPath := field.NewPath("spec", "clusterIPs")
 	if requested == "" {
 		var ip netip.Addr
 		var err error
 		if dryRun {
-			ip, err = al.ips.DryRunNext(ctx)
+			ip, err = ips.DryRunNext(ctx)
 		} else {
-			ip, err = al.ips.AllocateNext(ctx, svc)
+			ip, err = ips.AllocateNext(ctx, svc)
 		}
 		if err != nil {
 			return "", apierrors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP for Service %q: %w", svc.Name, err))
@@ -321,9 +349,9 @@ func (al *serviceAllocators) allocIP(ctx context.Context, svc *corev1.Service, r
 		return "", apierrors.NewInternalError(fmt.Errorf("failed to parse service IP %q", requested))
 	}
 	if dryRun {
-		err = al.ips.CheckRange(ctx, ip)
+		err = ips.CheckRange(ctx, ip)
 	} else {
-		err = al.ips.Allocate(ctx, svc, ip)
+		err = ips.Allocate(ctx, svc, ip)
 	}
 	if err != nil {
 		var outOfRange *ipallocator.OutOfRangeError
@@ -337,7 +365,8 @@ func (al *serviceAllocators) allocIP(ctx context.Context, svc *corev1.Service, r
 	return requested, nil
 }
 
-// updateClusterIPs handles the type changes that gain or lose a cluster IP.
+// updateClusterIPs handles the type changes that gain or lose cluster
+// IPs, and the changes of policy that add or drop the secondary family's.
 func (al *serviceAllocators) updateClusterIPs(ctx context.Context, svc, old *corev1.Service, txn *allocTxn, dryRun bool) error {
 	if isMatchingPreferDualStack(svc, old) {
 		return nil
@@ -355,6 +384,20 @@ func (al *serviceAllocators) updateClusterIPs(ctx context.Context, svc, old *cor
 					al.releaseIP(ctx, old, ip)
 				}
 			})
+		}
+	case len(old.Spec.IPFamilies) == 1 && len(svc.Spec.IPFamilies) == 2:
+		// Upgraded to dual-stack: the secondary family's address, the one
+		// asked for or the next free one.
+		if len(svc.Spec.ClusterIPs) < 2 {
+			svc.Spec.ClusterIPs = append(svc.Spec.ClusterIPs, "")
+		}
+		return al.allocFamilyIP(ctx, svc, 1, txn, dryRun)
+	case len(old.Spec.IPFamilies) == 2 && len(svc.Spec.IPFamilies) == 1 && len(old.Spec.ClusterIPs) == 2:
+		// Downgraded: the secondary address is freed once the update is
+		// stored (initIPFamilyFields already dropped it from the spec).
+		if !dryRun {
+			released := old.Spec.ClusterIPs[1]
+			txn.onCommit = append(txn.onCommit, func(ctx context.Context) { al.releaseIP(ctx, old, released) })
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -65,7 +66,12 @@ func (r *ServiceRepair) repair(ctx context.Context, f func(context.Context) erro
 func (r *ServiceRepair) RepairIPs(ctx context.Context) error {
 	// The time is taken first: an address is never thought older than it
 	// was when its service was looked for.
-	return r.al.ips.Repair(ctx, r.list, time.Now())
+	now := time.Now()
+	var errs []error
+	for _, ips := range r.al.ips {
+		errs = append(errs, ips.Repair(ctx, r.list, now))
+	}
+	return errors.Join(errs...)
 }
 
 // RepairPorts runs one repair of the node ports.

@@ -2,7 +2,9 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,21 +58,39 @@ func (al *serviceAllocators) hooks() generic.Hooks {
 	}
 }
 
-// newServiceAllocators builds the allocators of cidr and nodePorts over
-// their own raw stores; release frees those.
-func newServiceAllocators(getter generic.RESTOptionsGetter, cidr netip.Prefix, nodePorts utilnet.PortRange) (al *serviceAllocators, release func(), err error) {
-	ips, releaseIPs, err := ipallocator.NewFromOptions(cidr, getter)
-	if err != nil {
-		return nil, nil, err
+// newServiceAllocators builds the allocators of the cidrs (primary
+// first; two of different families for a dual-stack cluster) and of
+// nodePorts over their own raw stores; release frees those.
+func newServiceAllocators(getter generic.RESTOptionsGetter, cidrs []netip.Prefix, nodePorts utilnet.PortRange) (al *serviceAllocators, release func(), err error) {
+	al = &serviceAllocators{ips: map[corev1.IPFamily]*ipallocator.Allocator{}}
+	var releases []func()
+	release = func() {
+		for _, r := range slices.Backward(releases) {
+			r()
+		}
+	}
+	for _, cidr := range cidrs {
+		ips, releaseIPs, err := ipallocator.NewFromOptions(cidr, getter)
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+		releases = append(releases, releaseIPs)
+		if al.ips[ips.Family()] != nil {
+			release()
+			return nil, nil, fmt.Errorf("service cluster IP ranges: %v: two ranges of family %s", cidrs, ips.Family())
+		}
+		if len(al.ips) == 0 {
+			al.primary = ips.Family()
+		}
+		al.ips[ips.Family()] = ips
 	}
 	ports, releasePorts, err := portallocator.NewFromOptions(nodePorts, getter)
 	if err != nil {
-		releaseIPs()
+		release()
 		return nil, nil, err
 	}
-	release = func() {
-		releasePorts()
-		releaseIPs()
-	}
-	return &serviceAllocators{ips: ips, ports: ports}, release, nil
+	al.ports = ports
+	releases = append(releases, releasePorts)
+	return al, release, nil
 }

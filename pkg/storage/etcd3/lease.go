@@ -8,15 +8,17 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// leaseReuseWindow is how long one etcd lease serves the keys created with
-// the same TTL. A lease per key (events: one per event) would load etcd;
-// granting TTL+window and sharing it for window seconds keeps every key
-// alive at least its TTL and at most window longer, as kube does.
-const leaseReuseWindow = 60 * time.Second
+// DefaultLeaseReuse is how long one etcd lease serves the keys created
+// with the same TTL (kube's --lease-reuse-duration-seconds, 60). A lease
+// per key (events: one per event) would load etcd; granting TTL+window
+// and sharing it for window seconds keeps every key alive at least its
+// TTL and at most window longer, as kube does.
+const DefaultLeaseReuse = 60 * time.Second
 
 type leaseManager struct {
 	client *clientv3.Client
 	now    func() time.Time
+	window time.Duration // DefaultLeaseReuse, or WithLeaseReuse's
 
 	mu     sync.Mutex
 	leases map[int64]grantedLease // by requested TTL
@@ -28,7 +30,7 @@ type grantedLease struct {
 }
 
 func newLeaseManager(client *clientv3.Client) *leaseManager {
-	return &leaseManager{client: client, now: time.Now, leases: map[int64]grantedLease{}}
+	return &leaseManager{client: client, now: time.Now, window: DefaultLeaseReuse, leases: map[int64]grantedLease{}}
 }
 
 // get returns a lease that keeps a key for at least ttl seconds.
@@ -41,12 +43,12 @@ func (m *leaseManager) get(ctx context.Context, ttl int64) (clientv3.LeaseID, er
 	}
 	m.mu.Unlock()
 	// Granting outside the lock: two racing grants cost one spare lease.
-	resp, err := m.client.Grant(ctx, ttl+int64(leaseReuseWindow/time.Second))
+	resp, err := m.client.Grant(ctx, ttl+int64(m.window/time.Second))
 	if err != nil {
 		return 0, err
 	}
 	m.mu.Lock()
-	m.leases[ttl] = grantedLease{id: resp.ID, expires: now.Add(leaseReuseWindow)}
+	m.leases[ttl] = grantedLease{id: resp.ID, expires: now.Add(m.window)}
 	m.mu.Unlock()
 	return resp.ID, nil
 }

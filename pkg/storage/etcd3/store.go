@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -65,6 +66,14 @@ type Option func(*factoryOptions)
 type factoryOptions struct {
 	transformers func(resource schema.GroupResource) value.Transformer
 	codecs       func(resource schema.GroupResource) storage.Codec
+	leaseReuse   time.Duration
+}
+
+// WithLeaseReuse makes the stores share one etcd lease between the keys
+// of one TTL for d (kube's --lease-reuse-duration-seconds) rather than
+// DefaultLeaseReuse.
+func WithLeaseReuse(d time.Duration) Option {
+	return func(o *factoryOptions) { o.leaseReuse = d }
 }
 
 // WithCodecs gives each resource's store the codec of its resource (the
@@ -91,7 +100,11 @@ func NewFactory(client *clientv3.Client, opts ...Option) storage.Factory {
 	}
 	return func(cfg storage.Config) (storage.Interface, storage.DestroyFunc, error) {
 		gr := schema.ParseGroupResource(cfg.Resource)
-		return NewWithCodec(client, cfg, o.transformers(gr), o.codecs(gr)), func() {}, nil
+		s := NewWithCodec(client, cfg, o.transformers(gr), o.codecs(gr))
+		if o.leaseReuse > 0 {
+			s.leases.window = o.leaseReuse
+		}
+		return s, func() {}, nil
 	}
 }
 

@@ -81,6 +81,22 @@ func TestStartup(t *testing.T) {
 			{[]string{"--enable-admission-plugins=AlwaysPullImages"}, "--enable-admission-plugins"},
 			{[]string{"--enable-admission-plugins=LimitRanger", "--disable-admission-plugins=LimitRanger"}, "--disable-admission-plugins"},
 			{[]string{"--admission-control-config-file=/no/such/file"}, "--admission-control-config-file"},
+			// kube's flags: refused ones name themselves and say why,
+			// as do kube's checks of the supported ones.
+			{[]string{"--tracing-config-file=/etc/kubernetes/tracing.yaml"}, "--tracing-config-file: not supported by miniapiserver: "},
+			{[]string{"--cors-allowed-origins=example.com"}, "--cors-allowed-origins: not supported by miniapiserver: "},
+			{[]string{"--feature-gates=ClusterTrustBundle=false"}, "--feature-gates: ClusterTrustBundle=false: not supported by miniapiserver"},
+			{[]string{"--feature-gates=NoSuchGate=true"}, "--feature-gates"},
+			{[]string{"--runtime-config=api/all=false"}, "--runtime-config"},
+			{[]string{"--runtime-config=api/beta=true"}, "--runtime-config"},
+			{[]string{"--service-cluster-ip-range=10.96.0.0/12,10.112.0.0/12"}, "--service-cluster-ip-range"},
+			{[]string{"--goaway-chance=0.5"}, "--goaway-chance"},
+			{[]string{"--min-request-timeout=-1"}, "--min-request-timeout"},
+			{[]string{"--tls-min-version=VersionTLS14"}, "--tls-min-version"},
+			{[]string{"--audit-log-mode=blocking-strict"}, "--audit-log-mode"},
+			{[]string{"--logging-format=xml"}, "--logging-format"},
+			{[]string{"--vmodule=nopattern"}, "--vmodule"},
+			{[]string{"--version=v1.30.0"}, "--version"},
 		}
 		for _, tc := range cases {
 			t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

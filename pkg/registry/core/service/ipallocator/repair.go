@@ -57,6 +57,9 @@ func (a *Allocator) Repair(ctx context.Context, list func(context.Context) ([]co
 		if ip.Labels[networkingv1.LabelManagedBy] != ManagedBy {
 			continue // someone else's
 		}
+		if addr, err := netip.ParseAddr(ip.Name); err == nil && familyOf(addr) != a.family {
+			continue // the other family's allocator repairs it
+		}
 		if reason := a.leaked(ip, byName, now); reason != "" {
 			slog.Warn("cluster IP repair: releasing an address", "ip", ip.Name, "reason", reason)
 			errs = append(errs, a.releaseLeaked(ctx, ip))

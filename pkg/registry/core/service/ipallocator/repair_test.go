@@ -10,6 +10,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/core/service/ipallocator"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
@@ -82,5 +83,44 @@ func TestRepair(t *testing.T) {
 	}
 	if ref := reserved("10.1.0.5"); ref == nil || ref.Name != "held" {
 		t.Errorf("10.1.0.5, held by its service: %+v", ref)
+	}
+}
+
+// TestRepairOneFamily: on a dual-stack cluster each family's allocator
+// repairs its own addresses only: the IPv4 one leaves a leaked IPv6
+// address to the IPv6 one.
+func TestRepairOneFamily(t *testing.T) {
+	v4, s := newAllocator(t, "10.1.0.0/29")
+	s.addServiceCIDR(t, "kubernetes", "10.1.0.0/29", "")
+	s.addServiceCIDR(t, "v6", "fd00::/120", "")
+	v6, err := ipallocator.New(netip.MustParsePrefix("fd00::/120"), s.ips, s.ipPrefix, s.cidrs, s.cidrsPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := v6.Allocate(ctx, service("never-written"), netip.MustParseAddr("fd00::1")); err != nil {
+		t.Fatal(err)
+	}
+	none := func(context.Context) ([]corev1.Service, error) { return nil, nil }
+	exists := func() bool {
+		t.Helper()
+		obj := &networkingv1.IPAddress{}
+		if err := s.ips.Get(ctx, s.ipPrefix+"/fd00::1", storage.GetOptions{IgnoreNotFound: true}, obj); err != nil {
+			t.Fatal(err)
+		}
+		return obj.Name != ""
+	}
+	later := time.Now().Add(2 * time.Minute)
+	if err := v4.Repair(ctx, none, later); err != nil {
+		t.Fatal(err)
+	}
+	if !exists() {
+		t.Fatal("the IPv4 allocator's repair released an IPv6 address")
+	}
+	if err := v6.Repair(ctx, none, later); err != nil {
+		t.Fatal(err)
+	}
+	if exists() {
+		t.Fatal("the IPv6 allocator's repair kept its leaked address")
 	}
 }
