@@ -87,7 +87,7 @@ $(printf %q "$E2E_BIN/e2e.test") --kubeconfig="\$KUBECONFIG" --provider=skeleton
 	--ginkgo.timeout=$timeout --ginkgo.no-color --ginkgo.json-report=report.json \\
 	--report-dir=. 2>&1 | tee e2e.log
 echo "conformance: e2e.test exited \$? on \$CONFORMANCE_SERVER" >&2
-cp -r "\$CONFORMANCE_CLUSTER_DIR"/*.log . 2>/dev/null
+cp "\$CONFORMANCE_CLUSTER_DIR"/*.log "\$CONFORMANCE_CLUSTER_DIR"/pki/logs/*.log . 2>/dev/null
 [[ -s report.json ]]
 RUN
 chmod +x "$out/run-e2e.sh"
