@@ -15,6 +15,9 @@
 //	hack/e2e.sh               # builds what it needs, runs against miniapiserver
 //	hack/e2e.sh -reference    # against kube-apiserver
 //
+// TestConformance (conformance_test.go) starts the same cluster with kwok
+// for nodes and runs Kubernetes' conformance suite on it: hack/conformance.sh.
+//
 // It is a Go module of its own so that the main module never requires
 // k8s.io/kubernetes; the server is run as its binary (built from
 // ../../cmd/miniapiserver, or $MINIAPISERVER), as users run it, rather
@@ -46,9 +49,34 @@ var reference = goflag.Bool("reference", os.Getenv("E2E_REFERENCE") == "1",
 type cluster struct {
 	server     *apiserver
 	components []*process
-	kubelet    *kubelet
+	kubelet    *kubelet // nil when kwok runs the nodes
 	pki        *pki
 	client     kubernetes.Interface
+	// dir holds the run's logs and data.
+	dir string
+	// nodes are the names of the cluster's nodes.
+	nodes []string
+}
+
+// nodeRunner registers the cluster's nodes and runs their pods until ctx
+// ends (the fake kubelet, or kwok). It returns the nodes' names and a
+// wait that blocks, once ctx has ended, until all it started has stopped
+// (wait is set even when err is not nil).
+type nodeRunner func(ctx context.Context, t *testing.T, c *cluster) (nodes []string, wait func(), err error)
+
+// fakeKubelet runs three nodes with the test's fake kubelet.
+func fakeKubelet(ctx context.Context, t *testing.T, c *cluster) ([]string, func(), error) {
+	var err error
+	c.kubelet, err = startKubelet(ctx, func(string) (kubernetes.Interface, error) { return c.client, nil }, 3)
+	wait := func() {
+		if c.kubelet != nil {
+			c.kubelet.wait()
+		}
+	}
+	if err != nil {
+		return nil, wait, err
+	}
+	return c.kubelet.nodeNames(), wait, nil
 }
 
 // TestCluster starts the cluster, runs the independent checks in
@@ -56,7 +84,7 @@ type cluster struct {
 // run: leader election and the components' logs.
 func TestCluster(t *testing.T) {
 	start := time.Now()
-	c := startCluster(t)
+	c := startCluster(t, fakeKubelet)
 	t.Logf("cluster up in %v", time.Since(start).Round(time.Millisecond))
 	t.Run("checks", func(t *testing.T) {
 		for _, check := range []struct {
@@ -88,9 +116,10 @@ func TestCluster(t *testing.T) {
 	t.Logf("cluster test against %s: %v", c.server.name, time.Since(start).Round(time.Millisecond))
 }
 
-// startCluster starts the API server, the fake kubelet's nodes and both
-// components, and waits until the nodes are Ready and schedulable.
-func startCluster(t *testing.T) *cluster {
+// startCluster starts the API server, the nodes (runNodes: the fake
+// kubelet's, or kwok's) and both components, and waits until the nodes are
+// Ready and schedulable.
+func startCluster(t *testing.T, runNodes nodeRunner) *cluster {
 	dir, err := os.MkdirTemp("", "e2e-cluster-")
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +142,7 @@ func startCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{pki: p}
+	c := &cluster{pki: p, dir: dir}
 	if *reference {
 		c.server = startReference(t, p, port)
 	} else {
@@ -131,13 +160,12 @@ func startCluster(t *testing.T) *cluster {
 	c.client = kubernetes.NewForConfigOrDie(config)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	c.kubelet, err = startKubelet(ctx, func(string) (kubernetes.Interface, error) { return c.client, nil }, 3)
+	nodes, wait, err := runNodes(ctx, t, c)
 	t.Cleanup(func() {
 		cancel()
-		if c.kubelet != nil {
-			c.kubelet.wait()
-		}
+		wait()
 	})
+	c.nodes = nodes
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +184,7 @@ func (c *cluster) waitNodesReady(t *testing.T) {
 			return "", false, err
 		}
 		var seen []string
-		ok := len(nodes.Items) == len(c.kubelet.nodeNames())
+		ok := len(nodes.Items) == len(c.nodes)
 		for _, n := range nodes.Items {
 			seen = append(seen, fmt.Sprintf("%s taints=%v podCIDR=%q", n.Name, n.Spec.Taints, n.Spec.PodCIDR))
 			ok = ok && len(n.Spec.Taints) == 0

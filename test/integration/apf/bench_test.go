@@ -35,15 +35,32 @@ const (
 // BenchmarkLeaseUnderListFlood measures what a noisy tenant flooding
 // LISTs does to leader election: each op is an update of a kube-system
 // Lease by system:kube-controller-manager (what its leader election
-// does every 2 s), with API Priority and Fairness on and off, without
+// does every 2 s), with API Priority and Fairness on (with kube's
+// default seats and with seats sized to a small machine) and off, without
 // and with the flood. It reports the updates' p50 and p99 in ms, and the
 // flood's LISTs served and refused per second.
 //
 //	go test ./test/integration/apf -run '^$' -bench LeaseUnderListFlood -benchtime 400x
 func BenchmarkLeaseUnderListFlood(b *testing.B) {
-	for _, apf := range []bool{true, false} {
-		b.Run(fmt.Sprintf("apf=%v", apf), func(b *testing.B) {
-			ts := testserver.Start(b, alwaysAllow, func(o *app.Options) { o.Auth.EnablePriorityAndFairness = apf })
+	for _, cfg := range []struct {
+		name string
+		apf  bool
+		// seats are --max-requests-inflight and
+		// --max-mutating-requests-inflight (0: kube's 400 and 200).
+		seats [2]int
+	}{
+		{"apf=true", true, [2]int{}},
+		// The seats sized to 2 cores rather than kube's default.
+		{"apf=true,seats=12", true, [2]int{8, 4}},
+		{"apf=false", false, [2]int{}},
+	} {
+		b.Run(cfg.name, func(b *testing.B) {
+			ts := testserver.Start(b, alwaysAllow, func(o *app.Options) {
+				o.Auth.EnablePriorityAndFairness = cfg.apf
+				if cfg.seats[0] > 0 {
+					o.Auth.MaxRequestsInflight, o.Auth.MaxMutatingRequestsInflight = cfg.seats[0], cfg.seats[1]
+				}
+			})
 			admin := kubernetes.NewForConfigOrDie(ts.ClientConfig)
 			fillNamespace(b, admin)
 			kcm := kubernetes.NewForConfigOrDie(ts.ClientConfigFor(b, "system:kube-controller-manager"))
