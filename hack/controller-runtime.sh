@@ -61,7 +61,15 @@ fi
 src=$cache/src
 
 work=${CR_WORK:-$(mktemp -d /tmp/controller-runtime.XXXXXX)}
-[[ -n ${CR_WORK:-} ]] || trap 'rm -rf "$work"' EXIT
+# Some of controller-runtime's specs leave their control plane running
+# (seen with the reference's kube-apiserver and etcd): whatever still runs
+# from the assets folder is stopped on exit.
+stop_leftovers() { pkill -f "^$work/assets/" 2>/dev/null || true; }
+if [[ -n ${CR_WORK:-} ]]; then
+  trap stop_leftovers EXIT
+else
+  trap 'stop_leftovers; rm -rf "$work"' EXIT
+fi
 (cd "$root" && go build -o "$work/miniapiserver" ./cmd/miniapiserver)
 rm -rf "$work/assets"
 "$work/miniapiserver" envtest-assets "$work/assets" >/dev/null
