@@ -58,6 +58,15 @@ type cluster struct {
 	nodes []string
 }
 
+// nodeNames are the cluster's nodes: the fake kubelet's (more may join
+// later, as in the swap test), or those kwok runs.
+func (c *cluster) nodeNames() []string {
+	if c.kubelet != nil {
+		return c.kubelet.nodeNames()
+	}
+	return c.nodes
+}
+
 // nodeRunner registers the cluster's nodes and runs their pods until ctx
 // ends (the fake kubelet, or kwok). It returns the nodes' names and a
 // wait that blocks, once ctx has ended, until all it started has stopped
@@ -184,7 +193,7 @@ func (c *cluster) waitNodesReady(t *testing.T) {
 			return "", false, err
 		}
 		var seen []string
-		ok := len(nodes.Items) == len(c.nodes)
+		ok := len(nodes.Items) == len(c.nodeNames())
 		for _, n := range nodes.Items {
 			seen = append(seen, fmt.Sprintf("%s taints=%v podCIDR=%q", n.Name, n.Spec.Taints, n.Spec.PodCIDR))
 			ok = ok && len(n.Spec.Taints) == 0

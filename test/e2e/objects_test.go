@@ -103,7 +103,7 @@ func (c *cluster) runningPods(t *testing.T, ns string, sel map[string]string, n 
 		}
 		seen = append(seen, state)
 		ok = ok && p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && podReady(&p) &&
-			slices.Contains(c.nodes, p.Spec.NodeName)
+			slices.Contains(c.nodeNames(), p.Spec.NodeName)
 	}
 	return list.Items, fmt.Sprintf("%d [%s]", len(list.Items), strings.Join(seen, ", ")), ok, nil
 }
