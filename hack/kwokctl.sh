@@ -33,7 +33,8 @@
 #   KWOK_VERSION  default v0.8.0
 #   KUBECTL       kubectl to use, default `command -v kubectl`
 #   MINIAPISERVER the server binary to test; default: built from ./cmd/miniapiserver
-#   KWOKCTL_KEEP  set: leave the clusters' folder (logs) behind
+#   KWOKCTL_KEEP  set: leave the work folder behind (each cluster's
+#                 component logs in NAME-logs, kwokctl's in NAME-create.log)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
@@ -62,9 +63,16 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/kwokctl.XXXXXX")
 export KWOK_WORKDIR=$work/kwok KWOK_KUBECTL_BINARY=$KUBECTL
 clusters=()
+# delete NAME: deletes the cluster, its components' logs kept in
+# $work/NAME-logs.
+delete() {
+	[[ -d $KWOK_WORKDIR/clusters/$1 ]] || return 0
+	cp -r "$KWOK_WORKDIR/clusters/$1/logs" "$work/$1-logs" 2>/dev/null || true
+	"$E2E_BIN/kwokctl" delete cluster --name "$1" >/dev/null 2>&1
+}
 cleanup() {
 	for c in "${clusters[@]}"; do
-		"$E2E_BIN/kwokctl" delete cluster --name "$c" >/dev/null 2>&1 || true
+		delete "$c" || true
 	done
 	if [[ -z ${KWOKCTL_KEEP:-} ]]; then rm -rf "$work"; else echo "kwokctl: left $work" >&2; fi
 }
@@ -172,7 +180,7 @@ run() {
 	*) fail "admission $admission, but the pods' volumes are: '$vols'" ;;
 	esac
 	"$KUBECTL" "${kc[@]}" get nodes,pods -o wide >&2
-	"$E2E_BIN/kwokctl" delete cluster --name "$name" >/dev/null 2>&1 || fail "kwokctl delete cluster $name"
+	delete "$name" || fail "kwokctl delete cluster $name"
 	echo "kwokctl: cluster $name: node Ready, 3 pods Running and Ready in $(($(date +%s) - t0)) s" >&2
 }
 
