@@ -35,23 +35,12 @@ type NodeDeclaredFeatureValidator struct {
 
 // Validate implements handlers.Admission.
 func (v *NodeDeclaredFeatureValidator) Validate(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
-	if a.Operation != handlers.Update || a.Resource.GroupResource() != corev1.Resource("pods") ||
-		(a.Subresource != "" && a.Subresource != "resize") {
+	if a.Subresource != "" && a.Subresource != "resize" {
 		return nil
 	}
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return apierrors.NewBadRequest(fmt.Sprintf("expected a pod but got a %T", obj))
-	}
-	if pod.Spec.NodeName == "" {
-		return nil
-	}
-	old, ok := a.Old.(*corev1.Pod)
-	if !ok {
-		return apierrors.NewBadRequest(fmt.Sprintf("expected an old pod but got a %T", a.Old))
-	}
-	if old.Generation == pod.Generation {
-		return nil
+	old, pod, err := boundPodSpecUpdate(a, obj)
+	if err != nil || pod == nil {
+		return err
 	}
 	reqs, err := ndf.DefaultFramework.InferForPodUpdate(&ndf.PodInfo{Spec: &old.Spec, Status: &old.Status},
 		&ndf.PodInfo{Spec: &pod.Spec, Status: &pod.Status}, v.Version)

@@ -35,23 +35,12 @@ type PodResizeValidator struct {
 
 // Validate implements handlers.Admission.
 func (p *PodResizeValidator) Validate(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
-	if a.Operation != handlers.Update || a.Resource.GroupResource() != corev1.Resource("pods") || a.Subresource != "resize" {
+	if a.Subresource != "resize" {
 		return nil
 	}
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return apierrors.NewBadRequest(fmt.Sprintf("expected a pod but got a %T", obj))
-	}
-	if pod.Spec.NodeName == "" {
-		return nil
-	}
-	old, ok := a.Old.(*corev1.Pod)
-	if !ok {
-		return apierrors.NewBadRequest(fmt.Sprintf("expected an old pod but got a %T", a.Old))
-	}
-	// The generation moves with the spec: no change, nothing to check.
-	if old.Generation == pod.Generation {
-		return nil
+	_, pod, err := boundPodSpecUpdate(a, obj)
+	if err != nil || pod == nil {
+		return err
 	}
 	nodeObj, err := p.Nodes.Get(request.WithNamespace(ctx, ""), pod.Spec.NodeName, &metav1.GetOptions{ResourceVersion: "0"})
 	if apierrors.IsNotFound(err) {
@@ -101,4 +90,29 @@ func resizeRefusal(a handlers.Attributes, err error, reason metav1.CauseType) er
 		status.ErrStatus.Details.Causes = append(status.ErrStatus.Details.Causes, metav1.StatusCause{Type: reason})
 	}
 	return refusal
+}
+
+// boundPodSpecUpdate returns the old and new pod of an update of a pod
+// bound to a node (the pod itself or a subresource of it) whose spec
+// changed, and nils for any other request. The generation moves with the
+// spec: an update that keeps it changes nothing these plugins check.
+func boundPodSpecUpdate(a handlers.Attributes, obj runtime.Object) (old, pod *corev1.Pod, err error) {
+	if a.Operation != handlers.Update || a.Resource.GroupResource() != corev1.Resource("pods") {
+		return nil, nil, nil
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("expected a pod but got a %T", obj))
+	}
+	if pod.Spec.NodeName == "" {
+		return nil, nil, nil
+	}
+	old, ok = a.Old.(*corev1.Pod)
+	if !ok {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("expected an old pod but got a %T", a.Old))
+	}
+	if old.Generation == pod.Generation {
+		return nil, nil, nil
+	}
+	return old, pod, nil
 }
