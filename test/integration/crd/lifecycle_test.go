@@ -161,9 +161,14 @@ func TestDeleteDefinition(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(string(body), `"verbs":["delete","deletecollection","get","list","watch"]`) {
 		t.Errorf("discovery while terminating: %d %s", code, body)
 	}
-	held, err := dyn(t).Resource(gvr).Namespace(nsB).Get(ctx(t), "w1", metav1.GetOptions{})
-	if err != nil || held.GetDeletionTimestamp() == nil {
-		t.Fatalf("the held instance: %v %v", held, err)
+	// The collection's deletes run side by side: w0 gone says nothing of
+	// whether w1's deletion has been recorded yet.
+	err = pollUntil(t, func() bool {
+		held, err := dyn(t).Resource(gvr).Namespace(nsB).Get(ctx(t), "w1", metav1.GetOptions{})
+		return err == nil && held.GetDeletionTimestamp() != nil
+	})
+	if err != nil {
+		t.Fatalf("the held instance is not marked for deletion: %v", err)
 	}
 	if _, err := crds.Get(ctx(t), name, metav1.GetOptions{}); err != nil {
 		t.Fatalf("the definition went while an instance remains: %v", err)
