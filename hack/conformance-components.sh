@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds what hack/conformance.sh runs besides the servers: Kubernetes'
 # e2e.test (k8s.io/kubernetes/test/e2e compiled with `go test -c`, at the
-# version hack/conformance/go.mod pins) and kwok (sigs.k8s.io/kwok/cmd/kwok
+# version hack/conformance/go.mod pins), the ginkgo CLI that runs it on
+# several processes, and kwok (sigs.k8s.io/kwok/cmd/kwok
 # at $KWOK_VERSION), both from the Go module proxy, into the same cache
 # folder as hack/e2e-components.sh (kube-controller-manager, kube-scheduler),
 # reused when it already holds binaries of those versions. Prints the folder
@@ -46,6 +47,18 @@ else
 	CGO_ENABLED=0 go test -c -p "$P" -trimpath -ldflags "$LDF" -o "$E2E_BIN/e2e.test.partial" k8s.io/kubernetes/test/e2e
 	mv "$E2E_BIN/e2e.test.partial" "$E2E_BIN/e2e.test"
 	echo "conformance-components: e2e.test built in $(($(date +%s) - start)) s" >&2
+fi
+
+# The ginkgo CLI (the version e2e.test links, a tool of hack/conformance's
+# go.mod) runs e2e.test's specs on several processes (hack/conformance.sh
+# -procs): most of a spec's time is waiting on the cluster.
+GINKGO_VERSION=$(go list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
+if [[ $("$E2E_BIN/ginkgo" version 2>/dev/null) == "Ginkgo Version ${GINKGO_VERSION#v}" ]]; then
+	echo "conformance-components: ginkgo $GINKGO_VERSION cached in $E2E_BIN" >&2
+else
+	echo "conformance-components: building ginkgo $GINKGO_VERSION -> $E2E_BIN" >&2
+	CGO_ENABLED=0 go build -p "$P" -trimpath -ldflags "-s -w" -o "$E2E_BIN/ginkgo.partial" github.com/onsi/ginkgo/v2/ginkgo
+	mv "$E2E_BIN/ginkgo.partial" "$E2E_BIN/ginkgo"
 fi
 
 # kwok --version prints "kwok version v0.8.0 go1.x (linux/amd64)".

@@ -15,6 +15,8 @@
 #   hack/conformance.sh -reference sig-api-machinery          # on kube-apiserver v1.37.2
 #   hack/conformance.sh -reference -record sig-api-machinery  # and write its passes into
 #                                                             # the list (that SIG's lines)
+#   hack/conformance.sh -procs 8 -passing        # on 8 processes, only the tests the
+#                                                # list says pass on kube-apiserver
 #
 # Per-test results (PASS/FAIL, time, failure message) are printed at the
 # end; the run's e2e.test log, Ginkgo JSON and JUnit reports and the
@@ -28,11 +30,13 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-reference="" record="" skips=() sig=""
+reference="" record="" skips=() sig="" procs=1 passing=""
 while (($#)); do
 	case $1 in
 	-reference) reference=1 ;;
 	-record) record=1 ;;
+	-procs) procs=$2; shift ;;
+	-passing) passing=1 ;;
 	-skip-serial) skips+=('\[Serial\]') ;;
 	-skip-slow) skips+=('\[Slow\]') ;;
 	-*) echo "conformance: unknown flag $1" >&2; exit 2 ;;
@@ -44,6 +48,14 @@ if [[ -n $record && -z $reference ]]; then
 	echo "conformance: -record writes kube-apiserver's passes: use it with -reference" >&2
 	exit 2
 fi
+if [[ -n $record && -n $passing ]]; then
+	echo "conformance: -record would keep only what passed before: drop -passing" >&2
+	exit 2
+fi
+if ! [[ $procs =~ ^[1-9][0-9]*$ ]]; then
+	echo "conformance: -procs takes a number of processes" >&2
+	exit 2
+fi
 
 # --ginkgo.focus: the [Conformance] tests, of one SIG when asked.
 focus='\[Conformance\]'
@@ -51,12 +63,28 @@ if [[ -n $sig ]]; then
 	sig=${sig#[} sig=${sig%]}
 	focus="\\[$sig\\].*\\[Conformance\\]"
 fi
+# A name of the lists as a literal regular expression.
+literal() { printf '%s' "$1" | sed 's/[][\.*^$(){}?+|/]/\\&/g'; }
 # --ginkgo.skip: each line of the skip list (as a literal), and -skip-*.
 while IFS= read -r line; do
 	[[ -z $line || $line == \#* ]] && continue
-	skips+=("$(printf '%s' "$line" | sed 's/[][\.*^$(){}?+|/]/\\&/g')")
+	skips+=("$(literal "$line")")
 done <"$root/hack/conformance-skip.txt"
 skip=$(IFS='|'; echo "${skips[*]}")
+# -passing: the focus narrowed to the reference list's names (of the SIG).
+if [[ -n $passing ]]; then
+	names=()
+	while IFS= read -r line; do
+		[[ -z $line || $line == \#* ]] && continue
+		[[ -n $sig && $line != "[$sig]"* ]] && continue
+		names+=("$(literal "$line")")
+	done <"$root/hack/conformance-reference-pass.txt"
+	if ((${#names[@]} == 0)); then
+		echo "conformance: the reference list names no test of ${sig:-any SIG}" >&2
+		exit 2
+	fi
+	focus="($(IFS='|'; echo "${names[*]}"))"
+fi
 
 start=$(date +%s)
 E2E_BIN=$("$root/hack/e2e-components.sh")
@@ -78,14 +106,21 @@ fi
 # e2e.test exits 1 when a test fails; that is for the comparison below to
 # judge, so the run fails only when e2e.test wrote no report.
 timeout=${CONFORMANCE_TIMEOUT:-3h}
+e2e_flags=(--kubeconfig='"$KUBECONFIG"' --provider=skeleton --report-dir=.)
+ginkgo_flags=(--focus="$focus" --skip="$skip" --timeout="$timeout" --no-color --json-report=report.json)
+if ((procs == 1)); then
+	run_e2e="$(printf %q "$E2E_BIN/e2e.test") $(printf '%q ' "${ginkgo_flags[@]/#--/--ginkgo.}")${e2e_flags[*]}"
+else
+	# The ginkgo CLI runs the specs on $procs processes ([Serial] ones last,
+	# on one) and merges their reports into one.
+	run_e2e="$(printf %q "$E2E_BIN/ginkgo") run --procs=$procs $(printf '%q ' "${ginkgo_flags[@]}")"
+	run_e2e+="$(printf %q "$E2E_BIN/e2e.test") -- ${e2e_flags[*]}"
+fi
 cat >"$out/run-e2e.sh" <<RUN
 #!/usr/bin/env bash
 set -o pipefail
 cd $(printf %q "$out")
-$(printf %q "$E2E_BIN/e2e.test") --kubeconfig="\$KUBECONFIG" --provider=skeleton \\
-	--ginkgo.focus=$(printf %q "$focus") --ginkgo.skip=$(printf %q "$skip") \\
-	--ginkgo.timeout=$timeout --ginkgo.no-color --ginkgo.json-report=report.json \\
-	--report-dir=. 2>&1 | tee e2e.log
+$run_e2e 2>&1 | tee e2e.log
 echo "conformance: e2e.test exited \$? on \$CONFORMANCE_SERVER" >&2
 cp "\$CONFORMANCE_CLUSTER_DIR"/*.log "\$CONFORMANCE_CLUSTER_DIR"/pki/logs/*.log . 2>/dev/null
 [[ -s report.json ]]

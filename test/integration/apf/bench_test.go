@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -38,63 +39,101 @@ const (
 // does every 2 s), with API Priority and Fairness on (with kube's
 // default seats and with seats sized to a small machine) and off, without
 // and with the flood. It reports the updates' p50 and p99 in ms, and the
-// flood's LISTs served and refused per second.
+// flood's LISTs served and refused per second. With APF_BENCH_REFERENCE=1
+// it measures kube-apiserver the same way in the same run (started by
+// $REFERENCE_KUBE/start-kube.sh, binaries in $PEER_BIN, as test/e2e's
+// -reference).
 //
 //	go test ./test/integration/apf -run '^$' -bench LeaseUnderListFlood -benchtime 400x
+//	APF_BENCH_REFERENCE=1 go test ./test/integration/apf -run '^$' -bench LeaseUnderListFlood -benchtime 400x
 func BenchmarkLeaseUnderListFlood(b *testing.B) {
-	for _, cfg := range []struct {
-		name string
-		apf  bool
-		// seats are --max-requests-inflight and
-		// --max-mutating-requests-inflight (0: kube's 400 and 200).
-		seats [2]int
-	}{
+	servers := []benchServer{{"miniapiserver", startThisServer}}
+	if os.Getenv("APF_BENCH_REFERENCE") == "1" {
+		servers = append(servers, benchServer{"kube-apiserver", startReference})
+	}
+	for _, cfg := range []floodConfig{
 		{"apf=true", true, [2]int{}},
 		// The seats sized to 2 cores rather than kube's default.
 		{"apf=true,seats=12", true, [2]int{8, 4}},
 		{"apf=false", false, [2]int{}},
 	} {
-		b.Run(cfg.name, func(b *testing.B) {
-			ts := testserver.Start(b, alwaysAllow, func(o *app.Options) {
-				o.Auth.EnablePriorityAndFairness = cfg.apf
-				if cfg.seats[0] > 0 {
-					o.Auth.MaxRequestsInflight, o.Auth.MaxMutatingRequestsInflight = cfg.seats[0], cfg.seats[1]
+		for _, srv := range servers {
+			b.Run("server="+srv.name+","+cfg.name, func(b *testing.B) {
+				// Both servers are reached alike: the administrator's
+				// credentials, impersonating the controller manager and
+				// the tenant (APF classifies the impersonated user).
+				admin := srv.start(b, cfg)
+				admin.QPS, admin.Burst = -1, 0 // no client-side throttling
+				fillNamespace(b, kubernetes.NewForConfigOrDie(admin))
+				kcm := kubernetes.NewForConfigOrDie(impersonating(admin, "system:kube-controller-manager"))
+				// The tenant does not back off (client-go would, on 429s).
+				tenant, err := rest.HTTPClientFor(impersonating(admin, "tenant"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				url := admin.Host + "/api/v1/namespaces/tenant/configmaps"
+				for _, flood := range []bool{false, true} {
+					b.Run(fmt.Sprintf("flood=%v", flood), func(b *testing.B) { measureFlood(b, kcm, tenant, url, flood) })
 				}
 			})
-			admin := kubernetes.NewForConfigOrDie(ts.ClientConfig)
-			fillNamespace(b, admin)
-			kcm := kubernetes.NewForConfigOrDie(ts.ClientConfigFor(b, "system:kube-controller-manager"))
-			// The tenant does not back off (client-go would, on 429s).
-			tenant, err := rest.HTTPClientFor(ts.ClientConfigFor(b, "tenant"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			url := ts.URL + "/api/v1/namespaces/tenant/configmaps"
-			for _, flood := range []bool{false, true} {
-				b.Run(fmt.Sprintf("flood=%v", flood), func(b *testing.B) {
-					var served, refused atomic.Int64
-					stop := make(chan struct{})
-					var wg sync.WaitGroup
-					if flood {
-						for range floodWorkers {
-							wg.Go(func() { listUntil(stop, tenant, url, &served, &refused) })
-						}
-						time.Sleep(time.Second) // the flood at its height
-					}
-					start := time.Now()
-					lat := renewLease(b, kcm)
-					elapsed := time.Since(start)
-					close(stop)
-					wg.Wait()
-					slices.Sort(lat)
-					b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
-					b.ReportMetric(ms(lat[(len(lat)*99+99)/100-1]), "p99-ms")
-					b.ReportMetric(float64(served.Load())/elapsed.Seconds(), "lists-served/s")
-					b.ReportMetric(float64(refused.Load())/elapsed.Seconds(), "lists-429/s")
-				})
-			}
-		})
+		}
 	}
+}
+
+// floodConfig is a flow control setting of the server measured.
+type floodConfig struct {
+	name string
+	apf  bool
+	// seats are --max-requests-inflight and
+	// --max-mutating-requests-inflight (0: kube's 400 and 200).
+	seats [2]int
+}
+
+// benchServer starts a server with a floodConfig and returns its
+// administrator's client configuration.
+type benchServer struct {
+	name  string
+	start func(testing.TB, floodConfig) *rest.Config
+}
+
+func startThisServer(b testing.TB, cfg floodConfig) *rest.Config {
+	ts := testserver.Start(b, alwaysAllow, func(o *app.Options) {
+		o.Auth.EnablePriorityAndFairness = cfg.apf
+		if cfg.seats[0] > 0 {
+			o.Auth.MaxRequestsInflight, o.Auth.MaxMutatingRequestsInflight = cfg.seats[0], cfg.seats[1]
+		}
+	})
+	return rest.CopyConfig(ts.ClientConfig)
+}
+
+func impersonating(admin *rest.Config, name string) *rest.Config {
+	c := rest.CopyConfig(admin)
+	c.Impersonate = rest.ImpersonationConfig{UserName: name}
+	return c
+}
+
+// measureFlood renews the lease b.N times, under the tenant's flood or
+// not, and reports the renewals' latency and what the flood got.
+func measureFlood(b *testing.B, kcm kubernetes.Interface, tenant *http.Client, url string, flood bool) {
+	var served, refused atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	if flood {
+		for range floodWorkers {
+			wg.Go(func() { listUntil(stop, tenant, url, &served, &refused) })
+		}
+		time.Sleep(time.Second) // the flood at its height
+	}
+	start := time.Now()
+	lat := renewLease(b, kcm)
+	elapsed := time.Since(start)
+	close(stop)
+	wg.Wait()
+	slices.Sort(lat)
+	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+	b.ReportMetric(ms(lat[(len(lat)*99+99)/100-1]), "p99-ms")
+	b.ReportMetric(float64(served.Load())/elapsed.Seconds(), "lists-served/s")
+	b.ReportMetric(float64(refused.Load())/elapsed.Seconds(), "lists-429/s")
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
