@@ -80,7 +80,8 @@ if [[ $server == kube-apiserver ]]; then
     exit 2
   fi
   ln -sf "$kube" "$work/assets/kube-apiserver"
-  # etcd v3.7.3's own main, with etcd's timing (BENCHMARKS.md, envtest).
+  # etcd v3.7.3's own main, with etcd's timing (BENCHMARKS.md, "envtest and
+  # controller-runtime's suites").
   rm -f "$work/assets/etcd"
   (cd "$root" && go build -o "$work/assets/etcd" go.etcd.io/etcd/server/v3)
 fi

@@ -10,8 +10,8 @@
 #   IDLE=20 BATCH=5 hack/bench/many.sh /tmp/mini 50
 #
 # Copy the binary first: a binary just written by the linker maps more of
-# its pages at each fault than a copy (see BENCHMARKS.md, "Idle memory,
-# cut"). Environment: IDLE (default 30), BATCH (default 1), BASEPORT
+# its pages at each fault than a copy (see BENCHMARKS.md,
+# "Memory"). Environment: IDLE (default 30), BATCH (default 1), BASEPORT
 # (default 17000; instance i serves on BASEPORT+i).
 set -u
 bin=$1; n=$2; idle=${IDLE:-30}; base=${BASEPORT:-17000}; batch=${BATCH:-1}

@@ -18,7 +18,7 @@ import (
 )
 
 // defaultStorageMediaType is what --storage-media-type defaults to (see
-// BENCHMARKS.md, "Storage media type", for why).
+// BENCHMARKS.md, "Stored media type: JSON or protobuf in etcd", for why).
 const defaultStorageMediaType = storage.MediaTypeProtobuf
 
 // validateStorageMediaType refuses what kube-apiserver refuses, in its words.

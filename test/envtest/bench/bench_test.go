@@ -1,5 +1,6 @@
 // Package bench measures envtest on a pair of kube-apiserver and etcd
-// binaries, to compare miniapiserver's with the real ones (BENCHMARKS.md):
+// binaries, to compare miniapiserver's with the real ones (BENCHMARKS.md,
+// "envtest and controller-runtime's suites"):
 // Start+Stop of the environment, a CRD from create to Established and
 // served, installing 100 CRDs, and the throughput of creating, listing
 // and watching custom resources against the same for ConfigMaps.
