@@ -19,14 +19,11 @@ import (
 // TestStress: loops follow a watch cache while writers create, update and
 // delete objects; one loop's handler stalls now and then (the cache ends
 // its watch when its buffer fills, and it lists again: its first stall
-// lasts until the writers are done), one fails now and
-// then, another is stopped and started again. In the end every handler
+// lasts until the writers are done), one fails now and then, another is
+// stopped and started again. In the end every handler
 // holds what the store holds, and no round handed on an event out of
 // order. Bounded: 3 writers of 150 writes each, 3 starts.
 func TestStress(t *testing.T) {
-	if testing.Short() {
-		t.Skip("stress")
-	}
 	captureLogs(t) // the slow loop's relists
 	f := newFixture(t, true, 0)
 	steady, slow, failing := newRecorder(), newRecorder(), newRecorder()
