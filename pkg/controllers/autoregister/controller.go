@@ -37,6 +37,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
+	"github.com/miniapiserver/miniapiserver/pkg/backoff"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
@@ -250,7 +251,7 @@ func (c *Controller) work(ctx context.Context) {
 			})
 		}
 		wg.Wait()
-		if failed.Load() && !sleep(ctx, c.retry) {
+		if failed.Load() && !backoff.Wait(ctx, c.retry) {
 			return
 		}
 	}
@@ -335,14 +336,4 @@ func managed(s *apiregistrationv1.APIService) string {
 		return how
 	}
 	return ""
-}
-
-// sleep waits d, or until ctx ends (false).
-func sleep(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
 }
