@@ -24,5 +24,6 @@
 // the storage.Object (the stored JSON bytes, shared by every list and
 // watcher) and the labels and selectable fields filtering needs.
 //
-// Layers: cacher -> storage. It imports nothing else of this project.
+// Layers: cacher -> storage. It imports nothing else of this project but
+// leaf packages (backoff, periodic, metrics).
 package cacher

@@ -3,21 +3,18 @@ package cacher
 import (
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/miniapiserver/miniapiserver/pkg/backoff"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
-// Re-list backoff, as kube's reflector: 800 ms doubling up to 30 s, back
-// to the start after a run that lasted longer than backoffReset.
-const (
-	initialBackoff = 800 * time.Millisecond
-	maxBackoff     = 30 * time.Second
-	backoffReset   = 2 * time.Minute
-)
+// relistBackoff paces the re-lists, as kube's reflector: 800 ms doubling
+// up to 30 s (each up to a fifth more at random), back to the start after
+// a run that lasted 2 minutes.
+var relistBackoff = backoff.Policy{Initial: 800 * time.Millisecond, Max: 30 * time.Second, Jitter: 0.2, Reset: 2 * time.Minute}
 
 // List page bounds: pages of listPageSize objects, fewer when objects are
 // large, so that one page holds at most listPageBytes.
@@ -29,7 +26,7 @@ const (
 // runReflector keeps the cache filled: list, then watch from the list's
 // revision; on any failure, wait (backoff) and list again.
 func (c *Cacher) runReflector() {
-	backoff := initialBackoff
+	b := backoff.New(relistBackoff)
 	for {
 		start := time.Now()
 		err := c.listAndWatch()
@@ -37,17 +34,11 @@ func (c *Cacher) runReflector() {
 			return
 		}
 		c.ready.set(false)
-		if time.Since(start) > backoffReset {
-			backoff = initialBackoff
-		}
-		slog.Warn("cacher: watch of the store ended; listing again", "resource", c.resource.Resource, "error", err, "in", backoff)
-		jitter := time.Duration(rand.Int64N(int64(backoff) / 5))
-		select {
-		case <-c.ctx.Done():
+		wait := b.Next(time.Since(start))
+		slog.Warn("cacher: watch of the store ended; listing again", "resource", c.resource.Resource, "error", err, "in", wait)
+		if !backoff.Wait(c.ctx, wait) {
 			return
-		case <-time.After(backoff + jitter):
 		}
-		backoff = min(2*backoff, maxBackoff)
 	}
 }
 
@@ -73,32 +64,25 @@ func (c *Cacher) listAndWatch() error {
 	c.metrics.resourceVersion.Set(float64(rev))
 	c.ready.set(true)
 
-	backoff := initialRewatchBackoff
+	b := backoff.New(rewatchBackoff)
 	for {
 		start := time.Now()
 		err := c.watch(c.wc.resourceVersion())
 		if !storage.IsUnreachable(err) {
 			return err
 		}
-		if time.Since(start) > backoffReset {
-			backoff = initialRewatchBackoff
-		}
-		slog.Warn("cacher: watch of the store failed; watching again from the cache's revision", "resource", c.resource.Resource, "error", err, "in", backoff)
-		select {
-		case <-c.ctx.Done():
+		wait := b.Next(time.Since(start))
+		slog.Warn("cacher: watch of the store failed; watching again from the cache's revision", "resource", c.resource.Resource, "error", err, "in", wait)
+		if !backoff.Wait(c.ctx, wait) {
 			return c.ctx.Err()
-		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, maxRewatchBackoff)
 	}
 }
 
-// Backoff of the watches started again while etcd cannot be reached: short,
-// so that the cache follows again soon after etcd's quorum returns.
-const (
-	initialRewatchBackoff = 100 * time.Millisecond
-	maxRewatchBackoff     = 2 * time.Second
-)
+// rewatchBackoff paces the watches started again while etcd cannot be
+// reached: short, so that the cache follows again soon after etcd's
+// quorum returns.
+var rewatchBackoff = backoff.Policy{Initial: 100 * time.Millisecond, Max: 2 * time.Second, Reset: 2 * time.Minute}
 
 // watch applies the changes after rev to the cache until the watch fails.
 func (c *Cacher) watch(rev int64) error {

@@ -26,20 +26,17 @@ import (
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 	"k8s.io/apiserver/pkg/authentication/user"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/apf/queueset"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // Storage is what the controller reads of each configuration resource.
-type Storage interface {
-	rest.Lister
-	rest.Watcher
-}
+type Storage = follow.Source
 
 // Config of a Controller.
 type Config struct {
@@ -113,10 +110,13 @@ func (c *Controller) Run(ctx context.Context) {
 	if rest.WaitForStorageReadiness(ctx, c.cfg.FlowSchemas, c.cfg.PriorityLevels) != nil {
 		return
 	}
+	// Every list and change wakes the worker, which reads both kinds.
 	var wg sync.WaitGroup
-	for _, s := range []Storage{c.cfg.FlowSchemas, c.cfg.PriorityLevels} {
-		wg.Go(func() { c.follow(ctx, s) })
-	}
+	wg.Go(func() {
+		follow.RunAll(ctx, nil,
+			follow.New(follow.Config{Name: "flow control: flow schemas", Source: c.cfg.FlowSchemas, Handler: follow.Changes(c.poke)}),
+			follow.New(follow.Config{Name: "flow control: priority levels", Source: c.cfg.PriorityLevels, Handler: follow.Changes(c.poke)}))
+	})
 	wg.Go(func() { c.rebalanceEvery(ctx) })
 	c.poke()
 	for {
@@ -162,40 +162,6 @@ func (c *Controller) sync(ctx context.Context) error {
 	}
 	c.apply(fss, pls)
 	return nil
-}
-
-// follow pokes the worker on every change of s's objects, from a watch
-// started again after each failure, until ctx ends.
-func (c *Controller) follow(ctx context.Context, s Storage) {
-	for ctx.Err() == nil {
-		err := c.watch(ctx, s)
-		if ctx.Err() != nil {
-			return
-		}
-		slog.Warn("flow control: watching the configuration", "error", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(c.cfg.Retry):
-		}
-		c.poke() // changes may have been missed meanwhile
-	}
-}
-
-func (c *Controller) watch(ctx context.Context, s Storage) error {
-	w, err := s.Watch(ctx, &metainternalversion.ListOptions{Watch: true})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			return ev.Err
-		}
-		if ev.Type != watch.Bookmark {
-			c.poke()
-		}
-	}
-	return errors.New("watch ended")
 }
 
 func (c *Controller) poke() {

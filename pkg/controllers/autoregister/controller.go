@@ -22,7 +22,6 @@ package autoregister
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -33,13 +32,14 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
+	"github.com/miniapiserver/miniapiserver/pkg/backoff"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -92,8 +92,8 @@ type Controller struct {
 	// synced are the names synced once since the start: an onstart
 	// APIService is left alone afterwards.
 	synced map[string]bool
-	// atStart are the names that existed when Run started: only those
-	// may be onstart leftovers to delete.
+	// atStart are the names that existed when Run started (nil until
+	// the first list): only those may be onstart leftovers to delete.
 	atStart map[string]bool
 	// pending are the names to sync next.
 	pending map[string]bool
@@ -108,7 +108,6 @@ func New(storage Storage) *Controller {
 		retry:   defaultRetryBackoff,
 		desired: map[string]*apiregistrationv1.APIService{},
 		synced:  map[string]bool{},
-		atStart: map[string]bool{},
 		pending: map[string]bool{},
 		wake:    make(chan struct{}, 1),
 	}
@@ -172,80 +171,41 @@ func (c *Controller) Ready() error {
 	return nil
 }
 
-// Run works until ctx ends.
+// Run works until ctx ends. The work starts after the first list: only
+// the APIServices there are at start may be onstart leftovers to delete.
 func (c *Controller) Run(ctx context.Context) {
 	ctx = request.WithNamespace(ctx, "")
-	if rest.WaitForStorageReadiness(ctx, c.storage) != nil {
-		return
-	}
-	for !c.recordStart(ctx) {
-		if !sleep(ctx, c.retry) {
-			return
-		}
-	}
+	loop := follow.New(follow.Config{
+		Name: "autoregister: APIServices", Source: c.storage,
+		Handler: follow.Objects[*apiregistrationv1.APIService]{
+			New:   func() *apiregistrationv1.APIService { return &apiregistrationv1.APIService{} },
+			List:  c.listed,
+			Event: func(_ watch.EventType, s *apiregistrationv1.APIService) { c.enqueue(s.Name) },
+		},
+	})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c.follow(ctx)
-	}()
-	c.work(ctx)
+	wg.Go(func() { loop.Run(ctx) })
+	if follow.WaitSynced(ctx, loop) {
+		c.work(ctx)
+	}
 	wg.Wait()
 }
 
-// recordStart lists the APIServices there are at start, and queues them.
-func (c *Controller) recordStart(ctx context.Context) bool {
-	res, err := c.storage.List(ctx, &metainternalversion.ListOptions{})
-	if err != nil {
-		if ctx.Err() == nil {
-			slog.Warn("autoregister: listing APIServices", "error", err)
-		}
-		return false
-	}
+// listed queues every APIService listed; the first list records those
+// there are at start.
+func (c *Controller) listed(list []*apiregistrationv1.APIService, _ int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, item := range res.Items {
-		s := &apiregistrationv1.APIService{}
-		if err := item.Decode(s); err != nil {
-			slog.Warn("autoregister: decoding an APIService", "key", item.Key, "error", err)
-			continue
+	first := c.atStart == nil
+	if first {
+		c.atStart = map[string]bool{}
+	}
+	for _, s := range list {
+		if first {
+			c.atStart[s.Name] = true
 		}
-		c.atStart[s.Name] = true
 		c.enqueueLocked(s.Name)
 	}
-	return true
-}
-
-// follow queues the name of every APIService that changes, until ctx
-// ends.
-func (c *Controller) follow(ctx context.Context) {
-	for ctx.Err() == nil {
-		err := c.watch(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		slog.Warn("autoregister: watching APIServices", "error", err)
-		sleep(ctx, c.retry)
-	}
-}
-
-func (c *Controller) watch(ctx context.Context) error {
-	w, err := c.storage.Watch(ctx, &metainternalversion.ListOptions{Watch: true})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			return ev.Err
-		}
-		s := &apiregistrationv1.APIService{}
-		if err := ev.Object.Decode(s); err != nil {
-			return err
-		}
-		c.enqueue(s.Name)
-	}
-	return errors.New("watch ended")
 }
 
 func (c *Controller) enqueue(name string) {
@@ -291,7 +251,7 @@ func (c *Controller) work(ctx context.Context) {
 			})
 		}
 		wg.Wait()
-		if failed.Load() && !sleep(ctx, c.retry) {
+		if failed.Load() && !backoff.Wait(ctx, c.retry) {
 			return
 		}
 	}
@@ -376,14 +336,4 @@ func managed(s *apiregistrationv1.APIService) string {
 		return how
 	}
 	return ""
-}
-
-// sleep waits d, or until ctx ends (false).
-func sleep(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
 }

@@ -16,25 +16,22 @@ package availability
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
-	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 const (
@@ -53,10 +50,7 @@ const (
 )
 
 // Watched is a store the controller lists and watches.
-type Watched interface {
-	rest.Lister
-	rest.Watcher
-}
+type Watched = follow.Source
 
 // Checker checks an APIService that names a service (the server's
 // aggregation proxy).
@@ -104,7 +98,7 @@ type Config struct {
 	// service is never available).
 	Services interface {
 		rest.Getter
-		rest.Watcher
+		Watched
 	}
 	EndpointSlices Watched
 	Checker        Checker
@@ -115,7 +109,6 @@ type Config struct {
 type Controller struct {
 	cfg    Config
 	writer *fieldmanager.Writer
-	retry  time.Duration
 
 	// publishing serializes publish: the sink gets the snapshots in the
 	// order they were taken.
@@ -136,7 +129,6 @@ func New(cfg Config) *Controller {
 	return &Controller{
 		cfg:      cfg,
 		writer:   fieldmanager.NewWriter(cfg.Status, apiregistrationv1.SchemeGroupVersion.WithKind("APIService"), "status", manager),
-		retry:    time.Second,
 		known:    map[string]*apiregistrationv1.APIService{},
 		fetched:  map[string]Served{},
 		failures: map[string]int{},
@@ -155,48 +147,38 @@ func (c *Controller) Run(ctx context.Context) {
 	if rest.WaitForStorageReadiness(ctx, stores...) != nil {
 		return
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() { c.forever(ctx, "APIServices", c.followAPIServices) })
-	wg.Go(func() {
-		c.forever(ctx, "services", func(ctx context.Context) error { return c.followReferences(ctx, c.cfg.Services, serviceOf) })
-	})
-	if c.cfg.EndpointSlices != nil {
-		wg.Go(func() {
-			c.forever(ctx, "EndpointSlices", func(ctx context.Context) error {
-				return c.followReferences(ctx, c.cfg.EndpointSlices, sliceServiceOf)
-			})
-		})
+	loops := []*follow.Loop{
+		follow.New(follow.Config{Name: "availability: APIServices", Source: c.cfg.APIServices, Handler: follow.Objects[*apiregistrationv1.APIService]{
+			New: func() *apiregistrationv1.APIService { return &apiregistrationv1.APIService{} }, List: c.replaceKnown, Event: c.observe,
+		}}),
+		follow.New(follow.Config{Name: "availability: services", Source: c.cfg.Services, Handler: follow.Objects[*corev1.Service]{
+			New:   func() *corev1.Service { return &corev1.Service{} },
+			Event: func(_ watch.EventType, svc *corev1.Service) { c.enqueueReferencing(svc.Namespace, svc.Name) },
+		}}),
 	}
+	if c.cfg.EndpointSlices != nil {
+		loops = append(loops, follow.New(follow.Config{Name: "availability: EndpointSlices", Source: c.cfg.EndpointSlices,
+			Handler: follow.Objects[*discoveryv1.EndpointSlice]{
+				New: func() *discoveryv1.EndpointSlice { return &discoveryv1.EndpointSlice{} },
+				Event: func(_ watch.EventType, slice *discoveryv1.EndpointSlice) {
+					if name := slice.Labels[discoveryv1.LabelServiceName]; name != "" {
+						c.enqueueReferencing(slice.Namespace, name)
+					}
+				},
+			}}))
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { follow.RunAll(ctx, nil, loops...) })
 	wg.Go(func() { c.resync(ctx) })
 	c.work(ctx)
 	wg.Wait()
 }
 
-// forever runs follow again after each end, until ctx ends.
-func (c *Controller) forever(ctx context.Context, what string, follow func(context.Context) error) {
-	for ctx.Err() == nil {
-		err := follow(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		slog.Warn("availability: watching "+what, "error", err)
-		sleep(ctx, c.retry)
-	}
-}
-
-// followAPIServices lists the APIServices, then follows a watch from the
-// list's revision: each change is published and its APIService queued.
-func (c *Controller) followAPIServices(ctx context.Context) error {
-	list, err := c.cfg.APIServices.List(ctx, &metainternalversion.ListOptions{})
-	if err != nil {
-		return err
-	}
-	known := map[string]*apiregistrationv1.APIService{}
-	for _, item := range list.Items {
-		s := &apiregistrationv1.APIService{}
-		if err := item.Decode(s); err != nil {
-			return err
-		}
+// replaceKnown makes a list of the APIServices the known ones, queues
+// every one and those gone since, and publishes them.
+func (c *Controller) replaceKnown(list []*apiregistrationv1.APIService, _ int64) {
+	known := make(map[string]*apiregistrationv1.APIService, len(list))
+	for _, s := range list {
 		known[s.Name] = s
 	}
 	c.mu.Lock()
@@ -212,80 +194,22 @@ func (c *Controller) followAPIServices(ctx context.Context) error {
 	c.mu.Unlock()
 	c.signal()
 	c.publish()
-
-	w, err := c.cfg.APIServices.Watch(ctx, &metainternalversion.ListOptions{Watch: true, ResourceVersion: strconv.FormatInt(list.ResourceVersion, 10)})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			return ev.Err
-		}
-		if ev.Type != watch.Added && ev.Type != watch.Modified && ev.Type != watch.Deleted {
-			continue
-		}
-		s := &apiregistrationv1.APIService{}
-		if err := ev.Object.Decode(s); err != nil {
-			return err
-		}
-		c.mu.Lock()
-		if ev.Type == watch.Deleted {
-			delete(c.known, s.Name)
-			delete(c.fetched, s.Name)
-		} else {
-			c.known[s.Name] = s
-		}
-		c.pending[s.Name] = true
-		c.mu.Unlock()
-		c.signal()
-		c.publish()
-	}
-	return errors.New("watch ended")
 }
 
-// followReferences queues the APIServices whose service an object of
-// store (a service, an EndpointSlice) belongs to, as it changes.
-func (c *Controller) followReferences(ctx context.Context, store rest.Watcher, serviceOf func(*storage.Object) (ns, name string, err error)) error {
-	w, err := store.Watch(ctx, &metainternalversion.ListOptions{Watch: true})
-	if err != nil {
-		return err
+// observe records one change of an APIService, queues it and publishes
+// the APIServices.
+func (c *Controller) observe(t watch.EventType, s *apiregistrationv1.APIService) {
+	c.mu.Lock()
+	if t == watch.Deleted {
+		delete(c.known, s.Name)
+		delete(c.fetched, s.Name)
+	} else {
+		c.known[s.Name] = s
 	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			return ev.Err
-		}
-		if ev.Type != watch.Added && ev.Type != watch.Modified && ev.Type != watch.Deleted {
-			continue
-		}
-		ns, name, err := serviceOf(ev.Object)
-		if err != nil {
-			return err
-		}
-		if name != "" {
-			c.enqueueReferencing(ns, name)
-		}
-	}
-	return errors.New("watch ended")
-}
-
-// serviceOf is the namespace and name of a service.
-func serviceOf(o *storage.Object) (string, string, error) {
-	svc := &corev1.Service{}
-	if err := o.Decode(svc); err != nil {
-		return "", "", err
-	}
-	return svc.Namespace, svc.Name, nil
-}
-
-// sliceServiceOf is the service an EndpointSlice belongs to ("": none).
-func sliceServiceOf(o *storage.Object) (string, string, error) {
-	slice := &discoveryv1.EndpointSlice{}
-	if err := o.Decode(slice); err != nil {
-		return "", "", err
-	}
-	return slice.Namespace, slice.Labels[discoveryv1.LabelServiceName], nil
+	c.pending[s.Name] = true
+	c.mu.Unlock()
+	c.signal()
+	c.publish()
 }
 
 func (c *Controller) enqueueReferencing(namespace, name string) {
@@ -389,15 +313,5 @@ func (c *Controller) publish() {
 	c.mu.Unlock()
 	if err := c.cfg.Sink.ServeAPIServices(list); err != nil {
 		slog.Error("availability: serving the APIServices", "error", err)
-	}
-}
-
-// sleep waits d, or until ctx ends (false).
-func sleep(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
 	}
 }

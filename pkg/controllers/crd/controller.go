@@ -14,8 +14,6 @@ package crd
 import (
 	"context"
 	"crypto/x509"
-	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -25,13 +23,13 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/autoregister"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions/customresource"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -96,10 +94,9 @@ type Controller struct {
 	wake   chan struct{}
 	// registered are the group versions given to apiServices.
 	registered map[schema.GroupVersion]bool
-	// listed is closed once the definitions have been listed (and their
-	// group versions registered).
-	listed     chan struct{}
-	listedOnce sync.Once
+	// definitionsLoop follows the definitions; it synced once they have
+	// been listed (and their group versions registered).
+	definitionsLoop *follow.Loop
 
 	// served is what each definition serves; only the worker touches
 	// it, and publishes a copy in servedNow for others. retired are the
@@ -111,7 +108,7 @@ type Controller struct {
 
 // Listed is closed once the definitions have been listed: the APIServices
 // of the group versions they serve are registered by then.
-func (c *Controller) Listed() <-chan struct{} { return c.listed }
+func (c *Controller) Listed() <-chan struct{} { return c.definitionsLoop.Synced() }
 
 // Served returns what the definitions serve now.
 func (c *Controller) Served() []*customresource.Served {
@@ -132,13 +129,22 @@ func (c *Controller) publishServed() {
 
 // New returns a controller working with cfg.
 func New(cfg Config) *Controller {
-	return &Controller{
+	c := &Controller{
 		definitions: cfg.Definitions, status: cfg.Status, server: cfg.Server, storage: cfg.Storage, services: cfg.Services,
 		apiServices: cfg.APIServices, retry: time.Second,
 		known: map[string]*apiextensionsv1.CustomResourceDefinition{}, pending: map[string]bool{}, failed: map[string]bool{},
-		registered: map[schema.GroupVersion]bool{}, listed: make(chan struct{}),
-		wake: make(chan struct{}, 1), served: map[string]*servedDefinition{},
+		registered: map[schema.GroupVersion]bool{},
+		wake:       make(chan struct{}, 1), served: map[string]*servedDefinition{},
 	}
+	c.definitionsLoop = follow.New(follow.Config{
+		Name: "crd controller: definitions", Source: cfg.Definitions,
+		Handler: follow.Objects[*apiextensionsv1.CustomResourceDefinition]{
+			New:   func() *apiextensionsv1.CustomResourceDefinition { return &apiextensionsv1.CustomResourceDefinition{} },
+			List:  c.replaceKnown,
+			Event: c.observe,
+		},
+	})
+	return c
 }
 
 // Run works until ctx ends: it follows the definitions (a list, then a
@@ -146,20 +152,8 @@ func New(cfg Config) *Controller {
 func (c *Controller) Run(ctx context.Context) {
 	ctx = request.WithNamespace(ctx, "")
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c.work(ctx)
-	}()
-	for ctx.Err() == nil {
-		if err := c.follow(ctx); err != nil && ctx.Err() == nil {
-			slog.Warn("crd controller: following the definitions", "error", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(c.retry):
-			}
-		}
-	}
+	wg.Go(func() { c.work(ctx) })
+	c.definitionsLoop.Run(ctx)
 	wg.Wait()
 	for name := range c.served {
 		c.unserve(ctx, name)
@@ -167,19 +161,11 @@ func (c *Controller) Run(ctx context.Context) {
 	c.retired.Wait()
 }
 
-// follow lists the definitions, queues every one, then queues those a
-// watch from the list's revision reports, until the watch ends.
-func (c *Controller) follow(ctx context.Context) error {
-	list, err := c.definitions.List(ctx, &metainternalversion.ListOptions{})
-	if err != nil {
-		return err
-	}
-	known := map[string]*apiextensionsv1.CustomResourceDefinition{}
-	for _, item := range list.Items {
-		crd, err := decode(item)
-		if err != nil {
-			return err
-		}
+// replaceKnown makes a list of the definitions the known ones, and queues
+// every one, and those gone since the last list or event.
+func (c *Controller) replaceKnown(list []*apiextensionsv1.CustomResourceDefinition, _ int64) {
+	known := make(map[string]*apiextensionsv1.CustomResourceDefinition, len(list))
+	for _, crd := range list {
 		known[crd.Name] = crd
 	}
 	c.mu.Lock()
@@ -194,41 +180,13 @@ func (c *Controller) follow(ctx context.Context) error {
 	}
 	c.registerGroupVersionsLocked()
 	c.mu.Unlock()
-	c.listedOnce.Do(func() { close(c.listed) })
 	c.signal()
-
-	w, err := c.definitions.Watch(ctx, &metainternalversion.ListOptions{Watch: true, ResourceVersion: fmt.Sprint(list.ResourceVersion)})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		switch ev.Type {
-		case watch.Error:
-			return ev.Err
-		case watch.Added, watch.Modified, watch.Deleted:
-			crd, err := decode(ev.Object)
-			if err != nil {
-				return err
-			}
-			c.observe(crd, ev.Type == watch.Deleted)
-		}
-	}
-	return errors.New("watch ended")
-}
-
-func decode(o *storage.Object) (*apiextensionsv1.CustomResourceDefinition, error) {
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := o.Decode(crd); err != nil {
-		return nil, err
-	}
-	return crd, nil
 }
 
 // observe records a state the watch reports and queues its definition.
-func (c *Controller) observe(crd *apiextensionsv1.CustomResourceDefinition, deleted bool) {
+func (c *Controller) observe(t watch.EventType, crd *apiextensionsv1.CustomResourceDefinition) {
 	c.mu.Lock()
-	if deleted {
+	if t == watch.Deleted {
 		delete(c.known, crd.Name)
 		c.registerGroupVersionsLocked()
 	} else {

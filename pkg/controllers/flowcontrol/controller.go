@@ -19,11 +19,10 @@ import (
 	"time"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -101,19 +100,15 @@ func (c *Controller) Run(ctx context.Context) {
 	if rest.WaitForStorageReadiness(ctx, c.cfg.FlowSchemas, c.cfg.PriorityLevels) != nil {
 		return
 	}
+	// Every list and change wakes the status worker, which reads the
+	// stores.
 	var wg sync.WaitGroup
-	for _, s := range []Storage{c.cfg.FlowSchemas, c.cfg.PriorityLevels} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.follow(ctx, s)
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c.keepDangling(ctx)
-	}()
+	wg.Go(func() {
+		follow.RunAll(ctx, nil,
+			follow.New(follow.Config{Name: "flow control bootstrap: flow schemas", Source: c.cfg.FlowSchemas, Handler: follow.Changes(c.poke)}),
+			follow.New(follow.Config{Name: "flow control bootstrap: priority levels", Source: c.cfg.PriorityLevels, Handler: follow.Changes(c.poke)}))
+	})
+	wg.Go(func() { c.keepDangling(ctx) })
 	c.keepEnsured(ctx)
 	wg.Wait()
 }
@@ -156,37 +151,6 @@ func (c *Controller) ensure(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// follow wakes the status worker on every change of s's objects, from a
-// list and a watch, until ctx ends.
-func (c *Controller) follow(ctx context.Context, s Storage) {
-	for ctx.Err() == nil {
-		err := c.watch(ctx, s)
-		if ctx.Err() != nil {
-			return
-		}
-		slog.Warn("flow control: watching the configuration", "error", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(c.cfg.Retry):
-		}
-	}
-}
-
-func (c *Controller) watch(ctx context.Context, s Storage) error {
-	w, err := s.Watch(ctx, &metainternalversion.ListOptions{Watch: true})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			return ev.Err
-		}
-		c.poke()
-	}
-	return errors.New("watch ended")
 }
 
 func (c *Controller) poke() {

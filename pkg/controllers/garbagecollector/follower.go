@@ -3,43 +3,37 @@ package garbagecollector
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"log/slog"
 	"strconv"
-	"time"
 
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
-// runFollower lists the resource into the graph, then follows its
-// watch; when the watch ends it lists again.
+// runFollower keeps f's resource in the graph until ctx ends: a list,
+// then the watch from its revision, again after the watch ends.
 func (c *Controller) runFollower(ctx context.Context, f *follower) {
-	ctx = request.WithNamespace(ctx, "")
-	for ctx.Err() == nil {
-		if err := c.listAndWatch(ctx, f); err != nil && ctx.Err() == nil {
-			slog.Warn("garbage collector: following a resource", "resource", f.resource.Name, "error", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(c.resync):
-			}
-		}
-	}
+	follow.New(follow.Config{
+		Name: "garbage collector: " + f.resource.Name, Source: f.resource.Store, Handler: feeder{c, f},
+	}).Run(ctx)
 }
 
-func (c *Controller) listAndWatch(ctx context.Context, f *follower) error {
-	list, err := f.resource.Store.List(ctx, &metainternalversion.ListOptions{})
-	if err != nil {
-		return err
-	}
+// feeder hands what a follow loop reads of f's resource to the graph.
+type feeder struct {
+	c *Controller
+	f *follower
+}
+
+// OnList records the listed objects in the graph, forgets those of the
+// resource that are gone, and marks the resource synced.
+func (fd feeder) OnList(items []*storage.Object, _ int64) error {
+	c, f := fd.c, fd.f
 	listed := map[types.UID]bool{}
-	var nodes []*node
-	for _, item := range list.Items {
+	nodes := make([]*node, 0, len(items))
+	for _, item := range items {
 		n, err := decodeNode(f.resource, item)
 		if err != nil {
 			return err
@@ -48,8 +42,8 @@ func (c *Controller) listAndWatch(ctx context.Context, f *follower) error {
 		nodes = append(nodes, n)
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.following[f.resource.Name] != f {
-		c.mu.Unlock()
 		return nil // stopped: its objects left the graph
 	}
 	// Objects deleted while no watch ran are gone from the list.
@@ -63,39 +57,12 @@ func (c *Controller) listAndWatch(ctx context.Context, f *follower) error {
 	}
 	f.synced = true
 	c.signal() // the queue may have waited for this list
-	c.mu.Unlock()
-
-	w, err := f.resource.Store.Watch(ctx, &metainternalversion.ListOptions{
-		Watch: true, ResourceVersion: strconv.FormatInt(list.ResourceVersion, 10),
-	})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return errors.New("watch ended")
-			}
-			if err := c.apply(f, ev); err != nil {
-				return err
-			}
-		}
-	}
+	return nil
 }
 
-// apply records one watch event of f's resource in the graph.
-func (c *Controller) apply(f *follower, ev storage.Event) error {
-	switch ev.Type {
-	case watch.Error:
-		return ev.Err
-	case watch.Added, watch.Modified, watch.Deleted:
-	default:
-		return nil
-	}
+// OnEvent records one watch event of f's resource in the graph.
+func (fd feeder) OnEvent(ev storage.Event) error {
+	c, f := fd.c, fd.f
 	n, err := decodeNode(f.resource, ev.Object)
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -73,49 +74,20 @@ func New(namespaces Namespaces, finalizer rest.Updater, resources []Resource, mo
 // deletion it sees.
 func (c *Controller) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c.work(ctx)
-	}()
-	for ctx.Err() == nil {
-		if err := c.watchNamespaces(ctx); err != nil && ctx.Err() == nil {
-			slog.Warn("namespace controller: watching namespaces", "error", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(c.retry):
-			}
-		}
-	}
+	wg.Go(func() { c.work(ctx) })
+	follow.New(follow.Config{
+		Name: "namespace controller: namespaces", Source: c.namespaces,
+		Handler: follow.Objects[*corev1.Namespace]{
+			New: func() *corev1.Namespace { return &corev1.Namespace{} },
+			// List nil: every listed namespace is seen as ADDED.
+			Event: func(t watch.EventType, ns *corev1.Namespace) {
+				if t != watch.Deleted && ns.DeletionTimestamp != nil && slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
+					c.enqueue(ns.Name)
+				}
+			},
+		},
+	}).Run(ctx)
 	wg.Wait()
-}
-
-// watchNamespaces queues every terminating namespace, from a list and
-// then a watch, until the watch ends.
-func (c *Controller) watchNamespaces(ctx context.Context) error {
-	ctx = request.WithNamespace(ctx, "")
-	// Unset resourceVersion: the current namespaces first (ADDED), then
-	// their changes.
-	w, err := c.namespaces.Watch(ctx, &metainternalversion.ListOptions{Watch: true})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		switch ev.Type {
-		case watch.Error:
-			return ev.Err
-		case watch.Added, watch.Modified:
-			ns := &corev1.Namespace{}
-			if err := ev.Object.Decode(ns); err != nil {
-				return err
-			}
-			if ns.DeletionTimestamp != nil && slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
-				c.enqueue(ns.Name)
-			}
-		}
-	}
-	return errors.New("watch ended")
 }
 
 func (c *Controller) enqueue(name string) {

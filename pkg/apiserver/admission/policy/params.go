@@ -15,6 +15,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 // params returns the parameter objects a binding refers to, as kube's
@@ -115,4 +116,16 @@ func withKind(p runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
 	p = p.DeepCopyObject()
 	p.GetObjectKind().SetGroupVersionKind(gvk)
 	return p
+}
+
+// decodeAll decodes stored objects into st's type.
+func decodeAll(st rest.Storage, items []*storage.Object) ([]runtime.Object, error) {
+	out := make([]runtime.Object, len(items))
+	for i, item := range items {
+		out[i] = st.New()
+		if err := item.Decode(out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -2,23 +2,18 @@ package policy
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
-	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 // Storage is what a source reads policies or bindings from: this
@@ -51,11 +46,11 @@ type source[P, B compiled] struct {
 	compilePolicy      func(runtime.Object) P
 	compileBinding     func(runtime.Object) B
 
-	mu      sync.Mutex
-	state   [2]map[string]*entry // policies, bindings by name
-	hooks   atomic.Pointer[[]hook[P, B]]
-	synced  chan struct{}
-	pending sync.WaitGroup // initial lists not yet done
+	mu    sync.Mutex
+	state [2]map[string]*entry // policies, bindings by name
+	hooks atomic.Pointer[[]hook[P, B]]
+	// synced is closed once both resources were listed.
+	synced chan struct{}
 }
 
 type entry struct {
@@ -78,20 +73,18 @@ func newSource[P, B compiled](pol, bind Storage, compilePolicy func(runtime.Obje
 
 // run follows both resources until ctx ends.
 func (s *source[P, B]) run(ctx context.Context) {
-	s.pending.Add(2)
-	go func() {
-		s.pending.Wait()
-		close(s.synced)
-	}()
-	var wg sync.WaitGroup
+	var loops []*follow.Loop
 	for which, st := range []Storage{s.policies, s.bindings} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.follow(ctx, which, st)
-		}()
+		loops = append(loops, follow.New(follow.Config{
+			Name: "admission policies: " + [...]string{"policies", "bindings"}[which], Source: st,
+			Handler: follow.Objects[runtime.Object]{
+				New:   st.New,
+				List:  func(objs []runtime.Object, _ int64) { s.replace(which, objs) },
+				Event: func(t watch.EventType, obj runtime.Object) { s.apply(which, t, obj) },
+			},
+		}))
 	}
-	wg.Wait()
+	follow.RunAll(ctx, func() { close(s.synced) }, loops...)
 }
 
 // waitForSync reports whether both initial lists are in, waiting for
@@ -113,92 +106,31 @@ func (s *source[P, B]) waitForSync(ctx context.Context, timeout time.Duration) b
 	return false
 }
 
-// follow lists then watches one resource, listing again when the watch
-// ends, until ctx ends.
-func (s *source[P, B]) follow(ctx context.Context, which int, st Storage) {
-	ctx = request.WithNamespace(ctx, "")
-	first := true
-	for ctx.Err() == nil {
-		rv, err := s.list(ctx, which, st)
-		if err == nil {
-			if first {
-				first = false
-				s.pending.Done()
-			}
-			err = s.watch(ctx, which, st, rv)
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		slog.Warn("admission policies: following the configuration", "error", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-func (s *source[P, B]) list(ctx context.Context, which int, st Storage) (string, error) {
-	list, err := st.List(ctx, &metainternalversion.ListOptions{})
-	if err != nil {
-		return "", err
-	}
-	items, err := decodeAll(st, list.Items)
-	if err != nil {
-		return "", err
-	}
+// replace makes a list's objects those of which, keeping what was
+// compiled of the ones that did not change.
+func (s *source[P, B]) replace(which int, objs []runtime.Object) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.state[which]
-	s.state[which] = make(map[string]*entry, len(items))
-	for _, obj := range items {
+	s.state[which] = make(map[string]*entry, len(objs))
+	for _, obj := range objs {
 		s.putLocked(which, obj, old)
 	}
 	s.rebuildLocked()
-	return strconv.FormatInt(list.ResourceVersion, 10), nil
 }
 
-// decodeAll decodes stored objects into st's type.
-func decodeAll(st rest.Storage, items []*storage.Object) ([]runtime.Object, error) {
-	out := make([]runtime.Object, len(items))
-	for i, item := range items {
-		out[i] = st.New()
-		if err := item.Decode(out[i]); err != nil {
-			return nil, err
+// apply records one change of which.
+func (s *source[P, B]) apply(which int, t watch.EventType, obj runtime.Object) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t == watch.Deleted {
+		if m, err := meta.Accessor(obj); err == nil {
+			delete(s.state[which], m.GetName())
 		}
+	} else {
+		s.putLocked(which, obj, s.state[which])
 	}
-	return out, nil
-}
-
-func (s *source[P, B]) watch(ctx context.Context, which int, st Storage, rv string) error {
-	w, err := st.Watch(ctx, &metainternalversion.ListOptions{Watch: true, ResourceVersion: rv, AllowWatchBookmarks: true})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		switch ev.Type {
-		case watch.Error:
-			return ev.Err
-		case watch.Bookmark:
-			continue
-		}
-		obj := st.New()
-		if err := ev.Object.Decode(obj); err != nil {
-			return err
-		}
-		s.mu.Lock()
-		if ev.Type == watch.Deleted {
-			if m, err := meta.Accessor(obj); err == nil {
-				delete(s.state[which], m.GetName())
-			}
-		} else {
-			s.putLocked(which, obj, s.state[which])
-		}
-		s.rebuildLocked()
-		s.mu.Unlock()
-	}
-	return errors.New("watch ended")
+	s.rebuildLocked()
 }
 
 // putLocked records obj, compiling it unless old holds the same

@@ -2,31 +2,22 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/webhook"
-	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 // Configurations is what the source needs of the storage of a kind of
 // webhook configuration.
-type Configurations interface {
-	rest.Lister
-	rest.Watcher
-}
+type Configurations = follow.Source
 
 // Source keeps the webhooks of the configurations in storage, as kube's
 // configuration managers do over their informers: a list, then a watch
@@ -38,9 +29,9 @@ type Source struct {
 	versions   atomic.Pointer[Resources]
 	mutating   atomic.Pointer[[]*hook]
 	validating atomic.Pointer[[]*hook]
+	// synced is closed once both kinds were listed.
 	synced     chan struct{}
 	syncedOnce sync.Once
-	waiting    sync.WaitGroup // the kinds not listed yet
 }
 
 // NewSource returns a source of the webhooks in the storages of
@@ -57,28 +48,40 @@ func NewSource(services webhook.ServiceResolver) *Source {
 // the server's (the versions webhooks with matchPolicy Equivalent see).
 func (s *Source) Run(ctx context.Context, resources Resources, mutating, validating Configurations) {
 	s.versions.Store(&resources)
-	ctx = request.WithNamespace(ctx, "")
-	s.waiting.Add(2)
-	go func() {
-		s.waiting.Wait()
-		s.syncedOnce.Do(func() { close(s.synced) })
-	}()
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		s.follow(ctx, "mutatingwebhookconfigurations", mutating, func() runtime.Object {
-			return &admissionregistrationv1.MutatingWebhookConfiguration{}
-		}, s.publishMutating)
-	}()
-	go func() {
-		defer wg.Done()
-		s.follow(ctx, "validatingwebhookconfigurations", validating, func() runtime.Object {
-			return &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		}, s.publishValidating)
-	}()
-	wg.Wait()
+	loops := []*follow.Loop{
+		follow.New(follow.Config{Name: "admission webhooks: mutatingwebhookconfigurations", Source: mutating,
+			Handler: configurations(func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfiguration{} }, s.publishMutating)}),
+		follow.New(follow.Config{Name: "admission webhooks: validatingwebhookconfigurations", Source: validating,
+			Handler: configurations(func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfiguration{} }, s.publishValidating)}),
+	}
+	follow.RunAll(ctx, func() { s.syncedOnce.Do(func() { close(s.synced) }) }, loops...)
 }
+
+// configurations keeps the configurations of one kind by name, and
+// publishes them all on every list and change.
+func configurations(newObj func() runtime.Object, publish func(map[string]runtime.Object)) follow.Handler {
+	var configs map[string]runtime.Object
+	return follow.Objects[runtime.Object]{
+		New: newObj,
+		List: func(objs []runtime.Object, _ int64) {
+			configs = make(map[string]runtime.Object, len(objs))
+			for _, obj := range objs {
+				configs[nameOf(obj)] = obj
+			}
+			publish(configs)
+		},
+		Event: func(t watch.EventType, obj runtime.Object) {
+			if t == watch.Deleted {
+				delete(configs, nameOf(obj))
+			} else {
+				configs[nameOf(obj)] = obj
+			}
+			publish(configs)
+		},
+	}
+}
+
+func nameOf(obj runtime.Object) string { return obj.(interface{ GetName() string }).GetName() }
 
 // WaitSynced waits until both kinds were listed once, or ctx ends; it
 // reports whether they were.
@@ -111,78 +114,6 @@ func (s *Source) idle(hooks []*hook) bool {
 
 func (s *Source) mutatingHooks() []*hook   { return *s.mutating.Load() }
 func (s *Source) validatingHooks() []*hook { return *s.validating.Load() }
-
-// follow keeps the configurations of one kind, publishing them on every
-// change, until ctx ends.
-func (s *Source) follow(ctx context.Context, resource string, store Configurations, newObj func() runtime.Object,
-	publish func(map[string]runtime.Object)) {
-	listed := false
-	for ctx.Err() == nil {
-		err := s.followOnce(ctx, store, newObj, func(configs map[string]runtime.Object) {
-			publish(configs)
-			if !listed {
-				listed = true
-				s.waiting.Done()
-			}
-		})
-		if err != nil && ctx.Err() == nil {
-			slog.Warn("admission webhooks: following the configurations", "resource", resource, "error", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		}
-	}
-}
-
-// followOnce lists, publishes, then publishes again on each event of a
-// watch from the list's revision, until the watch ends.
-func (s *Source) followOnce(ctx context.Context, store Configurations, newObj func() runtime.Object,
-	publish func(map[string]runtime.Object)) error {
-	list, err := store.List(ctx, &metainternalversion.ListOptions{})
-	if err != nil {
-		return err
-	}
-	configs := map[string]runtime.Object{}
-	for _, item := range list.Items {
-		if err := remember(configs, item, newObj(), false); err != nil {
-			return err
-		}
-	}
-	publish(configs)
-	w, err := store.Watch(ctx, &metainternalversion.ListOptions{Watch: true, ResourceVersion: fmt.Sprint(list.ResourceVersion)})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		switch ev.Type {
-		case watch.Error:
-			return ev.Err
-		case watch.Added, watch.Modified, watch.Deleted:
-			if err := remember(configs, ev.Object, newObj(), ev.Type == watch.Deleted); err != nil {
-				return err
-			}
-			publish(configs)
-		}
-	}
-	return errors.New("watch ended")
-}
-
-// remember decodes o into obj and keeps it in configs by name (drops it
-// when deleted).
-func remember(configs map[string]runtime.Object, o *storage.Object, obj runtime.Object, deleted bool) error {
-	if err := o.Decode(obj); err != nil {
-		return err
-	}
-	name := obj.(interface{ GetName() string }).GetName()
-	if deleted {
-		delete(configs, name)
-	} else {
-		configs[name] = obj
-	}
-	return nil
-}
 
 func (s *Source) publishMutating(configs map[string]runtime.Object) {
 	var hooks []*hook
