@@ -20,3 +20,17 @@ func (g *APIGroupInfo) Destroy() {
 		}
 	}
 }
+
+// StorageReadinessCheckers are the storages of every version of the group
+// that say when they are ready (a watch cache, after its first list).
+func (g *APIGroupInfo) StorageReadinessCheckers() []StorageReadinessChecker {
+	var out []StorageReadinessChecker
+	for _, resources := range g.VersionedResourcesStorageMap {
+		for _, s := range resources {
+			if c, ok := s.(StorageReadinessChecker); ok {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
