@@ -1,8 +1,6 @@
 package garbagecollector
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/miniapiserver/miniapiserver/api"
@@ -11,25 +9,18 @@ import (
 
 // ServedResources are the resources of groups (their preferred versions)
 // the collector follows: those that can be listed, watched, updated and
-// deleted, and whose kind owner references can name, but events, which
-// kube's collector ignores too.
+// deleted, and whose kind owner references can name, but events (of
+// either group), which kube's collector ignores too.
 func ServedResources(groups []rest.APIGroupInfo) []Resource {
 	var resources []Resource
-	for _, g := range groups {
-		for name, st := range g.VersionedResourcesStorageMap[g.PrioritizedVersions[0]] {
-			store, ok := st.(Storage)
-			scoper, scoped := st.(rest.Scoper)
-			if strings.Contains(name, "/") || name == "events" || !ok || !scoped {
-				continue
-			}
-			kind, ok := storageKind(st, g.GroupName)
-			if !ok {
-				continue
-			}
-			if g.GroupName != "" {
-				name += "." + g.GroupName
-			}
-			resources = append(resources, Resource{Name: name, Kind: kind, Namespaced: scoper.NamespaceScoped(), Store: store})
+	for gr, st := range rest.PreferredResources(groups) {
+		store, ok := st.(Storage)
+		scoper, scoped := st.(rest.Scoper)
+		if gr.Resource == "events" || !ok || !scoped {
+			continue
+		}
+		if kind, ok := storageKind(st, gr.Group); ok {
+			resources = append(resources, Resource{Name: gr.String(), Kind: kind, Namespaced: scoper.NamespaceScoped(), Store: store})
 		}
 	}
 	return resources

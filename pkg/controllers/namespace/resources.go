@@ -2,7 +2,6 @@ package namespace
 
 import (
 	"sort"
-	"strings"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -12,18 +11,12 @@ import (
 // named "pods", "deployments.apps", in the order of their names.
 func ServedResources(groups []rest.APIGroupInfo) []Resource {
 	var resources []Resource
-	for _, g := range groups {
-		for name, st := range g.VersionedResourcesStorageMap[g.PrioritizedVersions[0]] {
-			scoper, scoped := st.(rest.Scoper)
-			deleter, deletes := st.(rest.CollectionDeleter)
-			lister, lists := st.(rest.Lister)
-			if strings.Contains(name, "/") || !scoped || !scoper.NamespaceScoped() || !deletes || !lists {
-				continue
-			}
-			if g.GroupName != "" {
-				name += "." + g.GroupName
-			}
-			resources = append(resources, Resource{Name: name, Deleter: deleter, Lister: lister})
+	for gr, st := range rest.PreferredResources(groups) {
+		scoper, scoped := st.(rest.Scoper)
+		deleter, deletes := st.(rest.CollectionDeleter)
+		lister, lists := st.(rest.Lister)
+		if scoped && scoper.NamespaceScoped() && deletes && lists {
+			resources = append(resources, Resource{Name: gr.String(), Deleter: deleter, Lister: lister})
 		}
 	}
 	sort.Slice(resources, func(i, j int) bool { return resources[i].Name < resources[j].Name })

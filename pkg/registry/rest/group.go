@@ -1,5 +1,12 @@
 package rest
 
+import (
+	"iter"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
 // APIGroupInfo is what a RESTStorageProvider builds for its API group: the
 // storage of every resource of every served version.
 type APIGroupInfo struct {
@@ -33,4 +40,18 @@ func (g *APIGroupInfo) StorageReadinessCheckers() []StorageReadinessChecker {
 		}
 	}
 	return out
+}
+
+// PreferredResources yields the resources (not their subresources) of the
+// preferred version of each of groups, with their storage.
+func PreferredResources(groups []APIGroupInfo) iter.Seq2[schema.GroupResource, Storage] {
+	return func(yield func(schema.GroupResource, Storage) bool) {
+		for _, g := range groups {
+			for name, st := range g.VersionedResourcesStorageMap[g.PrioritizedVersions[0]] {
+				if !strings.Contains(name, "/") && !yield(schema.GroupResource{Group: g.GroupName, Resource: name}, st) {
+					return
+				}
+			}
+		}
+	}
 }
