@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"slices"
 	"sort"
@@ -124,22 +123,10 @@ func definitionsOf(out map[string][]byte) ([]byte, error) {
 	return indentJSON(defs)
 }
 
-// buildGroups builds the served groups as the server does, on a storage
-// that is never used.
+// buildGroups builds every group with the server's own wiring
+// (app.BuildAPIGroups), on a storage that is never used.
 func buildGroups() ([]rest.APIGroupInfo, error) {
-	providers, err := app.RESTStorageProviders(app.NewOptions(), app.ProviderDeps{Tokens: &core.TokenIssuer{}})
-	if err != nil {
-		return nil, err
-	}
-	var groups []rest.APIGroupInfo
-	for _, p := range providers {
-		info, err := p.NewRESTStorage(unusedStorage)
-		if err != nil {
-			return nil, fmt.Errorf("building the %q API group: %w", p.GroupName(), err)
-		}
-		groups = append(groups, info)
-	}
-	return groups, nil
+	return app.BuildAPIGroups(app.NewOptions(), unusedStorage, app.ProviderDeps{Tokens: &core.TokenIssuer{}})
 }
 
 // unusedStorage gives every resource a nil storage.Interface: the groups

@@ -12,13 +12,37 @@ import (
 	admissionwebhook "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/webhook"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
+
+// builtAdmission is the admission chain of the handlers, and the sources
+// of admission policies and webhooks it follows (their loops run with the
+// server's: startControllers).
+type builtAdmission struct {
+	chain    admission.Chain
+	policies *admissionPolicies
+	webhooks *admissionwebhook.Source
+}
+
+// buildAdmission builds the admission chain over the groups' stores; its
+// steps ask the server's authorizer.
+func buildAdmission(o *Options, g *builtGroups) (*builtAdmission, error) {
+	authz := g.authorization.Authorizer
+	policies, err := newAdmissionPolicies(g.stores, authz)
+	if err != nil {
+		return nil, err
+	}
+	webhooks := admissionwebhook.NewSource(g.stores.serviceResolver())
+	chain, err := admissionChain(o, g.stores, authz, policies, webhooks)
+	if err != nil {
+		return nil, err
+	}
+	return &builtAdmission{chain: chain, policies: policies, webhooks: webhooks}, nil
+}
 
 // admissionChain is the admission chain of the handlers: kube's plugins
 // this server runs as steps of their own, in kube's order, less those
 // the flags turn off.
-func admissionChain(o *Options, groups []rest.APIGroupInfo, st groupStorages, authz authorizer.Authorizer,
+func admissionChain(o *Options, st *stores, authz authorizer.Authorizer,
 	policies *admissionPolicies, webhooks *admissionwebhook.Source) (admission.Chain, error) {
 	podSecurity, err := admission.NewPodSecurity(admission.PodSecurityConfig{
 		Configuration: o.Admission.podSecurity,
@@ -29,7 +53,7 @@ func admissionChain(o *Options, groups []rest.APIGroupInfo, st groupStorages, au
 	if err != nil {
 		return nil, err
 	}
-	quota, err := resourceQuotaAdmission(o, groups)
+	quota, err := resourceQuotaAdmission(o, st)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +62,7 @@ func admissionChain(o *Options, groups []rest.APIGroupInfo, st groupStorages, au
 		{"LimitRanger", &admission.LimitRanger{LimitRanges: st.core.LimitRanges}},
 		{"ServiceAccount", &admission.ServiceAccount{Pods: core.PodServiceAccount{
 			ServiceAccounts: st.core.ServiceAccounts, Namespaces: st.core.Namespaces}}},
-		{noderestriction.PluginName, nodeRestriction(groups, st, authz)},
+		{noderestriction.PluginName, nodeRestriction(st, authz)},
 		{"TaintNodesByCondition", admission.TaintNodesByCondition{}},
 		{"PodSecurity", podSecurity},
 		{"Priority", &admission.Priority{PriorityClasses: st.scheduling.PriorityClasses}},

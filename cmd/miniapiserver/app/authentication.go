@@ -26,9 +26,14 @@ import (
 )
 
 // credentials are what the server authenticates with, read from the
-// flags or generated in the data dir for the one-command run: the client
-// CA, the admin's certificate and token, the service account keys.
+// flags or generated in the data dir for the one-command run: its serving
+// certificate, the client CA, the admin's certificate and token, the
+// service account keys.
 type credentials struct {
+	servingCert tls.Certificate
+	// caPEM is the certificate clients trust (nil with --tls-cert-file);
+	// it is published in every namespace (kube-root-ca.crt).
+	caPEM      []byte
 	clientCA   *ClientCA
 	adminToken string
 	adminCert  []byte
@@ -44,9 +49,14 @@ type credentials struct {
 	proxyClient *tls.Certificate
 }
 
+// loadCredentials is the first part of Start: it reads or generates the
+// credentials.
 func loadCredentials(o *Options) (*credentials, error) {
 	c := &credentials{}
 	var err error
+	if c.servingCert, c.caPEM, err = servingCert(o); err != nil {
+		return nil, err
+	}
 	if c.clientCA, err = loadClientCA(o); err != nil {
 		return nil, err
 	}
@@ -217,7 +227,7 @@ func (s *Server) buildSecurity(ctx context.Context, o *Options, creds *credentia
 	if jwt.jwts != nil {
 		// The issuers' keys are fetched until ctx ends: a start that
 		// fails before the server runs ends them too.
-		s.cleanup = append(s.cleanup, s.cancel)
+		s.cleanup = append(s.cleanup, s.loops.cancel)
 	}
 	sec.authnReloader = jwt.reloader
 	if sec.authenticator, err = creds.authenticator(o, objects, jwt); err != nil {

@@ -108,22 +108,17 @@ func systemNodeRules() ([]rbacv1.PolicyRule, error) {
 type lateNodeObjects struct{ authz.NodeObjects }
 
 // bindNodeObjects hands the Node mode the stores it reads.
-func (a *Authorization) bindNodeObjects(groups []rest.APIGroupInfo) {
+func (a *Authorization) bindNodeObjects(st *stores) {
 	if a.nodeObjects == nil {
 		return
 	}
-	getter := func(group, resource string) rest.Getter {
-		g, _ := servedStorage(groups, group, resource).(rest.Getter)
-		return g
-	}
-	pods, _ := servedStorage(groups, "", "pods").(rest.Lister)
 	a.nodeObjects.NodeObjects = authz.RegistryNodeObjects{
-		Pods:                   pods,
-		PersistentVolumeClaims: getter("", "persistentvolumeclaims"),
-		PersistentVolumes:      getter("", "persistentvolumes"),
-		VolumeAttachments:      getter("storage.k8s.io", "volumeattachments"),
-		ResourceSlices:         getter("resource.k8s.io", "resourceslices"),
-		PodCertificateRequests: getter("certificates.k8s.io", "podcertificaterequests"),
+		Pods:                   st.core.Pods,
+		PersistentVolumeClaims: st.core.PersistentVolumeClaims,
+		PersistentVolumes:      st.core.PersistentVolumes,
+		VolumeAttachments:      st.storage.VolumeAttachments,
+		ResourceSlices:         st.resource.ResourceSlices,
+		PodCertificateRequests: st.certificates.PodCertificateRequests,
 	}
 }
 
@@ -133,16 +128,16 @@ const rbacBootstrapCheck = "poststarthook/rbac/bootstrap-roles"
 // startRBAC reconciles kube's bootstrap policy into the rbac stores
 // (retrying every second until it succeeds, as kube's post-start hook),
 // then keeps the policy cache current from them, and (aggregate: the
-// clusterrole-aggregation controller is on) aggregates cluster roles,
-// until ctx ends.
-func (s *Server) startRBAC(ctx context.Context, a *Authorization, st rbac.GroupStorage, aggregate bool) {
-	s.goUntilDone(func() {
+// clusterrole-aggregation controller is on) aggregates cluster roles, as
+// loops of the server's.
+func (s *Server) startRBAC(a *Authorization, st rbac.GroupStorage, aggregate bool) {
+	s.loops.Go(func(ctx context.Context) {
 		if reconcileBootstrapPolicy(ctx, st) == nil {
 			a.Policy.Run(ctx, st.PolicySources())
 		}
 	})
 	if aggregate {
-		s.goUntilDone(func() { clusterroleaggregation.New(a.Policy, st.ClusterRoles).Run(ctx) })
+		s.loops.Go(clusterroleaggregation.New(a.Policy, st.ClusterRoles).Run)
 	}
 }
 
@@ -185,13 +180,4 @@ func reconcileBootstrapPolicy(ctx context.Context, st rbac.GroupStorage) error {
 		case <-time.After(time.Second):
 		}
 	}
-}
-
-// goUntilDone runs f in a goroutine that Stop waits for.
-func (s *Server) goUntilDone(f func()) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		f()
-	}()
 }

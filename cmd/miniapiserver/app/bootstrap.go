@@ -73,7 +73,7 @@ func ensureSystemPriorityClasses(ctx context.Context, classes *generic.Store) er
 // concurrently, so that a start waits for a few rounds of writes to etcd
 // rather than for one per object. It returns the controller that keeps
 // the default ServiceCIDR (Run it).
-func writeBootstrapObjects(ctx context.Context, o *Options, st groupStorages, extensionAuth map[string]string, securePort int) (*defaultservicecidr.Controller, error) {
+func writeBootstrapObjects(ctx context.Context, o *Options, st *stores, extensionAuth map[string]string, securePort int) (*defaultservicecidr.Controller, error) {
 	var serviceCIDRs *defaultservicecidr.Controller
 	err := all(
 		func() error { return ensureSystemNamespaces(ctx, st.core.Namespaces) },

@@ -86,28 +86,7 @@ func TestDockerCompose(t *testing.T) {
 		t.Errorf("the compose file's flags do not validate: %v", err)
 	}
 
-	// The secure port is published, and exposed by the Dockerfile.
-	port := "6443"
-	if v, ok := flagValue(srv.Command, "secure-port"); ok {
-		port = v
-	}
-	published := false
-	for _, p := range srv.Ports {
-		parts := strings.Split(p, ":")
-		if parts[len(parts)-1] == port {
-			published = true
-		}
-	}
-	if !published {
-		t.Errorf("the secure port %s is not published: %v", port, srv.Ports)
-	}
-	dockerfile, err := os.ReadFile("../../../" + srv.Build.Dockerfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !regexp.MustCompile(`(?m)^EXPOSE\s+` + port + `\b`).Match(dockerfile) {
-		t.Errorf("the Dockerfile does not EXPOSE %s", port)
-	}
+	port := checkSecurePortPublished(t, srv.Command, srv.Ports, srv.Build.Dockerfile)
 
 	// --etcd-servers names the etcd service on a port it listens on.
 	servers, ok := flagValue(srv.Command, "etcd-servers")
@@ -128,6 +107,34 @@ func TestDockerCompose(t *testing.T) {
 	if _, err := strconv.Atoi(port); err != nil {
 		t.Errorf("--secure-port %q", port)
 	}
+}
+
+// checkSecurePortPublished checks that the secure port of command is
+// published (ports) and exposed by the Dockerfile, and returns it.
+func checkSecurePortPublished(t *testing.T, command, ports []string, dockerfile string) string {
+	t.Helper()
+	port := "6443"
+	if v, ok := flagValue(command, "secure-port"); ok {
+		port = v
+	}
+	published := false
+	for _, p := range ports {
+		parts := strings.Split(p, ":")
+		if parts[len(parts)-1] == port {
+			published = true
+		}
+	}
+	if !published {
+		t.Errorf("the secure port %s is not published: %v", port, ports)
+	}
+	data, err := os.ReadFile("../../../" + dockerfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^EXPOSE\s+` + port + `\b`).Match(data) {
+		t.Errorf("the Dockerfile does not EXPOSE %s", port)
+	}
+	return port
 }
 
 // TestDefragDefaultFollowsEtcd: the server defragments the embedded etcd

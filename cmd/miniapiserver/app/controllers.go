@@ -3,17 +3,13 @@ package app
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"net"
-	"sort"
 	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
-	"github.com/miniapiserver/miniapiserver/api"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/apf"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/autoregister"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
@@ -26,31 +22,11 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// namespaceController builds the namespace controller over namespaces,
-// their finalize subresource and the served groups: it deletes every
-// namespaced resource that can be listed and deleted as a collection.
-func namespaceController(groups []rest.APIGroupInfo, namespaces namespace.Namespaces, finalizer rest.Updater, crds *crd.Controller) *namespace.Controller {
-	var resources []namespace.Resource
-	for _, g := range groups {
-		for _, version := range g.PrioritizedVersions[:1] {
-			storages := g.VersionedResourcesStorageMap[version]
-			for name, st := range storages {
-				scoper, scoped := st.(rest.Scoper)
-				deleter, deletes := st.(rest.CollectionDeleter)
-				lister, lists := st.(rest.Lister)
-				if strings.Contains(name, "/") || !scoped || !scoper.NamespaceScoped() || !deletes || !lists {
-					continue
-				}
-				qualified := name
-				if g.GroupName != "" {
-					qualified += "." + g.GroupName
-				}
-				resources = append(resources, namespace.Resource{Name: qualified, Deleter: deleter, Lister: lister})
-			}
-		}
-	}
-	sort.Slice(resources, func(i, j int) bool { return resources[i].Name < resources[j].Name })
-	return namespace.New(namespaces, finalizer, resources, func() []namespace.Resource {
+// namespaceController builds the namespace controller over the core
+// group's namespaces and every built group: it deletes every namespaced
+// resource that can be listed and deleted as a collection.
+func namespaceController(st *stores, crds *crd.Controller) *namespace.Controller {
+	return namespace.New(st.core.Namespaces, st.core.NamespaceFinalize, namespace.ServedResources(st.groups), func() []namespace.Resource {
 		// The custom resources served for now: kube's namespace controller
 		// finds them in discovery.
 		var out []namespace.Resource
@@ -65,31 +41,10 @@ func namespaceController(groups []rest.APIGroupInfo, namespaces namespace.Namesp
 }
 
 // garbageCollector builds the ownerReference garbage collector over
-// every resource of the served groups that can be listed, watched,
-// updated and deleted (but events, which kube's collector ignores too),
+// every built resource it can follow (garbagecollector.ServedResources)
 // and the custom resources served for now.
-func garbageCollector(groups []rest.APIGroupInfo, crds *crd.Controller) *garbagecollector.Controller {
-	var resources []garbagecollector.Resource
-	for _, g := range groups {
-		version := g.PrioritizedVersions[0]
-		for name, st := range g.VersionedResourcesStorageMap[version] {
-			store, ok := st.(garbagecollector.Storage)
-			scoper, scoped := st.(rest.Scoper)
-			if strings.Contains(name, "/") || name == "events" || !ok || !scoped {
-				continue
-			}
-			kind, ok := storageKind(st, g.GroupName)
-			if !ok {
-				continue
-			}
-			qualified := name
-			if g.GroupName != "" {
-				qualified += "." + g.GroupName
-			}
-			resources = append(resources, garbagecollector.Resource{Name: qualified, Kind: kind, Namespaced: scoper.NamespaceScoped(), Store: store})
-		}
-	}
-	return garbagecollector.New(resources, func() []garbagecollector.Resource {
+func garbageCollector(st *stores, crds *crd.Controller) *garbagecollector.Controller {
+	return garbagecollector.New(garbagecollector.ServedResources(st.groups), func() []garbagecollector.Resource {
 		var out []garbagecollector.Resource
 		for _, served := range crds.Served() {
 			out = append(out, garbagecollector.Resource{
@@ -99,21 +54,6 @@ func garbageCollector(groups []rest.APIGroupInfo, crds *crd.Controller) *garbage
 		}
 		return out
 	})
-}
-
-// storageKind is the group and kind of the objects a storage of group
-// serves, as owner references name them.
-func storageKind(st rest.Storage, group string) (schema.GroupKind, bool) {
-	kinds, _, err := api.Scheme.ObjectKinds(st.New())
-	if err != nil {
-		return schema.GroupKind{}, false
-	}
-	for _, k := range kinds {
-		if k.Group == group {
-			return k.GroupKind(), true
-		}
-	}
-	return schema.GroupKind{}, false
 }
 
 // flowControlController builds the controller that keeps kube's flow
@@ -135,22 +75,15 @@ func priorityAndFairness(o *Options, s flowcontrolregistry.Storage) *apf.Control
 
 // endpointReconciler builds the endpoint reconciler of this replica
 // (--endpoint-reconciler-type lease or master-count) over the stores of
-// leases, endpoints and endpoint slices the groups serve.
-func endpointReconciler(o *Options, groups []rest.APIGroupInfo, securePort int) (*endpoints.Reconciler, error) {
-	eps, ok := servedStorage(groups, "", "endpoints").(endpoints.Endpoints)
-	if !ok {
-		return nil, fmt.Errorf("--endpoint-reconciler-type=%s: endpoints are not served", o.EndpointReconcilerType)
-	}
-	slices, ok := servedStorage(groups, "discovery.k8s.io", "endpointslices").(endpoints.EndpointSlices)
-	if !ok {
-		return nil, fmt.Errorf("--endpoint-reconciler-type=%s: endpointslices are not served", o.EndpointReconcilerType)
-	}
+// leases, endpoints and endpoint slices; nil when the advertised address
+// is not one other hosts reach.
+func endpointReconciler(o *Options, st *stores, securePort int) *endpoints.Reconciler {
 	addr := o.advertiseAddress()
 	if !endpoints.ValidAddress(addr) {
 		// As kube's reconciler, never list a loopback or link-local
 		// address: a server on 127.0.0.1 (the default) leaves them alone.
 		slog.Warn("the kubernetes service's endpoints are not kept: set --advertise-address to an address other hosts reach", "advertise-address", addr)
-		return nil, nil
+		return nil
 	}
 	// The lease is named after where the replica is reached, as kube's
 	// identity lease is after its host: a restarted replica takes its
@@ -162,24 +95,9 @@ func endpointReconciler(o *Options, groups []rest.APIGroupInfo, securePort int) 
 		TTL: o.EndpointReconcilerTTL, Interval: o.EndpointReconcilerInterval,
 	}
 	if o.EndpointReconcilerType == "master-count" {
-		return endpoints.NewCounted(cfg, o.Kube.APIServerCount, eps, slices), nil
+		return endpoints.NewCounted(cfg, o.Kube.APIServerCount, st.core.Endpoints, st.discovery.EndpointSlices)
 	}
-	leases, ok := servedStorage(groups, "coordination.k8s.io", "leases").(endpoints.Leases)
-	if !ok {
-		return nil, fmt.Errorf("--endpoint-reconciler-type=lease: leases are not served")
-	}
-	return endpoints.New(cfg, leases, eps, slices), nil
-}
-
-// servedStorage is the storage of resource in group (preferred version),
-// or nil.
-func servedStorage(groups []rest.APIGroupInfo, group, resource string) rest.Storage {
-	for _, g := range groups {
-		if g.GroupName == group {
-			return g.VersionedResourcesStorageMap[g.PrioritizedVersions[0]][resource]
-		}
-	}
-	return nil
+	return endpoints.New(cfg, st.coordination.Leases, st.core.Endpoints, st.discovery.EndpointSlices)
 }
 
 // apiServiceRegistration builds the controller that keeps one Local

@@ -34,14 +34,18 @@ func startEmbeddedEtcd(ctx context.Context, o *Options) (*embedetcd.Server, erro
 }
 
 // reportEtcdFailure makes the server fail when its embedded etcd stops on
-// its own (a member removed from its cluster stops).
+// its own (a member removed from its cluster stops), as one of its loops.
 func (s *Server) reportEtcdFailure(etcd *embedetcd.Server) {
-	go func() {
-		if err, ok := <-etcd.Failed(); ok {
-			select {
-			case s.errs <- err:
-			default:
+	s.loops.Go(func(ctx context.Context) {
+		select {
+		case err, ok := <-etcd.Failed():
+			if ok {
+				select {
+				case s.errs <- err:
+				default:
+				}
 			}
+		case <-ctx.Done():
 		}
-	}()
+	})
 }

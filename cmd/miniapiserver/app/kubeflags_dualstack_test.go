@@ -58,34 +58,7 @@ func TestDualStackServiceRanges(t *testing.T) {
 		})
 	}
 
-	t.Run("upgrade to dual-stack and back", func(t *testing.T) {
-		got, err := services.Get(ctx, "plain", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyRequireDualStack)
-		if got, err = services.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if len(got.Spec.ClusterIPs) != 2 {
-			t.Fatalf("clusterIPs %v after the upgrade, want two", got.Spec.ClusterIPs)
-		}
-		checkClusterIPs(t, got, v4, v6)
-		secondary := got.Spec.ClusterIPs[1]
-		if _, err := client.NetworkingV1().IPAddresses().Get(ctx, secondary, metav1.GetOptions{}); err != nil {
-			t.Fatalf("the secondary address's IPAddress: %v", err)
-		}
-		got.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
-		if got, err = services.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if len(got.Spec.ClusterIPs) != 1 || len(got.Spec.IPFamilies) != 1 {
-			t.Fatalf("clusterIPs %v, ipFamilies %v after the downgrade, want one of each", got.Spec.ClusterIPs, got.Spec.IPFamilies)
-		}
-		if _, err := client.NetworkingV1().IPAddresses().Get(ctx, secondary, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			t.Fatalf("the secondary address's IPAddress after the downgrade: %v, want NotFound", err)
-		}
-	})
+	t.Run("upgrade to dual-stack and back", func(t *testing.T) { testDualStackUpgrade(t, client, v4, v6) })
 
 	t.Run("defaults", func(t *testing.T) {
 		cidr, err := client.NetworkingV1().ServiceCIDRs().Get(ctx, "kubernetes", metav1.GetOptions{})
@@ -103,6 +76,40 @@ func TestDualStackServiceRanges(t *testing.T) {
 			t.Errorf("the kubernetes service's families %v, want the primary only (kube's)", k.Spec.IPFamilies)
 		}
 	})
+}
+
+// testDualStackUpgrade: the service "plain" upgraded to RequireDualStack
+// gets an address of each family; back to SingleStack, it releases the
+// secondary one.
+func testDualStackUpgrade(t *testing.T, client kubernetes.Interface, v4, v6 netip.Prefix) {
+	ctx := context.Background()
+	services := client.CoreV1().Services("default")
+	got, err := services.Get(ctx, "plain", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyRequireDualStack)
+	if got, err = services.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Spec.ClusterIPs) != 2 {
+		t.Fatalf("clusterIPs %v after the upgrade, want two", got.Spec.ClusterIPs)
+	}
+	checkClusterIPs(t, got, v4, v6)
+	secondary := got.Spec.ClusterIPs[1]
+	if _, err := client.NetworkingV1().IPAddresses().Get(ctx, secondary, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the secondary address's IPAddress: %v", err)
+	}
+	got.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
+	if got, err = services.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Spec.ClusterIPs) != 1 || len(got.Spec.IPFamilies) != 1 {
+		t.Fatalf("clusterIPs %v, ipFamilies %v after the downgrade, want one of each", got.Spec.ClusterIPs, got.Spec.IPFamilies)
+	}
+	if _, err := client.NetworkingV1().IPAddresses().Get(ctx, secondary, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the secondary address's IPAddress after the downgrade: %v, want NotFound", err)
+	}
 }
 
 // TestSingleStackRefusesDualStack: on a single-stack cluster,

@@ -247,6 +247,42 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 // Validate checks the flag values; each error names its flag.
 func (o *Options) Validate() error {
+	for _, validate := range []func() error{o.validateStorage, o.validateServing, o.validateLimits} {
+		if err := validate(); err != nil {
+			return err
+		}
+	}
+	if err := o.Admission.validate(); err != nil {
+		return err
+	}
+	if err := o.validateServiceRanges(); err != nil {
+		return err
+	}
+	switch o.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", o.LogLevel)
+	}
+	if err := o.Auth.validate(); err != nil {
+		return err
+	}
+	if err := o.Audit.validate(); err != nil {
+		return err
+	}
+	if err := o.EmbeddedEtcd.validate(o.EtcdServers); err != nil {
+		return err
+	}
+	if err := o.Logging.validate(o.LogLevel); err != nil {
+		return err
+	}
+	if err := o.Kube.validate(o.Auth.EnablePriorityAndFairness); err != nil {
+		return err
+	}
+	return o.Kubelet.validate()
+}
+
+// validateStorage checks the flags of etcd and of what is stored.
+func (o *Options) validateStorage() error {
 	for _, s := range o.EtcdServers {
 		if err := checkEtcdURL(s); err != nil {
 			return fmt.Errorf("--etcd-servers: %w", err)
@@ -276,6 +312,12 @@ func (o *Options) Validate() error {
 	if !strings.HasPrefix(o.EtcdPrefix, "/") || strings.HasSuffix(o.EtcdPrefix, "/") {
 		return fmt.Errorf("--etcd-prefix: %q must start with / and not end with /", o.EtcdPrefix)
 	}
+	return nil
+}
+
+// validateServing checks the flags of the addresses and ports served on,
+// and of their certificates.
+func (o *Options) validateServing() error {
 	if net.ParseIP(o.BindAddress) == nil {
 		return fmt.Errorf("--bind-address: %q is not an IP address", o.BindAddress)
 	}
@@ -316,6 +358,12 @@ func (o *Options) Validate() error {
 	if o.InsecurePort != 0 && !ip.IsLoopback() && !o.InsecureAllowRemote {
 		return fmt.Errorf("--insecure-bind-address: %s is not a loopback address; the insecure port has no authentication (set --insecure-allow-remote to allow it)", o.InsecureBindAddr)
 	}
+	return nil
+}
+
+// validateLimits checks the flags of the watch caches, the requests and
+// what the server keeps.
+func (o *Options) validateLimits() error {
 	if _, err := parseWatchCacheSizes(o.WatchCacheSizes); err != nil {
 		return err
 	}
@@ -343,33 +391,7 @@ func (o *Options) Validate() error {
 	if !o.AllowPrivileged {
 		return fmt.Errorf("--allow-privileged: miniapiserver always admits privileged containers; false is not supported")
 	}
-	if err := o.Admission.validate(); err != nil {
-		return err
-	}
-	if err := o.validateServiceRanges(); err != nil {
-		return err
-	}
-	switch o.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		return fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", o.LogLevel)
-	}
-	if err := o.Auth.validate(); err != nil {
-		return err
-	}
-	if err := o.Audit.validate(); err != nil {
-		return err
-	}
-	if err := o.EmbeddedEtcd.validate(o.EtcdServers); err != nil {
-		return err
-	}
-	if err := o.Logging.validate(o.LogLevel); err != nil {
-		return err
-	}
-	if err := o.Kube.validate(o.Auth.EnablePriorityAndFairness); err != nil {
-		return err
-	}
-	return o.Kubelet.validate()
+	return nil
 }
 
 // advertiseAddress is --advertise-address, or its default.

@@ -55,7 +55,7 @@ var kubeAdmissionPlugins = []kubePlugin{
 
 // separatePlugins are the plugins this server runs, in kube's order, as
 // steps of its admission chain (admissionChain) or, for those that change
-// new pods, claims and ingresses, in their storage (buildGroups); the
+// new pods, claims and ingresses, in their storage (buildStores); the
 // flags turn each off. kube's other default plugin, PodGroupProtection,
 // does nothing in kube's default configuration (behind an alpha feature
 // gate): disabling it changes nothing here, and is logged.

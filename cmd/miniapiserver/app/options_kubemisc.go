@@ -78,21 +78,15 @@ func (o *MiscOptions) applyProfiling(profiling bool) {
 // built (--storage-initialization-timeout: kube's storage readiness hook
 // stops waiting then, and so does this check, logging it once).
 func watchCacheCheck(groups []rest.APIGroupInfo, timeout time.Duration) healthz.Check {
-	var checks []func() error
-	for _, g := range groups {
-		for _, resources := range g.VersionedResourcesStorageMap {
-			for _, st := range resources {
-				if s, ok := st.(rest.StorageReadinessChecker); ok {
-					checks = append(checks, s.StorageReadiness)
-				}
-			}
-		}
+	var checks []rest.StorageReadinessChecker
+	for i := range groups {
+		checks = append(checks, groups[i].StorageReadinessCheckers()...)
 	}
 	deadline := time.Now().Add(timeout)
 	var gaveUp sync.Once
 	return healthz.Check{Name: "watch-cache", Fn: func(context.Context) error {
 		for _, check := range checks {
-			if err := check(); err != nil {
+			if err := check.StorageReadiness(); err != nil {
 				if time.Now().After(deadline) {
 					gaveUp.Do(func() {
 						slog.Warn("--storage-initialization-timeout passed while waiting for the watch caches; ready anyway", "err", err)

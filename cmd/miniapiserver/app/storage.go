@@ -10,12 +10,44 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/cacher"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/value"
 )
+
+// builtStorage is what the groups' storage is built on: the etcd clients,
+// the options each resource's storage is built with, and etcd's checks
+// (etcdHealth of /healthz, /livez and /readyz; etcdReady of /readyz).
+type builtStorage struct {
+	clients               etcdClients
+	getter                *restOptionsGetter
+	etcdHealth, etcdReady []healthz.Check
+}
+
+// buildStorage is the part of Start that connects to etcd (starting the
+// embedded one without --etcd-servers) and makes the storage factories.
+func (s *Server) buildStorage(o *Options) (*builtStorage, error) {
+	clients, err := s.connectEtcd(o)
+	if err != nil {
+		return nil, err
+	}
+	factories, err := newStorageFactories(s.loops.ctx, o, clients)
+	if err != nil {
+		return nil, err
+	}
+	b := &builtStorage{clients: clients, getter: &restOptionsGetter{
+		factories:   factories,
+		prefix:      o.EtcdPrefix,
+		countPeriod: o.EtcdClient.CountMetricPollPeriod,
+		seen:        map[string]bool{},
+		decorator:   decoratorFor(o),
+	}}
+	b.etcdHealth, b.etcdReady = etcdChecks(o, clients)
+	return b, nil
+}
 
 // restOptionsGetter gives each resource its key prefix and its Decorator.
 type restOptionsGetter struct {
@@ -105,6 +137,17 @@ func newStorageFactories(ctx context.Context, o *Options, clients etcdClients) (
 		f.byResource[gr] = byClient[c]
 	}
 	return f, nil
+}
+
+// watchCacheSizeNames are the resources of --watch-cache-sizes, to check
+// they are served.
+func watchCacheSizeNames(o *Options) []string {
+	sizes, _ := parseWatchCacheSizes(o.WatchCacheSizes) // validated already
+	names := make([]string, 0, len(sizes))
+	for n := range sizes {
+		names = append(names, n)
+	}
+	return names
 }
 
 // overriddenNames are the resources of --etcd-servers-overrides, named as

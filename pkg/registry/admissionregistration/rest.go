@@ -26,9 +26,24 @@ var _ generic.RESTStorageProvider = RESTStorageProvider{}
 // GroupName implements generic.RESTStorageProvider.
 func (RESTStorageProvider) GroupName() string { return admissionregistrationv1.GroupName }
 
+// GroupStorage is what the server's wiring uses of the group besides its
+// routes: the stores admission follows its webhooks and policies from.
+type GroupStorage struct {
+	ValidatingWebhookConfigurations, MutatingWebhookConfigurations *generic.Store
+	ValidatingAdmissionPolicies, ValidatingAdmissionPolicyBindings *generic.Store
+	MutatingAdmissionPolicies, MutatingAdmissionPolicyBindings     *generic.Store
+}
+
 // NewRESTStorage implements generic.RESTStorageProvider.
-func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	return generic.BuildGroup(admissionregistrationv1.SchemeGroupVersion, getter,
+func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
+	_, info, err := p.NewGroupStorage(getter)
+	return info, err
+}
+
+// NewGroupStorage builds the group: the APIGroupInfo its routes are
+// mounted from, and the typed handles of what the wiring uses besides.
+func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
+	info, stores, err := generic.BuildGroupStores(admissionregistrationv1.SchemeGroupVersion, getter,
 		validatingWebhookConfigurations,
 		mutatingWebhookConfigurations,
 		validatingAdmissionPolicies,
@@ -36,6 +51,14 @@ func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (res
 		mutatingAdmissionPolicies,
 		mutatingAdmissionPolicyBindings,
 	)
+	if err != nil {
+		return GroupStorage{}, rest.APIGroupInfo{}, err
+	}
+	return GroupStorage{
+		ValidatingWebhookConfigurations: stores[0], MutatingWebhookConfigurations: stores[1],
+		ValidatingAdmissionPolicies: stores[2], ValidatingAdmissionPolicyBindings: stores[3],
+		MutatingAdmissionPolicies: stores[4], MutatingAdmissionPolicyBindings: stores[5],
+	}, info, nil
 }
 
 // apiExtensions is the category kubectl get api-extensions lists.

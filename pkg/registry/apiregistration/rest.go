@@ -27,6 +27,9 @@ func (RESTStorageProvider) GroupName() string { return apiregistrationv1.GroupNa
 // routes: the store the autoregister controller writes through.
 type GroupStorage struct {
 	APIServices *generic.Store
+	// APIServiceStatus serves apiservices/status, which the availability
+	// controller keeps.
+	APIServiceStatus rest.Updater
 }
 
 // NewRESTStorage implements generic.RESTStorageProvider.
@@ -36,7 +39,7 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 }
 
 // NewGroupStorage builds the group: the APIGroupInfo its routes are
-// mounted from, and the typed handle of its store.
+// mounted from, and the typed handles of its store.
 func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
 	gv := apiregistrationv1.SchemeGroupVersion
 	info := generic.NewGroupInfo(gv)
@@ -44,5 +47,5 @@ func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (Gr
 	if err != nil {
 		return GroupStorage{}, rest.APIGroupInfo{}, err
 	}
-	return GroupStorage{APIServices: store}, info, nil
+	return GroupStorage{APIServices: store, APIServiceStatus: generic.NewStatusREST(store, apiServices.StatusStrategy)}, info, nil
 }

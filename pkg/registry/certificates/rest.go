@@ -24,7 +24,26 @@ var _ generic.RESTStorageProvider = RESTStorageProvider{}
 // GroupName implements generic.RESTStorageProvider.
 func (RESTStorageProvider) GroupName() string { return certificatesv1.GroupName }
 
+// GroupStorage is what the server's wiring uses of the group besides its
+// routes.
+type GroupStorage struct {
+	// PodCertificateRequests are read by the Node authorizer.
+	PodCertificateRequests *generic.Store
+}
+
 // NewRESTStorage implements generic.RESTStorageProvider.
-func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	return generic.BuildGroup(certificatesv1.SchemeGroupVersion, getter, certificateSigningRequests, clusterTrustBundles, podCertificateRequests)
+func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
+	_, info, err := p.NewGroupStorage(getter)
+	return info, err
+}
+
+// NewGroupStorage builds the group: the APIGroupInfo its routes are
+// mounted from, and the typed handles of what the wiring uses besides.
+func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
+	info, stores, err := generic.BuildGroupStores(certificatesv1.SchemeGroupVersion, getter,
+		certificateSigningRequests, clusterTrustBundles, podCertificateRequests)
+	if err != nil {
+		return GroupStorage{}, rest.APIGroupInfo{}, err
+	}
+	return GroupStorage{PodCertificateRequests: stores[2]}, info, nil
 }

@@ -50,9 +50,6 @@ type RESTStorageProvider struct {
 	// Tokens, when set, serves the TokenRequest API
 	// (serviceaccounts/token).
 	Tokens *TokenIssuer
-	// Events, when set, receives the events store, which events.k8s.io
-	// serves too.
-	Events *generic.StoreRef
 	// PodPriority, PodRuntimeClass and ClaimStorageClass, when set, are
 	// kube's Priority, RuntimeClass and DefaultStorageClass admission
 	// plugins: what new pods and claims get from the objects of
@@ -82,9 +79,9 @@ type RESTStorageProvider struct {
 	// Kubelet is how pods/log, exec, attach, portforward and nodes/proxy
 	// reach kubelets.
 	Kubelet kubelet.Config
-	// EndpointSlices, once filled, is the store of discovery.k8s.io's
-	// EndpointSlices, where services/proxy finds a service's endpoints.
-	EndpointSlices *generic.StoreRef
+	// EndpointSlices is the store of discovery.k8s.io's EndpointSlices,
+	// where services/proxy finds a service's endpoints (nil: none).
+	EndpointSlices rest.Lister
 	// Components are what componentstatuses reports, by name (nil:
 	// KubeComponentChecks, without the storage).
 	Components map[string]ComponentCheck
@@ -120,17 +117,29 @@ type LegacyRESTStorage struct {
 	// authenticator of service account tokens: the account and the object
 	// a token is bound to must still exist.
 	ServiceAccounts, Pods, Secrets, Nodes *generic.Store
+	// Events is the events' store, which events.k8s.io serves too.
+	Events *generic.Store
+	// Endpoints is the endpoints' store: the endpoint reconciler keeps the
+	// kubernetes service's, webhooks and the aggregator find services'.
+	Endpoints *generic.Store
+	// PersistentVolumeClaims and PersistentVolumes are read by the Node
+	// authorizer and NodeRestriction (the volumes of a node's pods).
+	PersistentVolumeClaims, PersistentVolumes *generic.Store
+	// ResourceQuotas and ResourceQuotaStatus are what kube's ResourceQuota
+	// admission reads and charges.
+	ResourceQuotas      *generic.Store
+	ResourceQuotaStatus rest.Updater
 }
 
 // NewRESTStorage implements generic.RESTStorageProvider.
 func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	_, info, err := p.NewLegacyRESTStorage(getter)
+	_, info, err := p.NewGroupStorage(getter)
 	return info, err
 }
 
-// NewLegacyRESTStorage builds the core group: the APIGroupInfo its routes
-// are mounted from, and the typed handles of what the wiring uses besides.
-func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGetter) (LegacyRESTStorage, rest.APIGroupInfo, error) {
+// NewGroupStorage builds the core group: the APIGroupInfo its routes are
+// mounted from, and the typed handles of what the wiring uses besides.
+func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (LegacyRESTStorage, rest.APIGroupInfo, error) {
 	p = p.withDefaults()
 	info := generic.NewGroupInfo(SchemeGroupVersion)
 	resources := info.VersionedResourcesStorageMap[SchemeGroupVersion.Version]
@@ -141,26 +150,29 @@ func (p RESTStorageProvider) NewLegacyRESTStorage(getter generic.RESTOptionsGett
 	install := func(r generic.Resource) (*generic.Store, error) {
 		return r.Install(SchemeGroupVersion, getter, resources)
 	}
-	for _, r := range []generic.Resource{
-		endpoints,
-		persistentVolumes,
-		newPersistentVolumeClaims(p.ClaimStorageClass),
-		resourceQuotas,
-		podTemplates,
-		replicationControllers,
+	var legacy LegacyRESTStorage
+	for _, r := range []struct {
+		resource generic.Resource
+		handle   **generic.Store // nil: the wiring uses none
+	}{
+		{endpoints, &legacy.Endpoints},
+		{persistentVolumes, &legacy.PersistentVolumes},
+		{newPersistentVolumeClaims(p.ClaimStorageClass), &legacy.PersistentVolumeClaims},
+		{resourceQuotas, &legacy.ResourceQuotas},
+		{podTemplates, nil},
+		{replicationControllers, nil},
+		{newEvents(p.EventTTL), &legacy.Events},
 	} {
-		if _, err := install(r); err != nil {
+		store, err := install(r.resource)
+		if err != nil {
 			return fail(err)
 		}
+		if r.handle != nil {
+			*r.handle = store
+		}
 	}
-	events, err := install(newEvents(p.EventTTL))
-	if err != nil {
-		return fail(err)
-	}
-	if p.Events != nil {
-		p.Events.Store = events
-	}
-	var legacy LegacyRESTStorage
+	legacy.ResourceQuotaStatus = generic.NewStatusREST(legacy.ResourceQuotas, resourceQuotas.StatusStrategy)
+	var err error
 	// Service account tokens may be bound to these.
 	if legacy.Secrets, err = install(secrets); err != nil {
 		return fail(err)

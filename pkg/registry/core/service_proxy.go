@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -31,9 +30,9 @@ import (
 type ServiceProxyREST struct {
 	services rest.Getter
 	pods     rest.Getter
-	// slices is discovery.k8s.io's EndpointSlices store, once that group
-	// is built (nil: no endpoints, as kube without them).
-	slices *generic.StoreRef
+	// slices is discovery.k8s.io's EndpointSlices store (nil: no
+	// endpoints, as kube without them).
+	slices rest.Lister
 	// family is the cluster's primary IP family: its slices are tried
 	// first.
 	family discoveryv1.AddressType
@@ -119,13 +118,13 @@ func (r *ServiceProxyREST) portName(ctx context.Context, service string, number 
 // serviceSlices are the EndpointSlices of the service, those of the
 // primary IP family first, in random order.
 func (r *ServiceProxyREST) serviceSlices(ctx context.Context, service string) ([]discoveryv1.EndpointSlice, error) {
-	if r.slices == nil || r.slices.Store == nil {
+	if r.slices == nil {
 		return nil, nil
 	}
 	if request.NamespaceValue(ctx) == "" {
 		return nil, apierrors.NewBadRequest("missing required namespace")
 	}
-	list, err := r.slices.Store.List(ctx, &metainternalversion.ListOptions{
+	list, err := r.slices.List(ctx, &metainternalversion.ListOptions{
 		LabelSelector: labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: service})})
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)

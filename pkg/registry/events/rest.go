@@ -14,9 +14,9 @@ import (
 
 // RESTStorageProvider builds the storage of events.k8s.io.
 type RESTStorageProvider struct {
-	// Events is the core group's events store, set by the core group's
-	// provider, which is built first.
-	Events *generic.StoreRef
+	// Events is the core group's events store (core.LegacyRESTStorage's):
+	// the core group is built first.
+	Events *generic.Store
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -26,11 +26,11 @@ func (RESTStorageProvider) GroupName() string { return eventsv1.GroupName }
 
 // NewRESTStorage implements generic.RESTStorageProvider.
 func (p RESTStorageProvider) NewRESTStorage(generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	if p.Events == nil || p.Events.Store == nil {
+	if p.Events == nil {
 		return rest.APIGroupInfo{}, errors.New("events.k8s.io: the core group's events store is not built")
 	}
 	resources := map[string]rest.Storage{}
-	if err := generic.InstallVersion(resources, "events", p.Events.Store, nil, eventsV1); err != nil {
+	if err := generic.InstallVersion(resources, "events", p.Events, nil, eventsV1); err != nil {
 		return rest.APIGroupInfo{}, err
 	}
 	v := eventsv1.SchemeGroupVersion.Version

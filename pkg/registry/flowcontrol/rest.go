@@ -35,13 +35,13 @@ type Storage struct {
 
 // NewRESTStorage implements generic.RESTStorageProvider.
 func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	_, info, err := p.NewFlowControlStorage(getter)
+	_, info, err := p.NewGroupStorage(getter)
 	return info, err
 }
 
-// NewFlowControlStorage builds the group: the APIGroupInfo its routes are
+// NewGroupStorage builds the group: the APIGroupInfo its routes are
 // mounted from, and the typed handles of what the wiring uses besides.
-func (RESTStorageProvider) NewFlowControlStorage(getter generic.RESTOptionsGetter) (Storage, rest.APIGroupInfo, error) {
+func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (Storage, rest.APIGroupInfo, error) {
 	gv := flowcontrolv1.SchemeGroupVersion
 	info := generic.NewGroupInfo(gv)
 	resources := info.VersionedResourcesStorageMap[gv.Version]

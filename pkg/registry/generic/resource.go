@@ -172,16 +172,26 @@ func (r Resource) Install(gv schema.GroupVersion, getter RESTOptionsGetter, reso
 // declarations: stored and served at gv, the preferred version, and served
 // at their other Versions too, in the order they come.
 func BuildGroup(gv schema.GroupVersion, getter RESTOptionsGetter, resources ...Resource) (rest.APIGroupInfo, error) {
+	info, _, err := BuildGroupStores(gv, getter, resources...)
+	return info, err
+}
+
+// BuildGroupStores is BuildGroup, and returns the Store of each of
+// resources beside, in their order: a provider hands the server's wiring
+// those it uses as typed handles.
+func BuildGroupStores(gv schema.GroupVersion, getter RESTOptionsGetter, resources ...Resource) (rest.APIGroupInfo, []*Store, error) {
 	info := NewGroupInfo(gv)
-	fail := func(err error) (rest.APIGroupInfo, error) {
+	fail := func(err error) (rest.APIGroupInfo, []*Store, error) {
 		info.Destroy()
-		return rest.APIGroupInfo{}, err
+		return rest.APIGroupInfo{}, nil, err
 	}
-	for _, r := range resources {
+	stores := make([]*Store, len(resources))
+	for i, r := range resources {
 		store, err := r.Install(gv, getter, info.VersionedResourcesStorageMap[gv.Version])
 		if err != nil {
 			return fail(err)
 		}
+		stores[i] = store
 		var status *StatusREST
 		if r.StatusStrategy != nil {
 			status = NewStatusREST(store, r.StatusStrategy)
@@ -201,7 +211,7 @@ func BuildGroup(gv schema.GroupVersion, getter RESTOptionsGetter, resources ...R
 			}
 		}
 	}
-	return info, nil
+	return info, stores, nil
 }
 
 // NewGroupInfo returns the empty APIGroupInfo of a group served in one

@@ -112,13 +112,5 @@ func InstallVersion(resources map[string]rest.Storage, name string, main *Store,
 	return nil
 }
 
-// StoreRef hands a Store built by one group's provider to another that
-// serves a view of it (core's events, served in events.k8s.io too). The
-// provider that builds the Store sets it; providers are built in order,
-// the one that reads it after.
-type StoreRef struct {
-	Store *Store
-}
-
 // HostsMutation implements rest.MutationHost.
 func (r *VersionedStatusREST) HostsMutation() bool { return true }

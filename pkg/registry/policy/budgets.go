@@ -2,8 +2,6 @@ package policy
 
 import (
 	"context"
-	"fmt"
-	"sync/atomic"
 
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,48 +16,31 @@ import (
 )
 
 // Budgets gives the eviction subresource of pods (core group) the
-// PodDisruptionBudgets of this group. The core group is built first, as
-// in kube, whose eviction reaches the budgets through its loopback
-// client: the server hands the same Budgets to both providers, and the
-// budgets are served from the moment this group is built.
+// PodDisruptionBudgets of this group, as kube's eviction reaches them
+// through its loopback client. The server builds this group before the
+// core group, and hands the core group its GroupStorage's Budgets.
 type Budgets struct {
-	stores atomic.Pointer[budgetStores]
-}
-
-var _ core.DisruptionBudgets = (*Budgets)(nil)
-
-type budgetStores struct {
 	store *generic.Store
 	// status writes through poddisruptionbudgets/status, as
 	// kube-apiserver's loopback client does.
 	status rest.Updater
 }
 
+var _ core.DisruptionBudgets = (*Budgets)(nil)
+
 // kubeAPIServer is the field manager of what kube-apiserver writes
 // through its loopback client.
 const kubeAPIServer = "kube-apiserver"
 
-func (b *Budgets) serve(store *generic.Store) {
+func newBudgets(store *generic.Store) *Budgets {
 	status := generic.NewStatusREST(store, podDisruptionBudgets.StatusStrategy)
 	kind := policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget")
-	b.stores.Store(&budgetStores{store: store, status: fieldmanager.TrackingUpdater(status, kind, "status", kubeAPIServer)})
-}
-
-func (b *Budgets) load() (*budgetStores, error) {
-	s := b.stores.Load()
-	if s == nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("poddisruptionbudgets are not served yet"))
-	}
-	return s, nil
+	return &Budgets{store: store, status: fieldmanager.TrackingUpdater(status, kind, "status", kubeAPIServer)}
 }
 
 // List implements core.DisruptionBudgets.
 func (b *Budgets) List(ctx context.Context, ns string) ([]policyv1.PodDisruptionBudget, error) {
-	s, err := b.load()
-	if err != nil {
-		return nil, err
-	}
-	list, err := s.store.List(request.WithNamespace(ctx, ns), &metainternalversion.ListOptions{})
+	list, err := b.store.List(request.WithNamespace(ctx, ns), &metainternalversion.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -74,11 +55,7 @@ func (b *Budgets) List(ctx context.Context, ns string) ([]policyv1.PodDisruption
 
 // Get implements core.DisruptionBudgets.
 func (b *Budgets) Get(ctx context.Context, ns, name string) (*policyv1.PodDisruptionBudget, error) {
-	s, err := b.load()
-	if err != nil {
-		return nil, err
-	}
-	obj, err := s.store.Get(request.WithNamespace(ctx, ns), name, &metav1.GetOptions{})
+	obj, err := b.store.Get(request.WithNamespace(ctx, ns), name, &metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -87,10 +64,6 @@ func (b *Budgets) Get(ctx context.Context, ns, name string) (*policyv1.PodDisrup
 
 // UpdateStatus implements core.DisruptionBudgets.
 func (b *Budgets) UpdateStatus(ctx context.Context, pdb *policyv1.PodDisruptionBudget) error {
-	s, err := b.load()
-	if err != nil {
-		return err
-	}
-	_, _, err = s.status.Update(request.WithNamespace(ctx, pdb.Namespace), pdb.Name, &rest.DefaultUpdatedObjectInfo{Obj: pdb}, nil, nil, false, &metav1.UpdateOptions{})
+	_, _, err := b.status.Update(request.WithNamespace(ctx, pdb.Namespace), pdb.Name, &rest.DefaultUpdatedObjectInfo{Obj: pdb}, nil, nil, false, &metav1.UpdateOptions{})
 	return err
 }

@@ -10,28 +10,36 @@ import (
 )
 
 // RESTStorageProvider builds the storage of the policy group.
-type RESTStorageProvider struct {
-	// Budgets, when set, is given the group's PodDisruptionBudgets once
-	// they are built, for the pods' evictions.
-	Budgets *Budgets
-}
+type RESTStorageProvider struct{}
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
 
 // GroupName implements generic.RESTStorageProvider.
 func (RESTStorageProvider) GroupName() string { return policyv1.GroupName }
 
+// GroupStorage is what the server's wiring uses of the group besides its
+// routes.
+type GroupStorage struct {
+	// Budgets are the PodDisruptionBudgets the core group's pods/eviction
+	// honours.
+	Budgets *Budgets
+}
+
 // NewRESTStorage implements generic.RESTStorageProvider.
 func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
+	_, info, err := p.NewGroupStorage(getter)
+	return info, err
+}
+
+// NewGroupStorage builds the group: the APIGroupInfo its routes are
+// mounted from, and the typed handles of what the wiring uses besides.
+func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
 	gv := policyv1.SchemeGroupVersion
 	info := generic.NewGroupInfo(gv)
 	store, err := podDisruptionBudgets.Install(gv, getter, info.VersionedResourcesStorageMap[gv.Version])
 	if err != nil {
 		info.Destroy()
-		return rest.APIGroupInfo{}, err
+		return GroupStorage{}, rest.APIGroupInfo{}, err
 	}
-	if p.Budgets != nil {
-		p.Budgets.serve(store)
-	}
-	return info, nil
+	return GroupStorage{Budgets: newBudgets(store)}, info, nil
 }

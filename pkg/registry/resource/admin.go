@@ -10,13 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // adminAccess is kube's check (in its registry, not its validation) that
 // a claim or template asking for admin access to devices, or a status
 // granting it, lives in a namespace labelled for it.
 type adminAccess struct {
-	namespaces *NamespaceRef
+	namespaces rest.Getter // nil: none, every request for admin access fails
 }
 
 // checkRequests checks a claim's or template's requests; only exact
@@ -57,10 +58,10 @@ func adminGranted(allocation *resourcev1.AllocationResult) (*field.Path, bool) {
 }
 
 func (a adminAccess) checkNamespace(ctx context.Context, namespace string, path *field.Path) field.ErrorList {
-	if a.namespaces == nil || a.namespaces.Getter == nil {
+	if a.namespaces == nil {
 		return field.ErrorList{field.InternalError(path, fmt.Errorf("could not retrieve namespace to verify admin access: no namespace storage"))}
 	}
-	obj, err := a.namespaces.Getter.Get(request.WithNamespace(ctx, ""), namespace, &metav1.GetOptions{})
+	obj, err := a.namespaces.Get(request.WithNamespace(ctx, ""), namespace, &metav1.GetOptions{})
 	if err != nil {
 		return field.ErrorList{field.InternalError(path, fmt.Errorf("could not retrieve namespace to verify admin access: %w", err))}
 	}

@@ -16,18 +16,14 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// NamespaceRef hands the core group's namespaces to this group, once the
-// core group is built: a claim asking for admin access to devices needs
-// its namespace labelled resource.kubernetes.io/admin-access=true.
-type NamespaceRef struct {
-	Getter rest.Getter
-}
-
 // RESTStorageProvider builds the storage of resource.k8s.io.
 type RESTStorageProvider struct {
-	// Namespaces are read by the admin-access check of claims and claim
-	// templates.
-	Namespaces *NamespaceRef
+	// Namespaces are the core group's, read by the admin-access check of
+	// claims and claim templates (a claim asking for admin access to
+	// devices needs its namespace labelled
+	// resource.kubernetes.io/admin-access=true): the core group is built
+	// first.
+	Namespaces rest.Getter
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -35,15 +31,33 @@ var _ generic.RESTStorageProvider = RESTStorageProvider{}
 // GroupName implements generic.RESTStorageProvider.
 func (RESTStorageProvider) GroupName() string { return resourcev1.GroupName }
 
-// NewRESTStorage implements generic.RESTStorageProvider; discovery lists
-// the resources in this order, as kube's does.
+// GroupStorage is what the server's wiring uses of the group besides its
+// routes.
+type GroupStorage struct {
+	// ResourceSlices are read by the Node authorizer.
+	ResourceSlices *generic.Store
+}
+
+// NewRESTStorage implements generic.RESTStorageProvider.
 func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
+	_, info, err := p.NewGroupStorage(getter)
+	return info, err
+}
+
+// NewGroupStorage builds the group: the APIGroupInfo its routes are
+// mounted from, and the typed handles of what the wiring uses besides.
+// Discovery lists the resources in this order, as kube's does.
+func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
 	admin := adminAccess{namespaces: p.Namespaces}
-	return generic.BuildGroup(resourcev1.SchemeGroupVersion, getter,
+	info, stores, err := generic.BuildGroupStores(resourcev1.SchemeGroupVersion, getter,
 		deviceClasses,
 		deviceTaintRules,
 		newResourceClaims(admin),
 		newResourceClaimTemplates(admin),
 		resourceSlices,
 	)
+	if err != nil {
+		return GroupStorage{}, rest.APIGroupInfo{}, err
+	}
+	return GroupStorage{ResourceSlices: stores[4]}, info, nil
 }

@@ -1,5 +1,12 @@
 package rest
 
+import (
+	"iter"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
 // APIGroupInfo is what a RESTStorageProvider builds for its API group: the
 // storage of every resource of every served version.
 type APIGroupInfo struct {
@@ -17,6 +24,34 @@ func (g *APIGroupInfo) Destroy() {
 	for _, resources := range g.VersionedResourcesStorageMap {
 		for _, s := range resources {
 			s.Destroy()
+		}
+	}
+}
+
+// StorageReadinessCheckers are the storages of every version of the group
+// that say when they are ready (a watch cache, after its first list).
+func (g *APIGroupInfo) StorageReadinessCheckers() []StorageReadinessChecker {
+	var out []StorageReadinessChecker
+	for _, resources := range g.VersionedResourcesStorageMap {
+		for _, s := range resources {
+			if c, ok := s.(StorageReadinessChecker); ok {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// PreferredResources yields the resources (not their subresources) of the
+// preferred version of each of groups, with their storage.
+func PreferredResources(groups []APIGroupInfo) iter.Seq2[schema.GroupResource, Storage] {
+	return func(yield func(schema.GroupResource, Storage) bool) {
+		for _, g := range groups {
+			for name, st := range g.VersionedResourcesStorageMap[g.PrioritizedVersions[0]] {
+				if !strings.Contains(name, "/") && !yield(schema.GroupResource{Group: g.GroupName, Resource: name}, st) {
+					return
+				}
+			}
 		}
 	}
 }

@@ -26,6 +26,9 @@ type GroupStorage struct {
 	// StorageClasses is the storage classes' store, which kube's
 	// DefaultStorageClass and PersistentVolumeClaimResize admission read.
 	StorageClasses *generic.Store
+	// VolumeAttachments are read by the Node authorizer, CSIDrivers by
+	// NodeRestriction.
+	VolumeAttachments, CSIDrivers *generic.Store
 }
 
 // NewRESTStorage implements generic.RESTStorageProvider.
@@ -45,10 +48,23 @@ func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (Gr
 	if st.StorageClasses, err = storageClasses.Install(gv, getter, resources); err != nil {
 		return GroupStorage{}, rest.APIGroupInfo{}, err
 	}
-	for _, r := range []generic.Resource{volumeAttachments, volumeAttributesClasses, csiNodes, csiDrivers, csiStorageCapacities} {
-		if _, err := r.Install(gv, getter, resources); err != nil {
+	for _, r := range []struct {
+		resource generic.Resource
+		handle   **generic.Store // nil: the wiring uses none
+	}{
+		{volumeAttachments, &st.VolumeAttachments},
+		{volumeAttributesClasses, nil},
+		{csiNodes, nil},
+		{csiDrivers, &st.CSIDrivers},
+		{csiStorageCapacities, nil},
+	} {
+		store, err := r.resource.Install(gv, getter, resources)
+		if err != nil {
 			info.Destroy()
 			return GroupStorage{}, rest.APIGroupInfo{}, err
+		}
+		if r.handle != nil {
+			*r.handle = store
 		}
 	}
 	return st, info, nil
