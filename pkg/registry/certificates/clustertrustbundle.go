@@ -71,7 +71,7 @@ func (ctbStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) fi
 func validateClusterTrustBundle(b *certificatesv1.ClusterTrustBundle, parseBundle bool) field.ErrorList {
 	allErrs := corevalidation.ValidateObjectMeta(&b.ObjectMeta, false, ctbNameValidator(b.Spec.SignerName), field.NewPath("metadata"))
 	if b.Spec.SignerName != "" {
-		allErrs = append(allErrs, validateSignerName(field.NewPath("spec", "signerName"), b.Spec.SignerName)...)
+		allErrs = append(allErrs, corevalidation.ValidateSignerName(field.NewPath("spec", "signerName"), b.Spec.SignerName)...)
 	}
 	if parseBundle {
 		allErrs = append(allErrs, validateTrustBundle(field.NewPath("spec", "trustBundle"), b.Spec.TrustBundle)...)

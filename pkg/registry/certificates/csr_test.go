@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 )
 
 // TestCSRUpdateToleratesStoredFlaws: an update keeps what the stored
@@ -79,7 +81,7 @@ func TestValidateSignerName(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, e := range validateSignerName(field.NewPath("signerName"), tc.signer) {
+			for _, e := range corevalidation.ValidateSignerName(field.NewPath("signerName"), tc.signer) {
 				got = append(got, e.Type.String())
 			}
 			if strings.Join(got, ",") != strings.Join(tc.want, ",") {

@@ -109,7 +109,7 @@ func validateCSR(csr *certificatesv1.CertificateSigningRequest, opts csrOptions)
 	if !opts.allowLegacySignerName && csr.Spec.SignerName == legacyUnknownSignerName {
 		allErrs = append(allErrs, field.Invalid(spec.Child("signerName"), csr.Spec.SignerName, "the legacy signerName is not allowed via this API version"))
 	} else {
-		allErrs = append(allErrs, validateSignerName(spec.Child("signerName"), csr.Spec.SignerName)...)
+		allErrs = append(allErrs, corevalidation.ValidateSignerName(spec.Child("signerName"), csr.Spec.SignerName)...)
 	}
 	if s := csr.Spec.ExpirationSeconds; s != nil && *s < 600 {
 		allErrs = append(allErrs, field.Invalid(spec.Child("expirationSeconds"), *s, "may not specify a duration less than 600 seconds (10 minutes)"))

@@ -48,7 +48,7 @@ var (
 func validatePCRCreate(r *certificatesv1.PodCertificateRequest) field.ErrorList {
 	allErrs := corevalidation.ValidateObjectMeta(&r.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	s := r.Spec
-	allErrs = append(allErrs, validateSignerName(pcrSpecPath.Child("signerName"), s.SignerName)...)
+	allErrs = append(allErrs, corevalidation.ValidateSignerName(pcrSpecPath.Child("signerName"), s.SignerName)...)
 	if s.UnverifiedUserAnnotations != nil {
 		allErrs = append(allErrs, validateUserAnnotations(s.UnverifiedUserAnnotations, pcrSpecPath.Child("unverifiedUserAnnotations"))...)
 	}
@@ -59,7 +59,7 @@ func validatePCRCreate(r *certificatesv1.PodCertificateRequest) field.ErrorList 
 		return append(allErrs, field.Required(pcrSpecPath.Child("maxExpirationSeconds"), "must be set"))
 	}
 	maxMax := maxMaxExpirationSeconds
-	if isKubernetesSignerName(s.SignerName) {
+	if corevalidation.IsKubernetesSignerName(s.SignerName) {
 		maxMax = kubeMaxExpirationSeconds
 	}
 	if m := *s.MaxExpirationSeconds; m < minMaxExpirationSeconds || int(m) > maxMax {

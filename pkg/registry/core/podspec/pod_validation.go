@@ -192,6 +192,7 @@ func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, fldPath *
 	if p := spec.PreemptionPolicy; p != nil {
 		allErrs = append(allErrs, validateEnum(*p, fldPath.Child("preemptionPolicy"), corev1.PreemptLowerPriority, corev1.PreemptNever)...)
 	}
+	allErrs = append(allErrs, validateSysctls(spec, fldPath.Child("securityContext", "sysctls"))...)
 	if spec.OS != nil {
 		if spec.OS.Name == "" {
 			allErrs = append(allErrs, field.Required(fldPath.Child("os", "name"), ""))

@@ -300,11 +300,17 @@ func validateProjected(pv *corev1.ProjectedVolumeSource, p *field.Path) field.Er
 				allErrs = append(allErrs, validateLocalNonReservedPath(t.Path, p.Child("path"))...)
 			}
 		}
-		if s.ClusterTrustBundle != nil {
+		if b := s.ClusterTrustBundle; b != nil {
 			n++
+			allErrs = append(allErrs, validateClusterTrustBundleProjection(b, sp.Child("clusterTrustBundle"))...)
+			addPath(b.Path, b.Path)
 		}
-		if s.PodCertificate != nil {
+		if c := s.PodCertificate; c != nil {
 			n++
+			allErrs = append(allErrs, validatePodCertificateProjection(c, sp.Child("podCertificate"))...)
+			for _, path := range []string{c.CredentialBundlePath, c.KeyPath, c.CertificateChainPath} {
+				addPath(path, path)
+			}
 		}
 		if n > 1 {
 			allErrs = append(allErrs, field.Forbidden(sp, "may not specify more than 1 volume type per source"))

@@ -1,4 +1,4 @@
-package certificates
+package validation
 
 import (
 	"fmt"
@@ -8,17 +8,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// isKubernetesSignerName reports whether signerName is one of the
+// IsKubernetesSignerName reports whether signerName is one of the
 // Kubernetes project's (kubernetes.io or a subdomain).
-func isKubernetesSignerName(signerName string) bool {
+func IsKubernetesSignerName(signerName string) bool {
 	host, _, _ := strings.Cut(signerName, "/")
 	return host == "kubernetes.io" || strings.HasSuffix(host, ".kubernetes.io")
 }
 
-// validateSignerName is kube's: "example.com/signer-name", a domain of at
+// ValidateSignerName is kube's: "example.com/signer-name", a domain of at
 // least two DNS labels, a path of DNS subdomains joined by dots (room for
 // "<namespace>.<name>"), 571 characters at most.
-func validateSignerName(fldPath *field.Path, signerName string) field.ErrorList {
+func ValidateSignerName(fldPath *field.Path, signerName string) field.ErrorList {
 	if signerName == "" {
 		return field.ErrorList{field.Required(fldPath, "")}
 	}
