@@ -17,6 +17,7 @@
 #                                                             # the list (that SIG's lines)
 #   hack/conformance.sh -procs 8 -passing        # on 8 processes, only the tests the
 #                                                # list says pass on kube-apiserver
+#   hack/conformance.sh -focus 'Sysctls.*invalid' # the [Conformance] tests whose names match
 #
 # Per-test results (PASS/FAIL, time, failure message) are printed at the
 # end; the run's e2e.test log, Ginkgo JSON and JUnit reports and the
@@ -30,13 +31,14 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-reference="" record="" skips=() sig="" procs=1 passing=""
+reference="" record="" skips=() sig="" procs=1 passing="" narrow=""
 while (($#)); do
 	case $1 in
 	-reference) reference=1 ;;
 	-record) record=1 ;;
 	-procs) procs=$2; shift ;;
 	-passing) passing=1 ;;
+	-focus) narrow=$2; shift ;;
 	-skip-serial) skips+=('\[Serial\]') ;;
 	-skip-slow) skips+=('\[Slow\]') ;;
 	-*) echo "conformance: unknown flag $1" >&2; exit 2 ;;
@@ -86,6 +88,10 @@ if [[ -n $passing ]]; then
 	focus="($(IFS='|'; echo "${names[*]}"))"
 fi
 
+# -focus: the tests whose names match it as well.
+if [[ -n $narrow ]]; then
+	focus="(?:$focus)(?:.*)(?:$narrow)|(?:$narrow)(?:.*)(?:$focus)"
+fi
 start=$(date +%s)
 E2E_BIN=$("$root/hack/e2e-components.sh")
 E2E_BIN=$(E2E_BIN=$E2E_BIN "$root/hack/conformance-components.sh")
