@@ -79,17 +79,19 @@ if [[ -n $passing ]]; then
 	while IFS= read -r line; do
 		[[ -z $line || $line == \#* ]] && continue
 		[[ -n $sig && $line != "[$sig]"* ]] && continue
+		[[ -n $narrow && ! $line =~ $narrow ]] && continue
 		names+=("$(literal "$line")")
 	done <"$root/hack/conformance-reference-pass.txt"
 	if ((${#names[@]} == 0)); then
-		echo "conformance: the reference list names no test of ${sig:-any SIG}" >&2
+		echo "conformance: the reference list names no test of ${sig:-any SIG}${narrow:+ matching $narrow}" >&2
 		exit 2
 	fi
 	focus="($(IFS='|'; echo "${names[*]}"))"
 fi
 
-# -focus: the tests whose names match it as well.
-if [[ -n $narrow ]]; then
+# -focus: the tests whose names match it as well (with -passing, the
+# list's names were filtered by it above).
+if [[ -n $narrow && -z $passing ]]; then
 	focus="(?:$focus)(?:.*)(?:$narrow)|(?:$narrow)(?:.*)(?:$focus)"
 fi
 start=$(date +%s)
