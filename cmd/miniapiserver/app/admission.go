@@ -10,6 +10,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/noderestriction"
 	admissionwebhook "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/webhook"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 )
@@ -21,6 +22,9 @@ type builtAdmission struct {
 	chain    admission.Chain
 	policies *admissionPolicies
 	webhooks *admissionwebhook.Source
+	// ownerReferences maps kinds to resources with the server's routes,
+	// once built (buildHandler).
+	ownerReferences *admission.OwnerReferencesPermissionEnforcement
 }
 
 // buildAdmission builds the admission chain over the groups' stores; its
@@ -32,18 +36,28 @@ func buildAdmission(o *Options, g *builtGroups) (*builtAdmission, error) {
 		return nil, err
 	}
 	webhooks := admissionwebhook.NewSource(g.stores.serviceResolver())
-	chain, err := admissionChain(o, g.stores, authz, policies, webhooks)
+	ownerReferences := &admission.OwnerReferencesPermissionEnforcement{Authorizer: authz}
+	provision := &admission.NamespaceAutoProvision{Namespaces: g.stores.core.Namespaces}
+	chain, err := admissionChain(o, g.stores, authz, policies, webhooks, admissionSteps{ownerReferences, provision})
 	if err != nil {
 		return nil, err
 	}
-	return &builtAdmission{chain: chain, policies: policies, webhooks: webhooks}, nil
+	provision.Admission = chain
+	return &builtAdmission{chain: chain, policies: policies, webhooks: webhooks, ownerReferences: ownerReferences}, nil
+}
+
+// admissionSteps are the steps admissionChain is given, that are wired
+// further once the chain, or the server's routes, exist.
+type admissionSteps struct {
+	ownerReferences *admission.OwnerReferencesPermissionEnforcement
+	provision       *admission.NamespaceAutoProvision
 }
 
 // admissionChain is the admission chain of the handlers: kube's plugins
 // this server runs as steps of their own, in kube's order, less those
 // the flags turn off.
 func admissionChain(o *Options, st *stores, authz authorizer.Authorizer,
-	policies *admissionPolicies, webhooks *admissionwebhook.Source) (admission.Chain, error) {
+	policies *admissionPolicies, webhooks *admissionwebhook.Source, steps admissionSteps) (admission.Chain, error) {
 	podSecurity, err := admission.NewPodSecurity(admission.PodSecurityConfig{
 		Configuration: o.Admission.podSecurity,
 		Namespaces:    st.core.Namespaces,
@@ -58,21 +72,27 @@ func admissionChain(o *Options, st *stores, authz authorizer.Authorizer,
 		return nil, err
 	}
 	return admission.Chain(o.Admission.chain([]namedAdmission{
+		{"AlwaysAdmit", alwaysAdmit(o)},
+		{"NamespaceAutoProvision", steps.provision},
 		{"NamespaceLifecycle", &admission.NamespaceLifecycle{Namespaces: st.core.Namespaces}},
+		{"NamespaceExists", admission.NamespaceExists{Namespaces: st.core.Namespaces}},
 		{"LimitRanger", &admission.LimitRanger{LimitRanges: st.core.LimitRanges}},
 		{"ServiceAccount", &admission.ServiceAccount{Pods: core.PodServiceAccount{
 			ServiceAccounts: st.core.ServiceAccounts, Namespaces: st.core.Namespaces}}},
 		{noderestriction.PluginName, nodeRestriction(st, authz)},
 		{"TaintNodesByCondition", admission.TaintNodesByCondition{}},
+		{"AlwaysPullImages", admission.AlwaysPullImages{}},
 		{"PodSecurity", podSecurity},
 		{"Priority", &admission.Priority{PriorityClasses: st.scheduling.PriorityClasses}},
 		{"StorageObjectInUseProtection", admission.StorageObjectInUseProtection{}},
+		{"OwnerReferencesPermissionEnforcement", steps.ownerReferences},
 		{"PersistentVolumeClaimResize", &admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses}},
 		{"RuntimeClass", &admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}}},
 		{"CertificateApproval", &admission.CertificateApproval{Authorizer: authz}},
 		{"CertificateSigning", &admission.CertificateSigning{Authorizer: authz}},
 		{"ClusterTrustBundleAttest", &admission.ClusterTrustBundleAttest{Authorizer: authz}},
 		{"CertificateSubjectRestriction", admission.CertificateSubjectRestriction{}},
+		{"DenyServiceExternalIPs", admission.DenyServiceExternalIPs{}},
 		{"NodeDeclaredFeatureValidator", &admission.NodeDeclaredFeatureValidator{Nodes: st.core.Nodes,
 			Version: version.MustParseGeneric(Version().GitVersion)}},
 		{"PodResizeValidator", &admission.PodResizeValidator{Nodes: st.core.Nodes}},
@@ -86,7 +106,24 @@ func admissionChain(o *Options, st *stores, authz authorizer.Authorizer,
 		{"ValidatingAdmissionWebhook", admissionwebhook.NewValidating(webhooks, st.core.Namespaces)},
 		// Last, as in kube: what it charges stays charged.
 		{"ResourceQuota", quota},
+		{"AlwaysDeny", alwaysDeny(o)},
 	})), nil
+}
+
+// alwaysAdmit and alwaysDeny are the deprecated plugins, built (and
+// their deprecation logged, as kube logs it) only when enabled.
+func alwaysAdmit(o *Options) handlers.Admission {
+	if !o.Admission.enabled("AlwaysAdmit") {
+		return nil
+	}
+	return admission.NewAlwaysAdmit()
+}
+
+func alwaysDeny(o *Options) handlers.Admission {
+	if !o.Admission.enabled("AlwaysDeny") {
+		return nil
+	}
+	return admission.NewAlwaysDeny()
 }
 
 // kubeVersion is the Kubernetes version this server answers as

@@ -67,6 +67,9 @@ func (s *Server) buildHandler(o *Options, creds *credentials, b *builtStorage, g
 	if h.api, err = apiserver.New(cfg); err != nil {
 		return nil, err
 	}
+	// Owner references name kinds, built-in or custom, that only the
+	// routes map to resources.
+	adm.ownerReferences.Mapper = h.api
 	return h, nil
 }
 

@@ -210,3 +210,29 @@ func authorizedForSigner(ctx context.Context, authz authorizer.Authorizer, verb,
 func forbidden(a handlers.Attributes, err error) error {
 	return apierrors.NewForbidden(a.Resource.GroupResource(), a.Name, err)
 }
+
+// forbiddenObject is forbidden naming, when the request names nothing,
+// obj as kube's admission.NewForbidden does: by its name, else its
+// generateName (mutating admission runs before the name is generated),
+// else "Unknown" (a collection's delete).
+func forbiddenObject(a handlers.Attributes, obj runtime.Object, err error) error {
+	if apierrors.IsForbidden(err) {
+		return err // not wrapped twice, as kube's
+	}
+	if a.Name != "" {
+		return forbidden(a, err)
+	}
+	name := "Unknown"
+	if obj != nil {
+		m, merr := meta.Accessor(obj)
+		switch {
+		case merr != nil:
+			name = "Unknown/errorGettingName"
+		case m.GetName() != "":
+			name = m.GetName()
+		case m.GetGenerateName() != "":
+			name = m.GetGenerateName()
+		}
+	}
+	return apierrors.NewForbidden(a.Resource.GroupResource(), name, err)
+}

@@ -38,6 +38,19 @@ func (c Chain) Validate(ctx context.Context, a handlers.Attributes, obj runtime.
 	return nil
 }
 
+// ValidateConnect implements handlers.ConnectAdmission: the checks that
+// handle connect requests, in order.
+func (c Chain) ValidateConnect(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
+	for _, check := range c {
+		if v, ok := check.(handlers.ConnectAdmission); ok {
+			if err := v.ValidateConnect(ctx, a, obj); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Admit implements handlers.MutatingAdmission: the checks that mutate,
 // in order, before any validates.
 func (c Chain) Admit(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {

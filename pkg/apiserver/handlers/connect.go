@@ -25,11 +25,19 @@ var parameterCodec = runtime.NewParameterCodec(api.Scheme)
 // handler the storage returns serves the request, upgrades included.
 func (s *Scope) Connect(c rest.Connecter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ctx, _, name := s.requestContext(r)
+		ctx, ns, name := s.requestContext(r)
 		opts, subpath, subpathKey := c.NewConnectOptions()
 		if err := s.decodeOptions(r, opts, subpath, subpathKey); err != nil {
 			WriteError(w, r, err)
 			return
+		}
+		if a, ok := s.Admission.(ConnectAdmission); ok {
+			attrs := Attributes{Operation: Connect, Resource: s.Resource, Subresource: s.Subresource,
+				Namespace: ns, Name: name, Kind: s.Kind}
+			if err := a.ValidateConnect(ctx, attrs, opts); err != nil {
+				WriteError(w, r, err)
+				return
+			}
 		}
 		h, err := c.Connect(ctx, name, opts, &responder{w: w, r: r})
 		if err != nil {

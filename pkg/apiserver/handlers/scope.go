@@ -59,6 +59,9 @@ const (
 	Create Operation = "CREATE"
 	Update Operation = "UPDATE"
 	Delete Operation = "DELETE"
+	// Connect is a connect subresource's request (pods/exec, services/proxy,
+	// ...): its object is the request's options.
+	Connect Operation = "CONNECT"
 )
 
 // Attributes describe a request to admission.
@@ -128,6 +131,13 @@ func (s *Scope) attributes(op Operation, ns, name string, obj, old, opts runtime
 		}
 	}
 	return attrs
+}
+
+// ConnectAdmission is implemented by admission chains that check connect
+// requests, as kube's plugins that handle CONNECT do: obj is the
+// request's options (a PodExecOptions, say).
+type ConnectAdmission interface {
+	ValidateConnect(ctx context.Context, a Attributes, obj runtime.Object) error
 }
 
 // MutatingAdmission is implemented by admission chains that also change

@@ -38,7 +38,6 @@ func (e *Store) create(ctx context.Context, obj runtime.Object, createValidation
 		return nil, apierrors.NewInternalError(err)
 	}
 	fillSystemFields(m)
-	generateName(m, e.nameGenerator)
 	finish, err := e.beforeCreate(ctx, &e.mainUpdate, obj, options)
 	if err != nil {
 		return nil, err

@@ -133,6 +133,10 @@ func (e *Store) beforeCreate(ctx context.Context, path *updatePath, obj runtime.
 		finish(ctx, false)
 		return nil, err
 	}
+	// After mutating admission, as kube generates it in the store after
+	// its handler admitted the object: webhooks see the generateName
+	// alone, and may set a name of their own.
+	generateName(m, e.nameGenerator)
 	if err := e.prepareAndValidateCreate(ctx, obj, m); err != nil {
 		finish(ctx, false)
 		return nil, err

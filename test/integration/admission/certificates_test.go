@@ -61,7 +61,14 @@ func csrOf(t *testing.T, name, signer string, groups ...string) *certificatesv1.
 // rules later.
 func impersonating(t *testing.T, user string, rules ...rbacv1.PolicyRule) (kubernetes.Interface, func(...rbacv1.PolicyRule)) {
 	t.Helper()
-	admin := clientset(t)
+	return impersonatingOn(t, config(), user, rules...)
+}
+
+// impersonatingOn is impersonating on the server cfg reaches as its
+// administrator.
+func impersonatingOn(t *testing.T, cfg *rest.Config, user string, rules ...rbacv1.PolicyRule) (kubernetes.Interface, func(...rbacv1.PolicyRule)) {
+	t.Helper()
+	admin := kubernetes.NewForConfigOrDie(cfg)
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules}
 	if _, err := admin.RbacV1().ClusterRoles().Create(ctx(t), role, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -76,7 +83,7 @@ func impersonating(t *testing.T, user string, rules ...rbacv1.PolicyRule) (kuber
 		_ = admin.RbacV1().ClusterRoleBindings().Delete(ctx(t), user, metav1.DeleteOptions{})
 		_ = admin.RbacV1().ClusterRoles().Delete(ctx(t), user, metav1.DeleteOptions{})
 	})
-	cfg := config()
+	cfg = rest.CopyConfig(cfg)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	grant := func(more ...rbacv1.PolicyRule) {
 		t.Helper()
