@@ -90,7 +90,9 @@ func TestAlwaysPullImagesNewImage(t *testing.T) {
 
 // TestExternalIPsSubset: only external IPs the service had pass.
 func TestExternalIPsSubset(t *testing.T) {
-	svc := func(ips ...string) *corev1.Service { return &corev1.Service{Spec: corev1.ServiceSpec{ExternalIPs: ips}} }
+	svc := func(ips ...string) *corev1.Service {
+		return &corev1.Service{Spec: corev1.ServiceSpec{ExternalIPs: ips}}
+	}
 	for _, tc := range []struct {
 		svc, old *corev1.Service
 		want     bool
