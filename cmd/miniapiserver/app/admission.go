@@ -8,6 +8,8 @@ import (
 	psapi "k8s.io/pod-security-admission/api"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/eventratelimit"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/imagepolicy"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/noderestriction"
 	admissionwebhook "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/webhook"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
@@ -57,6 +59,14 @@ func admissionChain(o *Options, st *stores, authz authorizer.Authorizer,
 	if err != nil {
 		return nil, err
 	}
+	imagePolicy, err := imagePolicyAdmission(o)
+	if err != nil {
+		return nil, err
+	}
+	eventRateLimit, err := eventRateLimitAdmission(o)
+	if err != nil {
+		return nil, err
+	}
 	return admission.Chain(o.Admission.chain([]namedAdmission{
 		{"NamespaceLifecycle", &admission.NamespaceLifecycle{Namespaces: st.core.Namespaces}},
 		{"LimitRanger", &admission.LimitRanger{LimitRanges: st.core.LimitRanges}},
@@ -64,8 +74,10 @@ func admissionChain(o *Options, st *stores, authz authorizer.Authorizer,
 			ServiceAccounts: st.core.ServiceAccounts, Namespaces: st.core.Namespaces}}},
 		{noderestriction.PluginName, nodeRestriction(st, authz)},
 		{"TaintNodesByCondition", admission.TaintNodesByCondition{}},
+		{imagepolicy.PluginName, imagePolicy},
 		{"PodSecurity", podSecurity},
 		{"Priority", &admission.Priority{PriorityClasses: st.scheduling.PriorityClasses}},
+		{eventratelimit.PluginName, eventRateLimit},
 		{"StorageObjectInUseProtection", admission.StorageObjectInUseProtection{}},
 		{"PersistentVolumeClaimResize", &admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses}},
 		{"RuntimeClass", &admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}}},
