@@ -199,8 +199,9 @@ func (p *Plugin) ask(ctx context.Context, review *imagepolicyv1alpha1.ImageRevie
 }
 
 // backendFailed decides a pod whose review failed: with defaultAllow it
-// is let in, marked (in the audit event and, as kube still does, in the
-// pod's own annotations); else the failure refuses it.
+// is let in, marked in the audit event; else the failure refuses it.
+// kube also marks the pod's annotations, which validation sees a copy
+// of (in kube's store as in ours): the stored pod keeps no mark.
 func (p *Plugin) backendFailed(ctx context.Context, pod *corev1.Pod, err error) error {
 	slog.Debug("imagepolicy: error contacting webhook backend", "err", err)
 	if !p.defaultAllow {
