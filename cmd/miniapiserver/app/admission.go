@@ -8,6 +8,8 @@ import (
 	psapi "k8s.io/pod-security-admission/api"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/eventratelimit"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/imagepolicy"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/noderestriction"
 	admissionwebhook "github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/webhook"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
@@ -71,6 +73,14 @@ func admissionChain(o *Options, st *stores, authz authorizer.Authorizer,
 	if err != nil {
 		return nil, err
 	}
+	imagePolicy, err := imagePolicyAdmission(o)
+	if err != nil {
+		return nil, err
+	}
+	eventRateLimit, err := eventRateLimitAdmission(o)
+	if err != nil {
+		return nil, err
+	}
 	return admission.Chain(o.Admission.chain([]namedAdmission{
 		{"AlwaysAdmit", alwaysAdmit(o)},
 		{"NamespaceAutoProvision", steps.provision},
@@ -82,8 +92,10 @@ func admissionChain(o *Options, st *stores, authz authorizer.Authorizer,
 		{noderestriction.PluginName, nodeRestriction(st, authz)},
 		{"TaintNodesByCondition", admission.TaintNodesByCondition{}},
 		{"AlwaysPullImages", admission.AlwaysPullImages{}},
+		{imagepolicy.PluginName, imagePolicy},
 		{"PodSecurity", podSecurity},
 		{"Priority", &admission.Priority{PriorityClasses: st.scheduling.PriorityClasses}},
+		{eventratelimit.PluginName, eventRateLimit},
 		{"StorageObjectInUseProtection", admission.StorageObjectInUseProtection{}},
 		{"OwnerReferencesPermissionEnforcement", steps.ownerReferences},
 		{"PersistentVolumeClaimResize", &admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses}},

@@ -78,7 +78,8 @@ func defaultAdmissionOptions() AdmissionOptions {
 // optInPlugins are the plugins kube runs only when asked that this server
 // implements: they run when --enable-admission-plugins names them.
 var optInPlugins = []string{"AlwaysAdmit", "NamespaceAutoProvision", "NamespaceExists", "NodeRestriction",
-	"AlwaysPullImages", "OwnerReferencesPermissionEnforcement", "DenyServiceExternalIPs", "AlwaysDeny"}
+	"AlwaysPullImages", "ImagePolicyWebhook", "EventRateLimit", "OwnerReferencesPermissionEnforcement",
+	"DenyServiceExternalIPs", "AlwaysDeny"}
 
 func (o *AdmissionOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.EnablePlugins, "enable-admission-plugins", o.EnablePlugins,
