@@ -57,15 +57,25 @@ func admissionChain(o *Options, st *stores, authz authorizer.Authorizer,
 	if err != nil {
 		return nil, err
 	}
+	scheduling, err := schedulingAdmission(o, st)
+	if err != nil {
+		return nil, err
+	}
 	return admission.Chain(o.Admission.chain([]namedAdmission{
 		{"NamespaceLifecycle", &admission.NamespaceLifecycle{Namespaces: st.core.Namespaces}},
+		{"LimitPodHardAntiAffinityTopology", admission.LimitPodHardAntiAffinityTopology{}},
 		{"LimitRanger", &admission.LimitRanger{LimitRanges: st.core.LimitRanges}},
 		{"ServiceAccount", &admission.ServiceAccount{Pods: core.PodServiceAccount{
 			ServiceAccounts: st.core.ServiceAccounts, Namespaces: st.core.Namespaces}}},
 		{noderestriction.PluginName, nodeRestriction(st, authz)},
 		{"TaintNodesByCondition", admission.TaintNodesByCondition{}},
 		{"PodSecurity", podSecurity},
+		{"PodNodeSelector", scheduling.nodeSelector},
 		{"Priority", &admission.Priority{PriorityClasses: st.scheduling.PriorityClasses}},
+		// After DefaultTolerationSeconds, whose tolerations the pods'
+		// storage adds to new pods before this chain.
+		{"PodTolerationRestriction", scheduling.tolerations},
+		{"ExtendedResourceToleration", scheduling.extended},
 		{"StorageObjectInUseProtection", admission.StorageObjectInUseProtection{}},
 		{"PersistentVolumeClaimResize", &admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses}},
 		{"RuntimeClass", &admission.RuntimeClass{Pods: node.PodRuntimeClass{Classes: st.node.RuntimeClasses}}},

@@ -77,7 +77,8 @@ func defaultAdmissionOptions() AdmissionOptions {
 
 // optInPlugins are the plugins kube runs only when asked that this server
 // implements: they run when --enable-admission-plugins names them.
-var optInPlugins = []string{"NodeRestriction"}
+var optInPlugins = []string{"NodeRestriction",
+	"LimitPodHardAntiAffinityTopology", "PodNodeSelector", "PodTolerationRestriction", "ExtendedResourceToleration"}
 
 func (o *AdmissionOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.EnablePlugins, "enable-admission-plugins", o.EnablePlugins,
