@@ -81,11 +81,16 @@ func admissionChain(o *Options, st *stores, authz authorizer.Authorizer,
 	if err != nil {
 		return nil, err
 	}
+	scheduling, err := schedulingAdmission(o, st)
+	if err != nil {
+		return nil, err
+	}
 	return admission.Chain(o.Admission.chain([]namedAdmission{
 		{"AlwaysAdmit", alwaysAdmit(o)},
 		{"NamespaceAutoProvision", steps.provision},
 		{"NamespaceLifecycle", &admission.NamespaceLifecycle{Namespaces: st.core.Namespaces}},
 		{"NamespaceExists", admission.NamespaceExists{Namespaces: st.core.Namespaces}},
+		{"LimitPodHardAntiAffinityTopology", admission.LimitPodHardAntiAffinityTopology{}},
 		{"LimitRanger", &admission.LimitRanger{LimitRanges: st.core.LimitRanges}},
 		{"ServiceAccount", &admission.ServiceAccount{Pods: core.PodServiceAccount{
 			ServiceAccounts: st.core.ServiceAccounts, Namespaces: st.core.Namespaces}}},
@@ -94,8 +99,13 @@ func admissionChain(o *Options, st *stores, authz authorizer.Authorizer,
 		{"AlwaysPullImages", admission.AlwaysPullImages{}},
 		{imagepolicy.PluginName, imagePolicy},
 		{"PodSecurity", podSecurity},
+		{"PodNodeSelector", scheduling.nodeSelector},
 		{"Priority", &admission.Priority{PriorityClasses: st.scheduling.PriorityClasses}},
+		// After DefaultTolerationSeconds, whose tolerations the pods'
+		// storage adds to new pods before this chain.
+		{"PodTolerationRestriction", scheduling.tolerations},
 		{eventratelimit.PluginName, eventRateLimit},
+		{"ExtendedResourceToleration", scheduling.extended},
 		{"StorageObjectInUseProtection", admission.StorageObjectInUseProtection{}},
 		{"OwnerReferencesPermissionEnforcement", steps.ownerReferences},
 		{"PersistentVolumeClaimResize", &admission.PersistentVolumeClaimResize{StorageClasses: st.storage.StorageClasses}},

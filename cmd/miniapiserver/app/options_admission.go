@@ -2,9 +2,7 @@ package app
 
 import (
 	"fmt"
-	"log/slog"
 	"slices"
-	"strings"
 
 	"github.com/spf13/pflag"
 	psconfig "k8s.io/pod-security-admission/admission/api"
@@ -53,20 +51,11 @@ var kubeAdmissionPlugins = []kubePlugin{
 	{"ValidatingAdmissionPolicy", true}, {"ValidatingAdmissionWebhook", true}, {"ResourceQuota", true}, {"AlwaysDeny", false},
 }
 
-// separatePlugins are the plugins this server runs, in kube's order, as
-// steps of its admission chain (admissionChain) or, for those that change
-// new pods, claims and ingresses, in their storage (buildStores); the
-// flags turn each off. kube's other default plugin, PodGroupProtection,
-// does nothing in kube's default configuration (behind an alpha feature
-// gate): disabling it changes nothing here, and is logged.
-var separatePlugins = []string{
-	"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "TaintNodesByCondition", "PodSecurity", "Priority",
-	"DefaultTolerationSeconds", "DefaultStorageClass", "StorageObjectInUseProtection", "PersistentVolumeClaimResize",
-	"RuntimeClass", "CertificateApproval", "CertificateSigning", "ClusterTrustBundleAttest", "CertificateSubjectRestriction",
-	"DefaultIngressClass", "PodTopologyLabels", "NodeDeclaredFeatureValidator", "PodResizeValidator",
-	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook",
-	"ResourceQuota",
-}
+// Every plugin of kubeAdmissionPlugins is a step of admissionChain, or,
+// for those that change new pods, claims and ingresses, of their storage
+// (buildStores); the flags turn each off or on. PodGroupProtection does
+// nothing in kube's default configuration (behind an alpha feature gate)
+// and is not built: disabling it changes nothing.
 
 func defaultAdmissionOptions() AdmissionOptions {
 	return AdmissionOptions{
@@ -75,18 +64,11 @@ func defaultAdmissionOptions() AdmissionOptions {
 	}
 }
 
-// optInPlugins are the plugins kube runs only when asked that this server
-// implements: they run when --enable-admission-plugins names them.
-var optInPlugins = []string{"AlwaysAdmit", "NamespaceAutoProvision", "NamespaceExists", "NodeRestriction",
-	"AlwaysPullImages", "ImagePolicyWebhook", "EventRateLimit", "OwnerReferencesPermissionEnforcement",
-	"DenyServiceExternalIPs", "AlwaysDeny"}
-
 func (o *AdmissionOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.EnablePlugins, "enable-admission-plugins", o.EnablePlugins,
-		"Admission plugins to enable beside the default ones, by kube's names (comma separated). Of the plugins kube runs only when asked, miniapiserver has "+strings.Join(optInPlugins, ", ")+": naming another is an error.")
+		"Admission plugins to enable beside the default ones, by kube's names (comma separated): any of kube's, those kube runs only when asked included.")
 	fs.StringSliceVar(&o.DisablePlugins, "disable-admission-plugins", o.DisablePlugins,
-		"Admission plugins to disable, by kube's names (comma separated). "+strings.Join(separatePlugins, ", ")+
-			" are run here and are turned off; naming another of kube's plugins (PodGroupProtection or one kube runs only when asked) is accepted and changes nothing, as miniapiserver does not run it.")
+		"Admission plugins to disable, by kube's names (comma separated): any of kube's, those it runs by default included. PodGroupProtection is accepted and changes nothing, as it does nothing in kube's default configuration.")
 	fs.StringSliceVar(&o.Control, "admission-control", o.Control,
 		"Admission plugins to run, by kube's names (comma separated): when given, even empty, exactly these run and every other is off. Deprecated in kube: use --enable-admission-plugins and --disable-admission-plugins, which it excludes.")
 	_ = fs.MarkDeprecated("admission-control", "Use --enable-admission-plugins or --disable-admission-plugins instead. Will be removed in a future version.")
@@ -114,16 +96,6 @@ func (o *AdmissionOptions) validate() error {
 	for _, p := range o.EnablePlugins {
 		if slices.Contains(o.DisablePlugins, p) {
 			return fmt.Errorf("--enable-admission-plugins and --disable-admission-plugins: %s in both", p)
-		}
-	}
-	for _, flag := range []struct {
-		name    string
-		plugins []string
-	}{{"--enable-admission-plugins", o.EnablePlugins}, {"--admission-control", o.Control}} {
-		for _, p := range flag.plugins {
-			if !slices.Contains(separatePlugins, p) && !slices.Contains(optInPlugins, p) && !defaultOnPlugin(p) {
-				return fmt.Errorf("%s: plugin %q is not implemented by miniapiserver", flag.name, p)
-			}
 		}
 	}
 	var err error
@@ -167,15 +139,9 @@ type namedAdmission struct {
 // chain is the admission chain of steps, less the disabled plugins and
 // the opt-in plugins not enabled.
 func (o *AdmissionOptions) chain(steps []namedAdmission) []handlers.Admission {
-	for _, p := range o.DisablePlugins {
-		if !slices.Contains(separatePlugins, p) && !slices.Contains(optInPlugins, p) {
-			slog.Info("admission: a disabled plugin is not run by miniapiserver anyway", "plugin", p)
-		}
-	}
 	var out []handlers.Admission
 	for _, s := range steps {
-		optIn := slices.Contains(optInPlugins, s.name)
-		if !o.disabled(s.name) && (!optIn || o.enabled(s.name)) {
+		if !o.disabled(s.name) && (defaultOnPlugin(s.name) || o.enabled(s.name)) {
 			out = append(out, s.step)
 		}
 	}

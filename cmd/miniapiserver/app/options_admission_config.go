@@ -15,7 +15,7 @@ import (
 
 func (o *AdmissionOptions) addConfigFileFlag(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ConfigFile, "admission-control-config-file", o.ConfigFile,
-		"File with admission control configuration: an AdmissionConfiguration (apiserver.config.k8s.io/v1) whose plugins[] give a plugin's configuration inline (configuration) or in a file (path, relative to this one). Read for PodSecurity and ResourceQuota.")
+		"File with admission control configuration: an AdmissionConfiguration (apiserver.config.k8s.io/v1) whose plugins[] give a plugin's configuration inline (configuration) or in a file (path, relative to this one). Read for PodSecurity, ResourceQuota, ImagePolicyWebhook, PodNodeSelector, PodTolerationRestriction and EventRateLimit.")
 }
 
 // apiserverConfigScheme decodes the apiserver.config.k8s.io files

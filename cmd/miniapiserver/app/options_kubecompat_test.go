@@ -82,7 +82,7 @@ var kubeFlagsValidateTests = []struct {
 	{name: "admission-control and enable", args: []string{"--admission-control=NamespaceLifecycle", "--enable-admission-plugins=NodeRestriction"},
 		wantError: "admission-control and enable-admission-plugins/disable-admission-plugins flags are mutually exclusive"},
 	{name: "admission-control unknown", args: []string{"--admission-control=Nope"}, wantError: `--admission-control: plugin "Nope" is unknown`},
-	{name: "admission-control not implemented", args: []string{"--admission-control=AlwaysPullImages"}, wantError: `--admission-control: plugin "AlwaysPullImages" is not implemented by miniapiserver`},
+	{name: "admission-control opt-in plugin", args: []string{"--admission-control=NamespaceLifecycle,AlwaysPullImages"}},
 	{name: "audit log modes", args: []string{"--audit-log-mode=blocking"}},
 	{name: "audit log strict", args: []string{"--audit-log-mode=blocking-strict"}, wantError: "--audit-log-mode: blocking-strict: not supported by miniapiserver"},
 	{name: "audit log mode unknown", args: []string{"--audit-log-mode=later"}, wantError: "invalid audit log mode later"},

@@ -84,8 +84,6 @@ func newImage(old, pod *corev1.Pod) bool {
 	return found
 }
 
-var podsResource = corev1.Resource("pods")
-
 // visitContainers calls visit on every container of spec with its path,
 // init containers first, then containers, then ephemeral ones, as kube's
 // pods.VisitContainersWithPath.

@@ -18,7 +18,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 )
 
-func podAttributes(op handlers.Operation, name string, old *corev1.Pod) handlers.Attributes {
+func newPodAttributes(op handlers.Operation, name string, old *corev1.Pod) handlers.Attributes {
 	a := handlers.Attributes{Operation: op, Resource: corev1.SchemeGroupVersion.WithResource("pods"), Namespace: "ns", Name: name,
 		Kind: corev1.SchemeGroupVersion.WithKind("Pod")}
 	if old != nil {
@@ -37,7 +37,7 @@ func TestAlwaysPullImagesValidate(t *testing.T) {
 		InitContainers: []corev1.Container{{Name: "i", Image: "a", ImagePullPolicy: corev1.PullAlways}},
 		Containers:     []corev1.Container{{Name: "c", Image: "b", ImagePullPolicy: corev1.PullIfNotPresent}},
 	}}
-	err := AlwaysPullImages{}.Validate(context.Background(), podAttributes(handlers.Create, "p", nil), pod)
+	err := AlwaysPullImages{}.Validate(context.Background(), newPodAttributes(handlers.Create, "p", nil), pod)
 	want := `pods "p" is forbidden: spec.containers[0].imagePullPolicy: Unsupported value: "IfNotPresent": supported values: "Always"`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v, want %s", err, want)
@@ -47,25 +47,25 @@ func TestAlwaysPullImagesValidate(t *testing.T) {
 	}
 	pod.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "e", Image: "b", ImagePullPolicy: corev1.PullNever}}}
 	pod.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "r", PullPolicy: corev1.PullNever}}}}
-	err = AlwaysPullImages{}.Validate(context.Background(), podAttributes(handlers.Create, "p", nil), pod)
+	err = AlwaysPullImages{}.Validate(context.Background(), newPodAttributes(handlers.Create, "p", nil), pod)
 	want = `[pods "p" is forbidden: spec.containers[0].imagePullPolicy: Unsupported value: "IfNotPresent": supported values: "Always", ` +
 		`pods "p" is forbidden: spec.ephemeralContainers[0].imagePullPolicy: Unsupported value: "Never": supported values: "Always", ` +
 		`pods "p" is forbidden: spec.volumes[0].image.pullPolicy: Unsupported value: "Never": supported values: "Always"]`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v,\nwant %s", err, want)
 	}
-	if err := (AlwaysPullImages{}).Validate(context.Background(), podAttributes(handlers.Update, "p", pod.DeepCopy()), pod); err != nil {
+	if err := (AlwaysPullImages{}).Validate(context.Background(), newPodAttributes(handlers.Update, "p", pod.DeepCopy()), pod); err != nil {
 		t.Errorf("an update without a new image: %v", err)
 	}
-	status := podAttributes(handlers.Create, "p", nil)
+	status := newPodAttributes(handlers.Create, "p", nil)
 	status.Subresource = "status"
 	if err := (AlwaysPullImages{}).Validate(context.Background(), status, pod); err != nil {
 		t.Errorf("a subresource: %v", err)
 	}
-	if err := (AlwaysPullImages{}).Admit(context.Background(), podAttributes(handlers.Create, "p", nil), pod); err != nil {
+	if err := (AlwaysPullImages{}).Admit(context.Background(), newPodAttributes(handlers.Create, "p", nil), pod); err != nil {
 		t.Fatal(err)
 	}
-	if err := (AlwaysPullImages{}).Validate(context.Background(), podAttributes(handlers.Create, "p", nil), pod); err != nil {
+	if err := (AlwaysPullImages{}).Validate(context.Background(), newPodAttributes(handlers.Create, "p", nil), pod); err != nil {
 		t.Errorf("after Admit: %v", err)
 	}
 }
@@ -148,7 +148,7 @@ func TestOwnerReferencesPermissionEnforcement(t *testing.T) {
 	}
 	authz := &allowOnly{}
 	p := &OwnerReferencesPermissionEnforcement{Authorizer: authorizer.AuthorizerFunc(authz.Authorize), Mapper: mapper}
-	err := p.Validate(ctx, podAttributes(handlers.Create, "p", nil), withRefs(owner))
+	err := p.Validate(ctx, newPodAttributes(handlers.Create, "p", nil), withRefs(owner))
 	want := `pods "p" is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: no, denied`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v, want %s", err, want)
@@ -157,19 +157,19 @@ func TestOwnerReferencesPermissionEnforcement(t *testing.T) {
 		t.Errorf("asked %+v", got)
 	}
 	authz.allowed = []authorizer.AttributesRecord{{Verb: "update", Resource: "replicasets", Subresource: "finalizers", Name: "rs", Namespace: "ns"}}
-	if err := p.Validate(ctx, podAttributes(handlers.Create, "p", nil), withRefs(owner)); err != nil {
+	if err := p.Validate(ctx, newPodAttributes(handlers.Create, "p", nil), withRefs(owner)); err != nil {
 		t.Errorf("with the finalizers: %v", err)
 	}
 	authz.allowed, authz.asked = nil, nil
-	if err := p.Validate(ctx, podAttributes(handlers.Update, "p", withRefs(owner)), withRefs(owner)); err != nil || len(authz.asked) != 0 {
+	if err := p.Validate(ctx, newPodAttributes(handlers.Update, "p", withRefs(owner)), withRefs(owner)); err != nil || len(authz.asked) != 0 {
 		t.Errorf("references unchanged: %v, asked %v", err, authz.asked)
 	}
-	err = p.Validate(ctx, podAttributes(handlers.Update, "p", withRefs(owner)), withRefs())
+	err = p.Validate(ctx, newPodAttributes(handlers.Update, "p", withRefs(owner)), withRefs())
 	want = `pods "p" is forbidden: cannot set an ownerRef on a resource you can't delete: no, denied`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
-	status := podAttributes(handlers.Update, "p", withRefs())
+	status := newPodAttributes(handlers.Update, "p", withRefs())
 	status.Subresource = "status"
 	if err := p.Validate(ctx, status, withRefs(owner)); err != nil {
 		t.Errorf("pods/status: %v", err)
@@ -186,7 +186,7 @@ func TestOwnerReferencesPermissionEnforcement(t *testing.T) {
 
 // TestAlwaysDeny: every operation, connects included, is refused.
 func TestAlwaysDeny(t *testing.T) {
-	a := podAttributes(handlers.Delete, "p", nil)
+	a := newPodAttributes(handlers.Delete, "p", nil)
 	want := `pods "p" is forbidden: admission control is denying all modifications`
 	for name, err := range map[string]error{
 		"admit":    AlwaysDeny{}.Admit(context.Background(), a, nil),

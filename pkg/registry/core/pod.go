@@ -150,7 +150,7 @@ func (s podStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object
 	// kube's admission plugins run on updates of pods too: tolerations of
 	// node problems are added back; the priority set on create is kept.
 	if s.tolerations != nil {
-		s.tolerations.add(&pod.Spec)
+		s.tolerations.Add(&pod.Spec)
 	}
 	if pod.Spec.Priority == nil {
 		pod.Spec.Priority = oldPod.Spec.Priority

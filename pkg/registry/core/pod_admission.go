@@ -67,7 +67,7 @@ func admitNewPod(lookups podLookups) generic.AdmitCreateFunc {
 			return err
 		}
 		if lookups.tolerations != nil {
-			lookups.tolerations.add(&pod.Spec)
+			lookups.tolerations.Add(&pod.Spec)
 		}
 		if err := admitWith(ctx, pod, name, lookups.runtimeClass); err != nil {
 			return err
@@ -91,10 +91,10 @@ func admitWith(ctx context.Context, pod *corev1.Pod, name string, steps ...PodAd
 	return nil
 }
 
-// add lets a pod stay on a node that turned not ready or unreachable,
+// Add lets a pod stay on a node that turned not ready or unreachable,
 // unless it tolerates those taints already (a toleration without key or
-// effect counts, as in kube).
-func (d *DefaultTolerationSeconds) add(spec *corev1.PodSpec) {
+// effect counts, as in kube). Adding twice changes nothing.
+func (d *DefaultTolerationSeconds) Add(spec *corev1.PodSpec) {
 	notReady, unreachable := false, false
 	for _, t := range spec.Tolerations {
 		noExecute := t.Effect == corev1.TaintEffectNoExecute || t.Effect == ""

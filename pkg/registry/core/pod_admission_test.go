@@ -23,7 +23,7 @@ func TestDefaultTolerations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &corev1.Pod{Spec: spec()}
 			pod.Spec.Tolerations = slices.Clone(tc.tolerations)
-			KubeDefaultTolerationSeconds.add(&pod.Spec)
+			KubeDefaultTolerationSeconds.Add(&pod.Spec)
 			var added []string
 			for _, tol := range pod.Spec.Tolerations[len(tc.tolerations):] {
 				if tol.TolerationSeconds == nil || *tol.TolerationSeconds != 300 || tol.Effect != corev1.TaintEffectNoExecute {

@@ -54,6 +54,7 @@ func TestAlwaysPullImages(t *testing.T) {
 	t.Parallel()
 	cfg, ns := optInServer(t, optInPlugins...)
 	cs := kubernetes.NewForConfigOrDie(cfg)
+	createAccount(t, cs, ns, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}})
 	pod := podOf("pull", "a", "b")
 	pod.Spec.Containers[0].ImagePullPolicy = corev1.PullNever
 	pod.Spec.Containers[1].ImagePullPolicy = corev1.PullIfNotPresent

@@ -34,7 +34,9 @@ func IsNativeResource(name corev1.ResourceName) bool {
 	return !strings.Contains(string(name), "/") || strings.Contains(string(name), corev1.ResourceDefaultNamespacePrefix)
 }
 
-func isExtendedResourceName(name corev1.ResourceName) bool {
+// IsExtendedResourceName is kube's helper of that name: a resource in a
+// domain of its own (not kubernetes.io), valid as requests.<name>.
+func IsExtendedResourceName(name corev1.ResourceName) bool {
 	if IsNativeResource(name) || strings.HasPrefix(string(name), corev1.DefaultResourceRequestsPrefix) {
 		return false
 	}
@@ -103,7 +105,7 @@ func ValidateContainerResourceName(name corev1.ResourceName, fldPath *field.Path
 		}
 		return append(allErrs, field.Invalid(fldPath, name, "must be a standard resource for containers"))
 	}
-	if !IsNativeResource(name) && !isExtendedResourceName(name) {
+	if !IsNativeResource(name) && !IsExtendedResourceName(name) {
 		return field.ErrorList{field.Invalid(fldPath, name, "doesn't follow extended resource name standard")}
 	}
 	return nil
@@ -114,7 +116,7 @@ func validateResourceQuantity(name corev1.ResourceName, q resource.Quantity, fld
 	if q.Cmp(resource.Quantity{}) < 0 {
 		allErrs = append(allErrs, field.Invalid(fldPath, q.String(), "must be greater than or equal to 0"))
 	}
-	if isExtendedResourceName(name) && q.MilliValue()%1000 != 0 {
+	if IsExtendedResourceName(name) && q.MilliValue()%1000 != 0 {
 		allErrs = append(allErrs, field.Invalid(fldPath, q, "must be an integer"))
 	}
 	return allErrs

@@ -104,7 +104,7 @@ func IsQuotaHugePageResourceName(name corev1.ResourceName) bool {
 }
 
 func isIntegerResourceName(name corev1.ResourceName) bool {
-	return integerResources.Has(name) || isExtendedResourceName(name)
+	return integerResources.Has(name) || IsExtendedResourceName(name)
 }
 
 // ValidateResourceName: a qualified name, and a standard one unless it has
