@@ -105,13 +105,15 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope
 		// What a connect subresource consumes and produces is its
 		// backend's business; custom resources negotiate their own.
 		if verb != "connect" && (sc.MediaTypes == nil || sc.MediaTypes.Routed()) {
-			produces := negotiation.ResourceMediaTypes
+			produces := negotiation.ProducesResource
 			if verb == "list" || verb == "watch" {
-				produces = negotiation.StreamingMediaTypes
+				produces = negotiation.ProducesStreaming
 			}
 			var consumes []string
 			if verb == "patch" {
-				consumes = handlers.PatchRouteMediaTypes
+				// kube's PATCH routes consume the patch types alone:
+				// anything else is the router's 415, before the handler.
+				consumes = negotiation.Builtin.PatchTypes()
 			}
 			h = routeChecks(consumes, produces, h)
 		}
@@ -186,7 +188,7 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope
 // routeChecks refuses, before the handler runs and as kube's router does,
 // a request whose Content-Type the route does not consume (when it
 // declares what it consumes) or whose Accept names nothing it produces.
-func routeChecks(consumes, produces []string, h http.Handler) http.Handler {
+func routeChecks(consumes []string, produces negotiation.Produces, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if consumes != nil {
 			if err := negotiation.CheckContentType(r, consumes); err != nil {

@@ -166,7 +166,7 @@ func New(cfg Config) (*Server, error) {
 	healthz.Install(r, "/readyz", append(append([]healthz.Check{healthz.PingCheck}, cfg.LivezChecks...), cfg.ReadyzChecks...)...)
 	info := cfg.Version
 	r.Get("/version", func(w http.ResponseWriter, r *http.Request) {
-		if err := negotiation.CheckAccept(r, negotiation.JSONOnly); err != nil {
+		if err := negotiation.CheckAccept(r, negotiation.ProducesJSON); err != nil {
 			handlers.WriteError(w, r, err)
 			return
 		}
@@ -234,7 +234,7 @@ func (s *Server) writeDiscovery(w http.ResponseWriter, r *http.Request, routed b
 		return
 	}
 	if routed {
-		if err := negotiation.CheckAccept(r, negotiation.ResourceMediaTypes); err != nil {
+		if err := negotiation.CheckAccept(r, negotiation.ProducesResource); err != nil {
 			handlers.WriteError(w, r, err)
 			return
 		}

@@ -80,7 +80,7 @@ func loadAuthorizationConfiguration(data []byte, compiler authorizationcel.Compi
 		return nil, fmt.Errorf("failed to load AuthorizationConfiguration from file: %w", err)
 	}
 	known := sets.New[string]()
-	for _, m := range authz.Modes {
+	for _, m := range authz.KnownModes() {
 		known.Insert(string(m))
 	}
 	if errs := configvalidation.ValidateAuthorizationConfiguration(compiler, nil, cfg, known, sets.New(string(authz.ModeWebhook))); len(errs) > 0 {

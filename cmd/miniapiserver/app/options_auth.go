@@ -75,8 +75,8 @@ func (o *AuthOptions) addFlags(fs *pflag.FlagSet) {
 		"Client certificates signed by these CAs (PEM) authenticate as their common name, in their organizations as groups. Without it, a client CA is generated in --data-dir, and signs the admin certificate of the generated kubeconfig.")
 	fs.BoolVar(&o.AnonymousAuth, "anonymous-auth", o.AnonymousAuth,
 		"Requests without credentials are system:anonymous in system:unauthenticated (authorization decides what they may do); false answers them 401.")
-	modes := make([]string, len(authz.Modes))
-	for i, m := range authz.Modes {
+	modes := make([]string, len(authz.KnownModes()))
+	for i, m := range authz.KnownModes() {
 		modes[i] = string(m)
 	}
 	fs.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes,

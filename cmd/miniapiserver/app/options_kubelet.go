@@ -26,7 +26,7 @@ type KubeletOptions struct {
 
 func defaultKubeletOptions() KubeletOptions {
 	return KubeletOptions{
-		PreferredAddressTypes: append([]string(nil), kubelet.DefaultPreferredAddressTypes...),
+		PreferredAddressTypes: kubelet.DefaultPreferredAddressTypes(),
 		Timeout:               kubelet.DefaultTimeout,
 		Port:                  kubelet.DefaultPort,
 	}

@@ -18,7 +18,7 @@ import (
 // LimitRange of their namespace (a minimum, maximum or limit to request
 // ratio), as kube's plugin of that name does; the defaults it gives new
 // pods are applied by the pods' storage (core.ListLimitRanges and the
-// pods' BeginCreate).
+// pods' AdmitCreate hook).
 type LimitRanger struct {
 	// LimitRanges reads the LimitRanges of a namespace.
 	LimitRanges rest.Lister

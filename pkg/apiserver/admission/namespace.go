@@ -21,8 +21,8 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
-// ImmortalNamespaces cannot be deleted.
-var ImmortalNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
+// immortalNamespaces cannot be deleted.
+var immortalNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
 
 // Chain runs checks in order; the first error wins. Those that are
 // handlers.MutatingAdmission too mutate, in order, through Admit.
@@ -100,7 +100,7 @@ var namespacesResource = schema.GroupResource{Resource: "namespaces"}
 func (l *NamespaceLifecycle) Validate(ctx context.Context, a handlers.Attributes, _ runtime.Object) error {
 	isNamespace := a.Resource.Group == "" && a.Resource.Resource == "namespaces"
 	if isNamespace && a.Operation == handlers.Delete && a.Subresource == "" {
-		for _, immortal := range ImmortalNamespaces {
+		for _, immortal := range immortalNamespaces {
 			if a.Name == immortal {
 				return apierrors.NewForbidden(namespacesResource, a.Name, fmt.Errorf("this namespace may not be deleted"))
 			}

@@ -35,12 +35,15 @@ const (
 	ModeWebhook     Mode = "Webhook"
 )
 
-// Modes lists the known modes, in the order --help shows them.
-var Modes = []Mode{ModeAlwaysAllow, ModeAlwaysDeny, ModeRBAC, ModeNode, ModeWebhook}
+// knownModes lists the known modes, in the order --help shows them.
+var knownModes = []Mode{ModeAlwaysAllow, ModeAlwaysDeny, ModeRBAC, ModeNode, ModeWebhook}
 
 // Name is the name kube gives the mode's authorizer in the chain, which
 // prefixes its reasons ("alwaysdeny: Everything is forbidden.").
 func (m Mode) Name() string { return strings.ToLower(string(m)) }
+
+// KnownModes lists the known modes, in the order --help shows them.
+func KnownModes() []Mode { return slices.Clone(knownModes) }
 
 // ParseModes checks a --authorization-mode list as kube does.
 func ParseModes(list []string) ([]Mode, error) {
@@ -50,7 +53,7 @@ func ParseModes(list []string) ([]Mode, error) {
 	var modes []Mode
 	for _, s := range list {
 		m := Mode(s)
-		if !slices.Contains(Modes, m) {
+		if !slices.Contains(knownModes, m) {
 			return nil, fmt.Errorf("authorization-mode %q is not a valid mode", s)
 		}
 		if slices.Contains(modes, m) {

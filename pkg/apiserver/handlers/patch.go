@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -53,10 +52,6 @@ func LimitJSONPatchCopies() {
 		}
 	}
 }
-
-// PatchRouteMediaTypes are the media types kube's PATCH routes consume:
-// anything else is refused by the router (415) before the handler runs.
-var PatchRouteMediaTypes = slices.Clone(negotiation.Builtin.PatchTypes())
 
 // Patch serves PATCH on an object or subresource. The patch is applied to
 // the current state inside the update's retry loop, so a patch never loses

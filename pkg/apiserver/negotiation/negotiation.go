@@ -7,6 +7,7 @@ package negotiation
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -220,21 +221,41 @@ func notAcceptable(mediaTypes []string) error {
 	return NotAcceptable("only the following media types are accepted: " + strings.Join(mediaTypes, ", "))
 }
 
-// What routes produce, as kube declares them to its router: every
-// resource route the three media types, list and watch routes also their
-// streaming forms, /version JSON only.
-var (
-	ResourceMediaTypes  = serverMediaTypes
-	StreamingMediaTypes = append(append([]string{}, serverMediaTypes...), MediaTypeJSON+";stream=watch", MediaTypeProtobuf+";stream=watch")
-	JSONOnly            = []string{MediaTypeJSON}
+// Produces is what a route produces, as kube declares it to its router.
+type Produces int
+
+const (
+	// ProducesResource: every resource route, the three media types.
+	ProducesResource Produces = iota
+	// ProducesStreaming: list and watch routes, also their streaming forms.
+	ProducesStreaming
+	// ProducesJSON: /version.
+	ProducesJSON
 )
+
+var (
+	streamingMediaTypes = append(slices.Clone(serverMediaTypes), MediaTypeJSON+";stream=watch", MediaTypeProtobuf+";stream=watch")
+	jsonOnly            = []string{MediaTypeJSON}
+)
+
+// mediaTypes are the media types p names, in the order errors list them.
+func (p Produces) mediaTypes() []string {
+	switch p {
+	case ProducesStreaming:
+		return streamingMediaTypes
+	case ProducesJSON:
+		return jsonOnly
+	}
+	return serverMediaTypes
+}
 
 // CheckAccept is kube's router-level check of Accept (go-restful's, which
 // runs before any handler): a request whose Accept names none of the media
 // types a route produces, parameters and quality ignored, is refused with
 // 406 listing them. A finer mismatch (as=Table on an endpoint without
 // tables, ...) is the handler's to refuse (NegotiateOutput).
-func CheckAccept(r *http.Request, produces []string) error {
+func CheckAccept(r *http.Request, p Produces) error {
+	produces := p.mediaTypes()
 	accept := r.Header.Get("Accept")
 	if accept == "" {
 		return nil

@@ -29,10 +29,12 @@ const DefaultPort = 10250
 
 // DefaultPreferredAddressTypes is the order in which a node's addresses
 // are tried (kube-apiserver's --kubelet-preferred-address-types).
-var DefaultPreferredAddressTypes = []string{
-	string(corev1.NodeHostName),
-	string(corev1.NodeInternalDNS), string(corev1.NodeInternalIP),
-	string(corev1.NodeExternalDNS), string(corev1.NodeExternalIP),
+func DefaultPreferredAddressTypes() []string {
+	return []string{
+		string(corev1.NodeHostName),
+		string(corev1.NodeInternalDNS), string(corev1.NodeInternalIP),
+		string(corev1.NodeExternalDNS), string(corev1.NodeExternalIP),
+	}
 }
 
 // DefaultTimeout is kube-apiserver's --kubelet-timeout.
@@ -141,7 +143,7 @@ func (cfg Config) withDefaults() Config {
 		cfg.Port = DefaultPort
 	}
 	if cfg.PreferredAddressTypes == nil {
-		cfg.PreferredAddressTypes = DefaultPreferredAddressTypes
+		cfg.PreferredAddressTypes = DefaultPreferredAddressTypes()
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
