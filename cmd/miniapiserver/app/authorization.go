@@ -17,7 +17,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/clusterroleaggregation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/bootstrap"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/rbacrules"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -28,7 +28,7 @@ import (
 type Authorization struct {
 	Authorizer   authorizer.Authorizer
 	RuleResolver authorizer.RuleResolver
-	Policy       *policy.Cache
+	Policy       *rbacrules.Cache
 	// nodeObjects are what the Node mode reads, bound to the stores once
 	// the groups are built (bindNodeObjects).
 	nodeObjects *lateNodeObjects
@@ -52,7 +52,7 @@ func newAuthorization(o *Options) (*Authorization, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache := policy.NewCache()
+	cache := rbacrules.NewCache()
 	nodeObjects := &lateNodeObjects{}
 	b := &authorizerBuilder{extra: o.Auth.ExtraAuthorizers, compiler: compiler}
 	required := sets.New[apiserverconfig.AuthorizerType]()

@@ -14,7 +14,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/autoregister"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
-	"github.com/miniapiserver/miniapiserver/pkg/controllers/flowcontrol"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/apfconfig"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/garbagecollector"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/namespace"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
@@ -58,8 +58,8 @@ func garbageCollector(st *stores, crds *crd.Controller) *garbagecollector.Contro
 
 // flowControlController builds the controller that keeps kube's flow
 // control configuration, over the flowcontrol.apiserver.k8s.io storages.
-func flowControlController(s flowcontrolregistry.Storage) *flowcontrol.Controller {
-	return flowcontrol.New(flowcontrol.Config{FlowSchemas: s.FlowSchemas, FlowSchemaStatus: s.FlowSchemaStatus, PriorityLevels: s.PriorityLevels})
+func flowControlController(s flowcontrolregistry.Storage) *apfconfig.Controller {
+	return apfconfig.New(apfconfig.Config{FlowSchemas: s.FlowSchemas, FlowSchemaStatus: s.FlowSchemaStatus, PriorityLevels: s.PriorityLevels})
 }
 
 // priorityAndFairness is API Priority and Fairness over the stored

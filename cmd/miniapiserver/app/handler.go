@@ -15,7 +15,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/filters"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/autoregister"
-	"github.com/miniapiserver/miniapiserver/pkg/controllers/flowcontrol"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/apfconfig"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -28,7 +28,7 @@ type builtHandler struct {
 	sec      *security
 	// flowControl keeps kube's flow control configuration; fairness is
 	// API Priority and Fairness (nil: off).
-	flowControl *flowcontrol.Controller
+	flowControl *apfconfig.Controller
 	fairness    *apf.Controller
 	// apiServices keeps the Local APIServices, proxy reaches the others.
 	apiServices *autoregister.Controller

@@ -4,7 +4,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver"
-	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/policy"
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/admissionpolicy"
 )
 
 // admissionPolicies are the admission steps of MutatingAdmissionPolicies
@@ -12,8 +12,8 @@ import (
 // bindings from their own storage, params from any resource. Each follows
 // its policies in a loop of the server's (its Run).
 type admissionPolicies struct {
-	mutating   *policy.Mutating
-	validating *policy.Validating
+	mutating   *admissionpolicy.Mutating
+	validating *admissionpolicy.Validating
 }
 
 func newAdmissionPolicies(st *stores, authz authorizer.Authorizer) (*admissionPolicies, error) {
@@ -21,17 +21,17 @@ func newAdmissionPolicies(st *stores, authz authorizer.Authorizer) (*admissionPo
 	if err != nil {
 		return nil, err
 	}
-	var resources []policy.Resource
+	var resources []admissionpolicy.Resource
 	for _, gv := range all {
 		for _, e := range gv.Endpoints {
-			resources = append(resources, policy.Resource{Resource: e.Resource, Subresource: e.Subresource, Kind: e.Kind,
+			resources = append(resources, admissionpolicy.Resource{Resource: e.Resource, Subresource: e.Subresource, Kind: e.Kind,
 				Namespaced: e.Namespaced, Storage: e.Storage})
 		}
 	}
-	cfg := policy.Config{Namespaces: st.core.Namespaces, Resources: policy.NewResources(resources), Authorizer: authz}
+	cfg := admissionpolicy.Config{Namespaces: st.core.Namespaces, Resources: admissionpolicy.NewResources(resources), Authorizer: authz}
 	mutating, validating := cfg, cfg
 	r := st.admissionRegistration
 	mutating.Policies, mutating.Bindings = r.MutatingAdmissionPolicies, r.MutatingAdmissionPolicyBindings
 	validating.Policies, validating.Bindings = r.ValidatingAdmissionPolicies, r.ValidatingAdmissionPolicyBindings
-	return &admissionPolicies{mutating: policy.NewMutating(mutating), validating: policy.NewValidating(validating)}, nil
+	return &admissionPolicies{mutating: admissionpolicy.NewMutating(mutating), validating: admissionpolicy.NewValidating(validating)}, nil
 }

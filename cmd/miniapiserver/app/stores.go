@@ -21,7 +21,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/coordination"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/discovery"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/endpointslice"
 	eventsgroup "github.com/miniapiserver/miniapiserver/pkg/registry/events"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -32,9 +32,9 @@ import (
 	resourcegroup "github.com/miniapiserver/miniapiserver/pkg/registry/resource"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
-	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storage"
+	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storagegroup"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/storagemigration"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/webhook"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/webhookclient"
 )
 
 // stores is the registry of the server's built storage: every API group's
@@ -54,7 +54,7 @@ type stores struct {
 	apiRegistration       apiregistration.GroupStorage
 	certificates          certificates.GroupStorage
 	coordination          coordination.GroupStorage
-	discovery             discovery.GroupStorage
+	discovery             endpointslice.GroupStorage
 	flowControl           flowcontrol.Storage
 	networking            networking.GroupStorage
 	node                  node.GroupStorage
@@ -76,8 +76,8 @@ func destroyGroups(groups []rest.APIGroupInfo) {
 
 // serviceResolver finds a service's address (webhooks', and the CRD
 // conversion webhooks') from its endpoints.
-func (st *stores) serviceResolver() webhook.EndpointsResolver {
-	return webhook.EndpointsResolver{Services: st.core.Services, Endpoints: st.core.Endpoints}
+func (st *stores) serviceResolver() webhookclient.EndpointsResolver {
+	return webhookclient.EndpointsResolver{Services: st.core.Services, Endpoints: st.core.Endpoints}
 }
 
 // BuildAPIGroups builds every API group as the server does (buildStores,
@@ -110,7 +110,7 @@ func buildStores(o *Options, getter generic.RESTOptionsGetter, deps ProviderDeps
 	addTyped(b, &st.node, node.RESTStorageProvider{})
 	addTyped(b, &st.storage, storagegroup.RESTStorageProvider{})
 	addTyped(b, &st.policy, policy.RESTStorageProvider{})
-	addTyped(b, &st.discovery, discovery.RESTStorageProvider{})
+	addTyped(b, &st.discovery, endpointslice.RESTStorageProvider{})
 	addTyped(b, &st.core, coreReads(o, coreProvider, st))
 	// Then those that read the core group's: events.k8s.io serves its
 	// events, resource.k8s.io's admin-access check reads its namespaces.

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/storage"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/storagegroup"
 )
 
 // The finalizers of kube's StorageObjectInUseProtection; kube's
@@ -53,7 +53,7 @@ func (StorageObjectInUseProtection) Admit(_ context.Context, a handlers.Attribut
 var protectionFinalizers = map[schema.GroupResource]string{
 	corev1.Resource("persistentvolumes"):          PVProtectionFinalizer,
 	corev1.Resource("persistentvolumeclaims"):     PVCProtectionFinalizer,
-	storagev1.Resource("volumeattributesclasses"): storage.VACProtectionFinalizer,
+	storagev1.Resource("volumeattributesclasses"): storagegroup.VACProtectionFinalizer,
 }
 
 // TaintNodesByCondition is kube's mutating plugin of that name: a new

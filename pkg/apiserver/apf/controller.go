@@ -5,7 +5,7 @@
 // that its flows are shuffle-sharded to and served from fairly
 // (package queueset). The configuration is read, and followed, from the
 // FlowSchemas and PriorityLevelConfigurations the registry stores;
-// pkg/controllers/flowcontrol keeps kube's bootstrap objects there.
+// pkg/controllers/apfconfig keeps kube's bootstrap objects there.
 //
 // Layers: part of pkg/apiserver, a request filter in place of the plain
 // in-flight limits; it reads the configuration through the registry's

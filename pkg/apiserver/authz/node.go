@@ -13,7 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/rbacrules"
 )
 
 // nodeUserPrefix starts the user name of a node's credentials.
@@ -91,7 +91,7 @@ func (n *Node) Authorize(ctx context.Context, a authorizer.Attributes) (authoriz
 			return d.decision, d.reason, err
 		}
 	}
-	if policy.RulesAllow(a, n.rules...) {
+	if rbacrules.RulesAllow(a, n.rules...) {
 		return authorizer.DecisionAllow, "", nil
 	}
 	return authorizer.DecisionNoOpinion, "", nil

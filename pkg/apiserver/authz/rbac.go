@@ -8,7 +8,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/rbacrules"
 )
 
 // RBAC is kube's RBAC authorizer (the RBAC mode): a request is allowed
@@ -17,7 +17,7 @@ import (
 // any. It reads roles and bindings from the registry's policy cache, never
 // from storage.
 type RBAC struct {
-	resolver *policy.Resolver
+	resolver *rbacrules.Resolver
 }
 
 var (
@@ -26,8 +26,8 @@ var (
 )
 
 // NewRBAC returns the RBAC authorizer of the roles and bindings in cache.
-func NewRBAC(cache *policy.Cache) *RBAC {
-	return &RBAC{resolver: policy.NewResolver(cache, nil)}
+func NewRBAC(cache *rbacrules.Cache) *RBAC {
+	return &RBAC{resolver: rbacrules.NewResolver(cache, nil)}
 }
 
 // Authorize implements authorizer.Authorizer.

@@ -12,13 +12,13 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/bootstrap"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/rbacrules"
 )
 
 // benchPolicy is kube's bootstrap policy (aggregated roles filled) plus,
 // in each of namespaces namespaces, a RoleBinding of a user to edit, of
 // a group to view and of a service account to a Role of its own.
-func benchPolicy(b *testing.B, namespaces int) *policy.Cache {
+func benchPolicy(b *testing.B, namespaces int) *rbacrules.Cache {
 	b.Helper()
 	p, err := bootstrap.Load()
 	if err != nil {
@@ -34,7 +34,7 @@ func benchPolicy(b *testing.B, namespaces int) *policy.Cache {
 	for range 3 {
 		for _, r := range all {
 			if r.AggregationRule != nil {
-				if r.Rules, err = policy.AggregatedRules(r, all); err != nil {
+				if r.Rules, err = rbacrules.AggregatedRules(r, all); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -69,7 +69,7 @@ func benchPolicy(b *testing.B, namespaces int) *policy.Cache {
 				Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "app"}}},
 		)
 	}
-	return policy.NewStaticCache(objs...)
+	return rbacrules.NewStaticCache(objs...)
 }
 
 // BenchmarkRBAC is the cost of one decision, in a cluster with kube's

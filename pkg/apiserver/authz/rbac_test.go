@@ -7,13 +7,13 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/rbacrules"
 )
 
 // With an empty cache, RBAC has no opinion; behind system:masters and
 // with other modes, the chain decides as kube's.
 func TestChainWithRBAC(t *testing.T) {
-	rbac := NewRBAC(policy.NewCache())
+	rbac := NewRBAC(rbacrules.NewCache())
 	pods := func(u user.Info) authorizer.AttributesRecord {
 		return authorizer.AttributesRecord{User: u, Verb: "get", Resource: "pods", Namespace: "ns", ResourceRequest: true}
 	}
@@ -41,7 +41,7 @@ func TestChainWithRBAC(t *testing.T) {
 }
 
 func TestRuleResolvers(t *testing.T) {
-	resolvers := RuleResolvers{NewRBAC(policy.NewCache()), AlwaysAllow{}, AlwaysDeny{}}
+	resolvers := RuleResolvers{NewRBAC(rbacrules.NewCache()), AlwaysAllow{}, AlwaysDeny{}}
 	res, non, incomplete, err := resolvers.RulesFor(context.Background(), &user.DefaultInfo{Name: "alice"}, "ns")
 	if err != nil || incomplete || len(res) != 1 || len(non) != 1 || res[0].GetVerbs()[0] != "*" {
 		t.Errorf("got %v %v %v %v", res, non, incomplete, err)

@@ -26,7 +26,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/rbacrules"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -41,7 +41,7 @@ type ClusterRoles interface {
 
 // Controller aggregates cluster roles.
 type Controller struct {
-	cache *policy.Cache
+	cache *rbacrules.Cache
 	store ClusterRoles
 	// retry is how long a failed pass waits before the next.
 	retry time.Duration
@@ -49,7 +49,7 @@ type Controller struct {
 
 // New returns a controller reading cluster roles from cache and writing
 // them to store.
-func New(cache *policy.Cache, store ClusterRoles) *Controller {
+func New(cache *rbacrules.Cache, store ClusterRoles) *Controller {
 	return &Controller{cache: cache, store: store, retry: time.Second}
 }
 
@@ -90,7 +90,7 @@ func (c *Controller) syncAll(ctx context.Context, fm *managedfields.FieldManager
 		if r.AggregationRule == nil {
 			continue
 		}
-		rules, err := policy.AggregatedRules(r, all)
+		rules, err := rbacrules.AggregatedRules(r, all)
 		if err != nil {
 			errs = append(errs, err)
 			continue

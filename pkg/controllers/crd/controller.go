@@ -33,7 +33,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/webhook"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/webhookclient"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
@@ -64,7 +64,7 @@ type Config struct {
 	// /registry/<group>/<plural>, its watch cache).
 	Storage generic.RESTOptionsGetter
 	// Services finds the conversion webhooks served by services.
-	Services webhook.ServiceResolver
+	Services webhookclient.ServiceResolver
 	// APIServices, when set, keeps an APIService for every group version
 	// a definition serves (kube's crdregistration controller).
 	APIServices autoregister.Registration
@@ -77,7 +77,7 @@ type Controller struct {
 	status      rest.Updater // customresourcedefinitions/status
 	server      Server
 	storage     generic.RESTOptionsGetter
-	services    webhook.ServiceResolver
+	services    webhookclient.ServiceResolver
 	apiServices autoregister.Registration
 	// retry is how long a definition whose sync failed waits before the
 	// next attempt.

@@ -3,7 +3,7 @@
 // kube's API Priority and Fairness, with their status subresources.
 //
 // The objects kube creates at startup (mandatory and suggested) and the
-// status it keeps on them come from pkg/controllers/flowcontrol; this
+// status it keeps on them come from pkg/controllers/apfconfig; this
 // package stores them with kube's strategies and validation, which
 // refuses changes to the mandatory objects' specs.
 package flowcontrol

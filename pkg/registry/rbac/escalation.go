@@ -18,7 +18,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/rbacrules"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -30,7 +30,7 @@ import (
 // refers to).
 type guard struct {
 	authorizer authorizer.Authorizer
-	resolver   *policy.Resolver
+	resolver   *rbacrules.Resolver
 }
 
 // escalationAllowed reports whether the user of ctx is a superuser: the
@@ -176,11 +176,11 @@ func (s *roleStore) Update(ctx context.Context, name string, objInfo rest.Update
 // or changing an aggregation rule takes every permission.
 func (s *roleStore) check(ctx context.Context, obj, old runtime.Object) error {
 	name := nameOf(obj)
-	if err := policy.ConfirmNoEscalation(ctx, s.resolver, s.rules(obj)); err != nil {
+	if err := rbacrules.ConfirmNoEscalation(ctx, s.resolver, s.rules(obj)); err != nil {
 		return apierrors.NewForbidden(s.resource, name, err)
 	}
 	if s.aggregated != nil && (s.aggregated(obj) || (old != nil && s.aggregated(old))) {
-		if err := policy.ConfirmNoEscalation(ctx, s.resolver, fullAuthority); err != nil {
+		if err := rbacrules.ConfirmNoEscalation(ctx, s.resolver, fullAuthority); err != nil {
 			return apierrors.NewForbidden(s.resource, name, errors.New("must have cluster-admin privileges to use the aggregationRule"))
 		}
 	}
@@ -232,7 +232,7 @@ func (s *bindingStore) check(ctx context.Context, obj, _ runtime.Object) error {
 	if err != nil {
 		return err
 	}
-	if err := policy.ConfirmNoEscalation(ctx, s.resolver, rules); err != nil {
+	if err := rbacrules.ConfirmNoEscalation(ctx, s.resolver, rules); err != nil {
 		return apierrors.NewForbidden(s.resource, nameOf(obj), err)
 	}
 	return nil

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/policy"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac/rbacrules"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -30,7 +30,7 @@ type RESTStorageProvider struct {
 	Authorizer authorizer.Authorizer
 	// Policy is the cache of roles and bindings a writer's permissions are
 	// resolved from (nil: an empty one, for a provider only inspected).
-	Policy *policy.Cache
+	Policy *rbacrules.Cache
 }
 
 var _ generic.RESTStorageProvider = RESTStorageProvider{}
@@ -58,8 +58,8 @@ type GroupStorage struct {
 }
 
 // PolicySources are the stores the policy cache follows.
-func (g GroupStorage) PolicySources() policy.Sources {
-	return policy.Sources{Roles: g.Roles, ClusterRoles: g.ClusterRoles, RoleBindings: g.RoleBindings, ClusterRoleBindings: g.ClusterRoleBindings}
+func (g GroupStorage) PolicySources() rbacrules.Sources {
+	return rbacrules.Sources{Roles: g.Roles, ClusterRoles: g.ClusterRoles, RoleBindings: g.RoleBindings, ClusterRoleBindings: g.ClusterRoleBindings}
 }
 
 // NewRESTStorage implements generic.RESTStorageProvider.
@@ -85,12 +85,12 @@ func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (
 	}
 	cache := p.Policy
 	if cache == nil {
-		cache = policy.NewCache()
+		cache = rbacrules.NewCache()
 	}
 	// The roles a write grants or refers to are read from the stores, as
 	// kube does, so that a role just created can be bound at once; the
 	// writer's own bindings come from the cache.
-	g := guard{authorizer: p.Authorizer, resolver: policy.NewResolver(cache, storeRoles{roles: stores[3], clusterRoles: stores[1]})}
+	g := guard{authorizer: p.Authorizer, resolver: rbacrules.NewResolver(cache, storeRoles{roles: stores[3], clusterRoles: stores[1]})}
 	st := GroupStorage{
 		ClusterRoleBindings: &bindingStore{Store: stores[0], guard: g, resource: rbacv1.Resource(clusterRoleBindings.Name),
 			roleRef: func(obj runtime.Object) rbacv1.RoleRef { return obj.(*rbacv1.ClusterRoleBinding).RoleRef }},

@@ -4,7 +4,7 @@
 // plugins do: which webhooks a request concerns (rules, namespace and
 // object selectors, matchConditions), the AdmissionReview (v1, or v1beta1
 // when a webhook asks only for it) posted over HTTPS through
-// pkg/registry/webhook's client, failure policies and timeouts, dry runs
+// pkg/registry/webhookclient's client, failure policies and timeouts, dry runs
 // and side effects, JSON patches, reinvocation and warnings.
 //
 // kube's rules are k8s.io/apiserver's own where they are a library: the

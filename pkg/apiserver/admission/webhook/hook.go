@@ -11,7 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	"k8s.io/apiserver/pkg/cel/environment"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/webhook"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/webhookclient"
 )
 
 // hook is one webhook of a configuration: the fields mutating and
@@ -44,7 +44,7 @@ type hook struct {
 	objectSelectorErr    error
 	matcher              func() matchconditions.Matcher
 
-	client    *webhook.Client
+	client    *webhookclient.Client
 	clientErr error // why the client could not be made (a bad caBundle)
 }
 

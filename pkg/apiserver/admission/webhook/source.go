@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/webhook"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/webhookclient"
 )
 
 // Configurations is what the source needs of the storage of a kind of
@@ -24,7 +24,7 @@ type Configurations = follow.Source
 // (again after a failure), and on every change the webhooks of a kind
 // sorted by configuration name (kube's order), published at once.
 type Source struct {
-	services webhook.ServiceResolver
+	services webhookclient.ServiceResolver
 	// versions are the server's resources, set by Run.
 	versions   atomic.Pointer[Resources]
 	mutating   atomic.Pointer[[]*hook]
@@ -37,7 +37,7 @@ type Source struct {
 // NewSource returns a source of the webhooks in the storages of
 // mutating and validating configurations; services finds webhooks
 // served by services. It follows them once Run is called.
-func NewSource(services webhook.ServiceResolver) *Source {
+func NewSource(services webhookclient.ServiceResolver) *Source {
 	s := &Source{services: services, synced: make(chan struct{})}
 	s.mutating.Store(&[]*hook{})
 	s.validating.Store(&[]*hook{})
@@ -155,12 +155,12 @@ func sortedNames(configs map[string]runtime.Object) []string {
 // fails each call (kube's "could not get REST client").
 func (s *Source) withClient(h *hook) *hook {
 	cc := h.clientConfig
-	cfg := webhook.ClientConfig{CABundle: cc.CABundle}
+	cfg := webhookclient.ClientConfig{CABundle: cc.CABundle}
 	if cc.URL != nil {
 		cfg.URL = *cc.URL
 	}
 	if ref := cc.Service; ref != nil {
-		cfg.Service = &webhook.Service{Namespace: ref.Namespace, Name: ref.Name, Port: 443}
+		cfg.Service = &webhookclient.Service{Namespace: ref.Namespace, Name: ref.Name, Port: 443}
 		if ref.Path != nil {
 			cfg.Service.Path = *ref.Path
 		}
@@ -168,7 +168,7 @@ func (s *Source) withClient(h *hook) *hook {
 			cfg.Service.Port = *ref.Port
 		}
 	}
-	h.client, h.clientErr = webhook.New(cfg, s.services)
+	h.client, h.clientErr = webhookclient.New(cfg, s.services)
 	return h
 }
 

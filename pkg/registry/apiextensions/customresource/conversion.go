@@ -10,14 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/conversion"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/webhook"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/webhookclient"
 )
 
 // newConverter returns the conversions between the definition's versions,
 // with the storage version as hub: every version converts to it and from
 // it. An object converted is pruned to what its new version's schema
 // declares, as kube's converter of custom resources prunes.
-func (r *resource) newConverter(crd *apiextensionsv1.CustomResourceDefinition, resolver webhook.ServiceResolver) (*conversion.Registry, error) {
+func (r *resource) newConverter(crd *apiextensionsv1.CustomResourceDefinition, resolver webhookclient.ServiceResolver) (*conversion.Registry, error) {
 	var convert func(to schema.GroupVersion) conversion.Func
 	switch s := crd.Spec.Conversion; {
 	case s == nil || s.Strategy == apiextensionsv1.NoneConverter:

@@ -34,7 +34,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/conversion"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/webhook"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/webhookclient"
 )
 
 // resource is what the storages of one definition share: its names, its
@@ -99,7 +99,7 @@ func (s *Served) Destroy() {
 // Build builds what crd serves, under its accepted names, from getter's
 // options (the key prefix of the group and plural); a conversion webhook
 // served by a service is found through resolver.
-func Build(crd *apiextensionsv1.CustomResourceDefinition, getter generic.RESTOptionsGetter, resolver webhook.ServiceResolver) (*Served, error) {
+func Build(crd *apiextensionsv1.CustomResourceDefinition, getter generic.RESTOptionsGetter, resolver webhookclient.ServiceResolver) (*Served, error) {
 	r, err := newResource(crd, resolver)
 	if err != nil {
 		return nil, err
@@ -138,7 +138,7 @@ func Build(crd *apiextensionsv1.CustomResourceDefinition, getter generic.RESTOpt
 	return served, nil
 }
 
-func newResource(crd *apiextensionsv1.CustomResourceDefinition, resolver webhook.ServiceResolver) (*resource, error) {
+func newResource(crd *apiextensionsv1.CustomResourceDefinition, resolver webhookclient.ServiceResolver) (*resource, error) {
 	names := crd.Status.AcceptedNames
 	if names.Kind == "" || names.Plural == "" || names.ListKind == "" {
 		return nil, fmt.Errorf("customresource: %s has no accepted names", crd.Name)

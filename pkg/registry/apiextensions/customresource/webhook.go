@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/conversion"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/webhook"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/webhookclient"
 )
 
 // conversionError is what a conversion webhook's failure says, as kube
@@ -31,13 +31,13 @@ func (e *conversionError) Error() string { return e.msg }
 // with kube's ConversionReview (v1, or v1beta1 when the webhook names only
 // that).
 type webhookConverter struct {
-	client        *webhook.Client
+	client        *webhookclient.Client
 	reviewVersion string
 }
 
 // newWebhookConverter is the converter of crd's conversion webhook; a
 // service is found through resolver.
-func newWebhookConverter(crd *apiextensionsv1.CustomResourceDefinition, resolver webhook.ServiceResolver) (*webhookConverter, error) {
+func newWebhookConverter(crd *apiextensionsv1.CustomResourceDefinition, resolver webhookclient.ServiceResolver) (*webhookConverter, error) {
 	w := crd.Spec.Conversion.Webhook
 	if w == nil || w.ClientConfig == nil {
 		return nil, errors.New("conversion strategy Webhook without a webhook")
@@ -52,12 +52,12 @@ func newWebhookConverter(crd *apiextensionsv1.CustomResourceDefinition, resolver
 	if reviewVersion == "" {
 		return nil, errors.New("no supported conversion review versions")
 	}
-	cfg := webhook.ClientConfig{CABundle: w.ClientConfig.CABundle}
+	cfg := webhookclient.ClientConfig{CABundle: w.ClientConfig.CABundle}
 	if w.ClientConfig.URL != nil {
 		cfg.URL = *w.ClientConfig.URL
 	}
 	if s := w.ClientConfig.Service; s != nil {
-		cfg.Service = &webhook.Service{Namespace: s.Namespace, Name: s.Name, Port: 443}
+		cfg.Service = &webhookclient.Service{Namespace: s.Namespace, Name: s.Name, Port: 443}
 		if s.Port != nil {
 			cfg.Service.Port = *s.Port
 		}
@@ -65,7 +65,7 @@ func newWebhookConverter(crd *apiextensionsv1.CustomResourceDefinition, resolver
 			cfg.Service.Path = *s.Path
 		}
 	}
-	client, err := webhook.New(cfg, resolver)
+	client, err := webhookclient.New(cfg, resolver)
 	if err != nil {
 		return nil, err
 	}

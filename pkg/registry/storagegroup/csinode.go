@@ -1,0 +1,175 @@
+package storagegroup
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
+)
+
+var csiNodes = generic.Resource{
+	Name: "csinodes", Singular: "csinode", Kind: "CSINode",
+	New:      func() runtime.Object { return &storagev1.CSINode{} },
+	NewList:  func() runtime.Object { return &storagev1.CSINodeList{} },
+	Strategy: csiNodeStrategy{},
+	// kube returns the deleted object, not a Status.
+	ReturnDeletedObject: true,
+	StatusStrategy:      csiNodeStatusStrategy{},
+	Table: generic.TablePrinter{
+		Columns: []metav1.TableColumnDefinition{
+			generic.NameColumn,
+			{Name: "Drivers", Type: "integer", Description: "Drivers indicates the number of CSI drivers registered on the node"},
+			generic.AgeColumn,
+		},
+		Cells: func(obj runtime.Object) ([]interface{}, error) {
+			n := obj.(*storagev1.CSINode)
+			return []interface{}{n.Name, int64(len(n.Spec.Drivers)), generic.TranslateTimestampSince(n.CreationTimestamp)}, nil
+		},
+	},
+}
+
+// csiNodeStrategy is kube's: the kubelet registers drivers in the spec;
+// a driver's entry cannot change but for its allocatable count. The
+// status (storage health) is behind a gate kube 1.37 leaves off: nothing
+// sets it.
+type csiNodeStrategy struct{ generic.BaseStrategy }
+
+func (csiNodeStrategy) AllowUnconditionalUpdate() bool { return false }
+
+// GetResetFields implements rest.ResetFieldsStrategy.
+func (csiNodeStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("storage.k8s.io/v1", "status")
+}
+
+func (csiNodeStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	generic.ResetStatus(obj)
+}
+
+func (csiNodeStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	generic.KeepStatus(obj, old)
+}
+
+func (csiNodeStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return validateCSINode(obj.(*storagev1.CSINode))
+}
+
+func (csiNodeStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	n, oldN := obj.(*storagev1.CSINode), old.(*storagev1.CSINode)
+	allErrs := validateCSINode(n)
+	for _, oldDriver := range oldN.Spec.Drivers {
+		for _, driver := range n.Spec.Drivers {
+			if driver.Name != oldDriver.Name {
+				continue
+			}
+			d, oldD := driver.DeepCopy(), oldDriver.DeepCopy()
+			d.Allocatable, oldD.Allocatable = nil, nil
+			if !equality.Semantic.DeepEqual(d, oldD) {
+				allErrs = append(allErrs, field.Invalid(field.NewPath("spec", "drivers"), toInternalCSINodeDriver(d), apivalidation.FieldImmutableErrorMsg))
+			}
+		}
+	}
+	return allErrs
+}
+
+func validateCSINode(n *storagev1.CSINode) field.ErrorList {
+	allErrs := corevalidation.ValidateObjectMeta(&n.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	names := sets.New[string]()
+	for i, d := range n.Spec.Drivers {
+		p := field.NewPath("spec", "drivers").Index(i)
+		allErrs = append(allErrs, validateDriverName(d.Name, p.Child("name"))...)
+		switch {
+		case d.NodeID == "":
+			allErrs = append(allErrs, field.Required(p.Child("nodeID"), d.NodeID))
+		case len(d.NodeID) > maxCSINodeIDLength:
+			allErrs = append(allErrs, field.Invalid(p.Child("nodeID"), d.NodeID, fmt.Sprintf("must be %d characters or less", maxCSINodeIDLength)))
+		}
+		if a := d.Allocatable; a != nil && a.Count != nil {
+			allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(*a.Count), p.Child("allocatable", "count"))...)
+		}
+		if names.Has(d.Name) {
+			allErrs = append(allErrs, field.Duplicate(p.Child("name"), d.Name))
+		}
+		names.Insert(d.Name)
+		keys := sets.New[string]()
+		for _, key := range d.TopologyKeys {
+			if key == "" {
+				allErrs = append(allErrs, field.Required(p, key))
+			}
+			if keys.Has(key) {
+				allErrs = append(allErrs, field.Duplicate(p, key))
+			}
+			keys.Insert(key)
+			allErrs = append(allErrs, validateQualifiedName(key, p)...)
+		}
+	}
+	return allErrs
+}
+
+// validateDriverName is kube's handwritten check of a CSI driver's name:
+// required, at most 63 bytes, a DNS subdomain once lower-cased.
+func validateDriverName(name string, fldPath *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(fldPath, "")}
+	}
+	var allErrs field.ErrorList
+	if len(name) > maxCSIDriverNameLength {
+		allErrs = append(allErrs, field.TooLong(fldPath, "", maxCSIDriverNameLength))
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(strings.ToLower(name)) {
+		allErrs = append(allErrs, field.Invalid(fldPath, name, msg))
+	}
+	return allErrs
+}
+
+// internalCSINodeDriver is how kube's message shows a changed driver: its
+// internal type, marshalled without JSON names.
+type internalCSINodeDriver struct {
+	Name         string
+	NodeID       string
+	TopologyKeys []string
+	Allocatable  *struct{ Count *int32 }
+}
+
+func toInternalCSINodeDriver(d *storagev1.CSINodeDriver) internalCSINodeDriver {
+	out := internalCSINodeDriver{Name: d.Name, NodeID: d.NodeID, TopologyKeys: d.TopologyKeys}
+	if d.Allocatable != nil {
+		out.Allocatable = &struct{ Count *int32 }{d.Allocatable.Count}
+	}
+	return out
+}
+
+// csiNodeStatusStrategy serves /status: only status changes, and with
+// storage health gated off, kube drops what a client sends there unless
+// the node had some already.
+type csiNodeStatusStrategy struct{ csiNodeStrategy }
+
+// GetResetFields implements rest.ResetFieldsStrategy.
+func (csiNodeStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return generic.ResetFields("storage.k8s.io/v1", "metadata", "spec")
+}
+
+func (csiNodeStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	n, oldN := obj.(*storagev1.CSINode), old.(*storagev1.CSINode)
+	n.Spec = oldN.Spec
+	metav1.ResetObjectMetaForStatus(&n.ObjectMeta, &oldN.ObjectMeta)
+	if len(oldN.Status.StorageHealth) == 0 {
+		n.Status.StorageHealth = nil
+	}
+}
+
+func (csiNodeStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	n, oldN := obj.(*storagev1.CSINode), old.(*storagev1.CSINode)
+	return corevalidation.ValidateObjectMetaUpdate(&n.ObjectMeta, &oldN.ObjectMeta, field.NewPath("metadata"))
+}
