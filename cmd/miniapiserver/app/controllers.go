@@ -11,10 +11,10 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/apf"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/apfconfig"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/autoregister"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/crd"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/endpoints"
-	"github.com/miniapiserver/miniapiserver/pkg/controllers/apfconfig"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/garbagecollector"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/namespace"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
