@@ -18,7 +18,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/garbagecollector"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/namespace"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
-	flowcontrolregistry "github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -58,14 +58,14 @@ func garbageCollector(st *stores, crds *crd.Controller) *garbagecollector.Contro
 
 // flowControlController builds the controller that keeps kube's flow
 // control configuration, over the flowcontrol.apiserver.k8s.io storages.
-func flowControlController(s flowcontrolregistry.Storage) *apfconfig.Controller {
+func flowControlController(s flowcontrol.Storage) *apfconfig.Controller {
 	return apfconfig.New(apfconfig.Config{FlowSchemas: s.FlowSchemas, FlowSchemaStatus: s.FlowSchemaStatus, PriorityLevels: s.PriorityLevels})
 }
 
 // priorityAndFairness is API Priority and Fairness over the stored
 // configuration, sharing both in-flight limits as its seats (nil when
 // --enable-priority-and-fairness=false).
-func priorityAndFairness(o *Options, s flowcontrolregistry.Storage) *apf.Controller {
+func priorityAndFairness(o *Options, s flowcontrol.Storage) *apf.Controller {
 	if !o.Auth.EnablePriorityAndFairness {
 		return nil
 	}

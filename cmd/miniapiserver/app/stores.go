@@ -32,7 +32,7 @@ import (
 	resourcegroup "github.com/miniapiserver/miniapiserver/pkg/registry/resource"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/scheduling"
-	storagegroup "github.com/miniapiserver/miniapiserver/pkg/registry/storagegroup"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/storagegroup"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/storagemigration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/webhookclient"
 )

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/controllertest"
-	registryflowcontrol "github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -21,7 +21,7 @@ import (
 // an etcd of the test's own.
 func newController(t *testing.T) (*Controller, context.Context) {
 	t.Helper()
-	info, err := registryflowcontrol.RESTStorageProvider{}.NewRESTStorage(controllertest.NewGetter(t))
+	info, err := flowcontrol.RESTStorageProvider{}.NewRESTStorage(controllertest.NewGetter(t))
 	if err != nil {
 		t.Fatal(err)
 	}
