@@ -1,11 +1,14 @@
 package admission
 
 import (
+	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -91,5 +94,32 @@ func TestAlwaysDeny(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), `pods \"p\" is forbidden: admission control is denying all modifications`) {
 		t.Errorf("an exec: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestWebhooksSeeGenerateName: a create that asks for a generated name
+// reaches the mutating webhooks before the name is generated, as in kube:
+// the review names nothing and its object carries the generateName alone.
+func TestWebhooksSeeGenerateName(t *testing.T) {
+	t.Parallel()
+	w := startWebhookServer(t)
+	ns := namespace(t)
+	configMaps := rule("", "v1", []string{"configmaps"}, admissionregistrationv1.Create)
+	registerMutating(t, mutating("gen.mutating.test", w, "/mutating-gen", ns, configMaps))
+	cs := clientset(t)
+	eventually(t, func(int) error {
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx(t), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "gen-"}}, metav1.CreateOptions{})
+		if err == nil && len(w.calls("/mutating-gen")) == 0 {
+			return errors.New("the webhook is not called yet")
+		}
+		return err
+	})
+	review := w.calls("/mutating-gen")[0].Request
+	var obj corev1.ConfigMap
+	if err := json.Unmarshal(review.Object.Raw, &obj); err != nil {
+		t.Fatal(err)
+	}
+	if review.Name != "" || obj.Name != "" || obj.GenerateName != "gen-" {
+		t.Errorf("the mutating review names %q, its object %q (generateName %q)", review.Name, obj.Name, obj.GenerateName)
 	}
 }
