@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -97,8 +98,61 @@ func writeBootstrapObjects(ctx context.Context, o *Options, st *stores, extensio
 			ensureKubernetesService(ctx, o, st.core.Services, securePort)
 			return nil
 		},
+		func() error {
+			if err := ensureLegacyTokenTracking(ctx, st.core.ConfigMaps, time.Now()); err != nil {
+				return fmt.Errorf("writing kube-system/%s: %w", legacyTokenTrackingConfigMap, err)
+			}
+			return nil
+		},
 	)
 	return serviceCIDRs, err
+}
+
+// legacyTokenTrackingConfigMap records since when this cluster's API
+// servers track the use of legacy service account tokens (secret-based):
+// kube-controller-manager's legacy token cleaner reads it before it
+// deletes any unused token.
+const (
+	legacyTokenTrackingConfigMap = "kube-apiserver-legacy-service-account-token-tracking"
+	legacyTokenTrackingSince     = "since"
+	legacyTokenTrackingFormat    = "2006-01-02"
+)
+
+// ensureLegacyTokenTracking creates kube-system's
+// kube-apiserver-legacy-service-account-token-tracking with today's
+// date, and gives it one again when its date does not parse, as kube's
+// legacytokentracking controller does; a date already there is kept (the
+// tracking began then).
+func ensureLegacyTokenTracking(ctx context.Context, configMaps *generic.Store, now time.Time) error {
+	ctx = request.WithNamespace(ctx, metav1.NamespaceSystem)
+	since := now.UTC().Format(legacyTokenTrackingFormat)
+	old, err := configMaps.Get(ctx, legacyTokenTrackingConfigMap, &metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		creater := fieldmanager.TrackingCreater(configMaps, corev1.SchemeGroupVersion.WithKind("ConfigMap"), "kube-apiserver")
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: legacyTokenTrackingConfigMap, Namespace: metav1.NamespaceSystem},
+			Data: map[string]string{legacyTokenTrackingSince: since}}
+		if _, err = creater.Create(ctx, cm, nil, &metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+			return nil // another replica wrote it
+		}
+		return err
+	case err != nil:
+		return err
+	}
+	cm := old.(*corev1.ConfigMap)
+	if _, err := time.Parse(legacyTokenTrackingFormat, cm.Data[legacyTokenTrackingSince]); err == nil {
+		return nil
+	}
+	cm = cm.DeepCopy()
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	cm.Data[legacyTokenTrackingSince] = since
+	_, _, err = configMaps.Update(ctx, cm.Name, &rest.DefaultUpdatedObjectInfo{Obj: cm}, nil, nil, false, &metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil // another replica fixed or removed it
+	}
+	return err
 }
 
 // all calls every f at once, waits for all, and joins their errors.

@@ -78,7 +78,7 @@ func TestStartup(t *testing.T) {
 			{[]string{"--no-such-flag"}, "--no-such-flag"},
 			{[]string{"--allow-privileged=false"}, "--allow-privileged"},
 			{[]string{"--disable-admission-plugins=NoSuchPlugin"}, "--disable-admission-plugins"},
-			{[]string{"--enable-admission-plugins=AlwaysPullImages"}, "--enable-admission-plugins"},
+			{[]string{"--enable-admission-plugins=EventRateLimit"}, "--admission-control-config-file: EventRateLimit: "},
 			{[]string{"--enable-admission-plugins=LimitRanger", "--disable-admission-plugins=LimitRanger"}, "--disable-admission-plugins"},
 			{[]string{"--admission-control-config-file=/no/such/file"}, "--admission-control-config-file"},
 			// kube's flags: refused ones name themselves and say why,
