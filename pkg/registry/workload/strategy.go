@@ -110,8 +110,8 @@ func (s StatusStrategy) Default(obj runtime.Object) {
 	}
 }
 
-// GetResetFields implements rest.ResetFieldsStrategy: /status changes
-// neither spec (nor metadata.labels with KeepLabels).
+// GetResetFields implements rest.ResetFieldsStrategy: /status does not
+// change spec, nor metadata.labels with KeepLabels.
 func (s StatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	if s.KeepLabels {
 		return generic.ResetFields(s.Main.APIVersion(), "spec", "metadata.labels")
