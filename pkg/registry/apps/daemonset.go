@@ -15,12 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/workload"
 )
 
 var daemonSets = generic.Resource{
@@ -29,8 +29,8 @@ var daemonSets = generic.Resource{
 	Categories:           []string{"all"},
 	New:                  func() runtime.Object { return &appsv1.DaemonSet{} },
 	NewList:              func() runtime.Object { return &appsv1.DaemonSetList{} },
-	Strategy:             daemonSetStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy:       daemonSetStatusStrategy{daemonSetStrategy{generic.BaseStrategy{Namespaced: true}}},
+	Strategy:             daemonSetMain,
+	StatusStrategy:       workload.StatusStrategy{Main: daemonSetMain, Validate: validateDaemonSetStatusUpdate},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
@@ -73,17 +73,13 @@ func setTemplateGeneration(ds *appsv1.DaemonSet, g int64) {
 	ds.Annotations[appsv1.DeprecatedTemplateGeneration] = strconv.FormatInt(g, 10)
 }
 
-type daemonSetStrategy struct{ generic.BaseStrategy }
+// daemonSetStrategy: deleting a daemon set deletes its pods in the
+// background.
+type daemonSetStrategy struct{ workload.Strategy }
 
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (daemonSetStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("apps/v1", "status")
-}
+var daemonSetMain = daemonSetStrategy{workload.NewStrategy("apps/v1", rest.DeleteDependents)}
 
-var (
-	_ rest.Defaulter                       = daemonSetStrategy{}
-	_ rest.GarbageCollectionDeleteStrategy = daemonSetStrategy{}
-)
+var _ rest.Defaulter = daemonSetStrategy{}
 
 // Default implements rest.Defaulter: a rolling update of one node at a
 // time, 10 revisions.
@@ -110,26 +106,16 @@ func (daemonSetStrategy) Default(obj runtime.Object) {
 	podspec.SetDefaultsPodSpec(&ds.Spec.Template.Spec)
 }
 
-// DefaultGarbageCollectionPolicy: deleting a daemon set deletes its pods
-// in the background.
-func (daemonSetStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCollectionPolicy {
-	return rest.DeleteDependents
-}
-
-// PrepareForCreate starts the template generation at 1 (or what the
-// client set, if more).
-func (daemonSetStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-	generic.StartGeneration(obj)
+func (s daemonSetStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
+	s.Strategy.PrepareForCreate(ctx, obj)
 	ds := obj.(*appsv1.DaemonSet)
 	setTemplateGeneration(ds, max(templateGeneration(ds), 1))
 }
 
 // PrepareForUpdate bumps the generation on spec changes, and the template
 // generation on template changes; clients cannot set the latter.
-func (daemonSetStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
-	generic.BumpGenerationOnSpecChange(obj, old)
+func (s daemonSetStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	s.Strategy.PrepareForUpdate(ctx, obj, old)
 	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
 	g := templateGeneration(oldDS)
 	if !apiequality.Semantic.DeepEqual(oldDS.Spec.Template, ds.Spec.Template) {
@@ -204,19 +190,8 @@ func validateDaemonSetUpdateStrategy(s *appsv1.DaemonSetUpdateStrategy, fldPath 
 	return field.ErrorList{field.NotSupported(fldPath, shown, []string{string(appsv1.RollingUpdateDaemonSetStrategyType), string(appsv1.OnDeleteDaemonSetStrategyType)})}
 }
 
-// daemonSetStatusStrategy serves daemonsets/status: the spec stays.
-type daemonSetStatusStrategy struct{ daemonSetStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (daemonSetStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("apps/v1", "spec")
-}
-
-func (daemonSetStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepAllButStatus(obj, old)
-}
-
-func (daemonSetStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validateDaemonSetStatusUpdate validates a write of daemonsets/status.
+func validateDaemonSetStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
 	allErrs := corevalidation.ValidateObjectMetaUpdate(&ds.ObjectMeta, &oldDS.ObjectMeta, field.NewPath("metadata"))
 	p, s := field.NewPath("status"), ds.Status

@@ -12,12 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/workload"
 )
 
 var deployments = generic.Resource{
@@ -26,8 +26,8 @@ var deployments = generic.Resource{
 	Categories:           []string{"all"},
 	New:                  func() runtime.Object { return &appsv1.Deployment{} },
 	NewList:              func() runtime.Object { return &appsv1.DeploymentList{} },
-	Strategy:             deploymentStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy:       deploymentStatusStrategy{deploymentStrategy{generic.BaseStrategy{Namespaced: true}}},
+	Strategy:             deploymentMain,
+	StatusStrategy:       workload.StatusStrategy{Main: deploymentMain, Validate: validateDeploymentStatusUpdate, KeepLabels: true},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Scale:                generic.WorkloadScale[*appsv1.Deployment]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{
@@ -57,17 +57,13 @@ var deployments = generic.Resource{
 	},
 }
 
-type deploymentStrategy struct{ generic.BaseStrategy }
+// deploymentStrategy: deleting a deployment deletes its replica sets in
+// the background.
+type deploymentStrategy struct{ workload.Strategy }
 
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (deploymentStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("apps/v1", "status")
-}
+var deploymentMain = deploymentStrategy{workload.NewStrategy("apps/v1", rest.DeleteDependents)}
 
-var (
-	_ rest.Defaulter                       = deploymentStrategy{}
-	_ rest.GarbageCollectionDeleteStrategy = deploymentStrategy{}
-)
+var _ rest.Defaulter = deploymentStrategy{}
 
 // Default implements rest.Defaulter: 1 replica, a rolling update of 25%
 // surge and 25% unavailable, 10 old replica sets, 600s to progress.
@@ -100,23 +96,11 @@ func (deploymentStrategy) Default(obj runtime.Object) {
 	podspec.SetDefaultsPodSpec(&d.Spec.Template.Spec)
 }
 
-// DefaultGarbageCollectionPolicy: deleting a deployment deletes its
-// replica sets in the background.
-func (deploymentStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCollectionPolicy {
-	return rest.DeleteDependents
-}
-
-func (deploymentStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-	generic.StartGeneration(obj)
-}
-
 // PrepareForUpdate bumps the generation on spec changes and, unlike the
 // other workloads, on annotation changes (kubectl rollout uses them).
-func (deploymentStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
-	annotations, oldAnnotations := obj.(*appsv1.Deployment).Annotations, old.(*appsv1.Deployment).Annotations
-	if generic.SpecChanged(obj, old) || !apiequality.Semantic.DeepEqual(annotations, oldAnnotations) {
+func (s deploymentStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	s.Strategy.PrepareForUpdate(ctx, obj, old)
+	if !apiequality.Semantic.DeepEqual(obj.(*appsv1.Deployment).Annotations, old.(*appsv1.Deployment).Annotations) {
 		generic.BumpGeneration(obj, old)
 	}
 }
@@ -184,20 +168,8 @@ func validateDeploymentStrategy(s *appsv1.DeploymentStrategy, fldPath *field.Pat
 	return field.ErrorList{field.NotSupported(fldPath, shown, []string{string(appsv1.RecreateDeploymentStrategyType), string(appsv1.RollingUpdateDeploymentStrategyType)})}
 }
 
-// deploymentStatusStrategy serves deployments/status: spec and labels stay.
-type deploymentStatusStrategy struct{ deploymentStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status changes none of spec, metadata.labels.
-func (deploymentStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("apps/v1", "spec", "metadata.labels")
-}
-
-func (deploymentStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepAllButStatus(obj, old)
-	obj.(*appsv1.Deployment).Labels = old.(*appsv1.Deployment).Labels
-}
-
-func (deploymentStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validateDeploymentStatusUpdate validates a write of deployments/status.
+func validateDeploymentStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
 	allErrs := corevalidation.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
 	p, s := field.NewPath("status"), d.Status

@@ -9,12 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/workload"
 )
 
 var replicaSets = generic.Resource{
@@ -23,8 +23,8 @@ var replicaSets = generic.Resource{
 	Categories:           []string{"all"},
 	New:                  func() runtime.Object { return &appsv1.ReplicaSet{} },
 	NewList:              func() runtime.Object { return &appsv1.ReplicaSetList{} },
-	Strategy:             rsStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy:       rsStatusStrategy{rsStrategy{generic.BaseStrategy{Namespaced: true}}},
+	Strategy:             rsMain,
+	StatusStrategy:       workload.StatusStrategy{Main: rsMain, Validate: validateReplicaSetStatusUpdate},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Scale:                generic.WorkloadScale[*appsv1.ReplicaSet]("apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{
@@ -49,17 +49,13 @@ var replicaSets = generic.Resource{
 	},
 }
 
-type rsStrategy struct{ generic.BaseStrategy }
+// rsStrategy: deleting a replica set deletes its pods in the
+// background.
+type rsStrategy struct{ workload.Strategy }
 
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (rsStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("apps/v1", "status")
-}
+var rsMain = rsStrategy{workload.NewStrategy("apps/v1", rest.DeleteDependents)}
 
-var (
-	_ rest.Defaulter                       = rsStrategy{}
-	_ rest.GarbageCollectionDeleteStrategy = rsStrategy{}
-)
+var _ rest.Defaulter = rsStrategy{}
 
 // Default implements rest.Defaulter: 1 replica.
 func (rsStrategy) Default(obj runtime.Object) {
@@ -68,22 +64,6 @@ func (rsStrategy) Default(obj runtime.Object) {
 		rs.Spec.Replicas = ptr.To[int32](1)
 	}
 	podspec.SetDefaultsPodSpec(&rs.Spec.Template.Spec)
-}
-
-// DefaultGarbageCollectionPolicy: deleting a replica set deletes its pods
-// in the background.
-func (rsStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCollectionPolicy {
-	return rest.DeleteDependents
-}
-
-func (rsStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-	generic.StartGeneration(obj)
-}
-
-func (rsStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
-	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 func (rsStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
@@ -107,19 +87,8 @@ func validateReplicaSetSpec(spec *appsv1.ReplicaSetSpec, fldPath *field.Path) fi
 	return append(allErrs, validateTemplateForSelector(&spec.Template, spec.Selector, "ReplicaSet", fldPath)...)
 }
 
-// rsStatusStrategy serves replicasets/status: the spec stays.
-type rsStatusStrategy struct{ rsStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (rsStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("apps/v1", "spec")
-}
-
-func (rsStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepAllButStatus(obj, old)
-}
-
-func (rsStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validateReplicaSetStatusUpdate validates a write of replicasets/status.
+func validateReplicaSetStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	rs, oldRS := obj.(*appsv1.ReplicaSet), old.(*appsv1.ReplicaSet)
 	allErrs := corevalidation.ValidateObjectMetaUpdate(&rs.ObjectMeta, &oldRS.ObjectMeta, field.NewPath("metadata"))
 	s, p := rs.Status, field.NewPath("status")

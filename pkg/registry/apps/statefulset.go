@@ -13,12 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/workload"
 )
 
 var statefulSets = generic.Resource{
@@ -27,8 +27,8 @@ var statefulSets = generic.Resource{
 	Categories:           []string{"all"},
 	New:                  func() runtime.Object { return &appsv1.StatefulSet{} },
 	NewList:              func() runtime.Object { return &appsv1.StatefulSetList{} },
-	Strategy:             statefulSetStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy:       statefulSetStatusStrategy{statefulSetStrategy{generic.BaseStrategy{Namespaced: true}}},
+	Strategy:             statefulSetMain,
+	StatusStrategy:       workload.StatusStrategy{Main: statefulSetMain, Validate: validateStatefulSetStatusUpdate},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Scale:                generic.WorkloadScale[*appsv1.StatefulSet]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{
@@ -50,17 +50,13 @@ var statefulSets = generic.Resource{
 	},
 }
 
-type statefulSetStrategy struct{ generic.BaseStrategy }
+// statefulSetStrategy: deleting a stateful set deletes its pods in
+// the background.
+type statefulSetStrategy struct{ workload.Strategy }
 
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (statefulSetStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("apps/v1", "status")
-}
+var statefulSetMain = statefulSetStrategy{workload.NewStrategy("apps/v1", rest.DeleteDependents)}
 
-var (
-	_ rest.Defaulter                       = statefulSetStrategy{}
-	_ rest.GarbageCollectionDeleteStrategy = statefulSetStrategy{}
-)
+var _ rest.Defaulter = statefulSetStrategy{}
 
 // Default implements rest.Defaulter: ordered pod management, rolling
 // updates one pod at a time, claims retained, 1 replica, 10 revisions.
@@ -109,22 +105,6 @@ func (statefulSetStrategy) Default(obj runtime.Object) {
 		}
 		podspec.SetDefaultsPersistentVolumeClaimSpec(&c.Spec)
 	}
-}
-
-// DefaultGarbageCollectionPolicy: deleting a statefulset deletes its pods
-// in the background.
-func (statefulSetStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCollectionPolicy {
-	return rest.DeleteDependents
-}
-
-func (statefulSetStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-	generic.StartGeneration(obj)
-}
-
-func (statefulSetStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
-	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 func (statefulSetStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
@@ -322,19 +302,8 @@ func validateClaimSpec(spec *corev1.PersistentVolumeClaimSpec, fldPath *field.Pa
 	return allErrs
 }
 
-// statefulSetStatusStrategy serves statefulsets/status: the spec stays.
-type statefulSetStatusStrategy struct{ statefulSetStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (statefulSetStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("apps/v1", "spec")
-}
-
-func (statefulSetStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepAllButStatus(obj, old)
-}
-
-func (statefulSetStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validateStatefulSetStatusUpdate validates a write of statefulsets/status.
+func validateStatefulSetStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	s, oldS := obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet)
 	p, st := field.NewPath("status"), s.Status
 	allErrs := validateCounters(p,

@@ -2,15 +2,14 @@ package apps
 
 import (
 	"context"
-	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/workload"
 )
 
 // Warnings of the apps/v1 workloads, as kube-apiserver v1.37 sends them:
@@ -26,18 +25,9 @@ import (
 // templatePath is where the workloads keep their pod template.
 var templatePath = field.NewPath("spec", "template")
 
-// dnsLabelNameWarning warns that a workload's name, which its pods' names
-// and hostnames start with, is not a DNS label.
-func dnsLabelNameWarning(name string) []string {
-	if msgs := validation.IsDNS1123Label(name); len(msgs) != 0 {
-		return []string{fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v", msgs)}
-	}
-	return nil
-}
-
 func (deploymentStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
 	d := obj.(*appsv1.Deployment)
-	return append(dnsLabelNameWarning(d.Name), podspec.PodTemplateWarnings(templatePath, &d.Spec.Template)...)
+	return append(workload.NameWarnings(d.Name), podspec.PodTemplateWarnings(templatePath, &d.Spec.Template)...)
 }
 
 // WarningsOnUpdate: a deployment's generation also moves with its
@@ -50,13 +40,9 @@ func (deploymentStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.O
 	return podspec.PodTemplateWarnings(templatePath, &d.Spec.Template)
 }
 
-func (deploymentStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
-}
-
 func (rsStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
 	rs := obj.(*appsv1.ReplicaSet)
-	return append(dnsLabelNameWarning(rs.Name), podspec.PodTemplateWarnings(templatePath, &rs.Spec.Template)...)
+	return append(workload.NameWarnings(rs.Name), podspec.PodTemplateWarnings(templatePath, &rs.Spec.Template)...)
 }
 
 func (rsStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.Object) []string {
@@ -65,10 +51,6 @@ func (rsStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.Object) [
 		return nil
 	}
 	return podspec.PodTemplateWarnings(templatePath, &rs.Spec.Template)
-}
-
-func (rsStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
 }
 
 // WarningsOnCreate: unlike the other workloads, kube has no name warning
@@ -85,10 +67,6 @@ func (daemonSetStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.Ob
 		return nil
 	}
 	return podspec.PodTemplateWarnings(templatePath, &ds.Spec.Template)
-}
-
-func (daemonSetStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
 }
 
 // WarningsOnCreate: kube has no name warning for stateful sets either;
@@ -111,10 +89,6 @@ func (statefulSetStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.
 	}
 	claimPath := func(i int) *field.Path { return field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("Spec") }
 	return append(warnings, statefulSetSpecWarnings(s, claimPath)...)
-}
-
-func (statefulSetStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
 }
 
 // statefulSetSpecWarnings flags fractional sizes in the claim templates

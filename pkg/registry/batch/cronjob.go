@@ -18,12 +18,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/workload"
 )
 
 var cronJobs = generic.Resource{
@@ -32,8 +32,8 @@ var cronJobs = generic.Resource{
 	Categories:           []string{"all"},
 	New:                  func() runtime.Object { return &batchv1.CronJob{} },
 	NewList:              func() runtime.Object { return &batchv1.CronJobList{} },
-	Strategy:             cronJobStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy:       cronJobStatusStrategy{cronJobStrategy{generic.BaseStrategy{Namespaced: true}}},
+	Strategy:             cronJobMain,
+	StatusStrategy:       workload.StatusStrategy{Main: cronJobMain}, // kube validates nothing else
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
@@ -68,14 +68,13 @@ var cronJobs = generic.Resource{
 	},
 }
 
-type cronJobStrategy struct{ generic.BaseStrategy }
+// cronJobStrategy: deleting a batch/v1 cron job deletes its jobs in the
+// background (kube orphans them only through batch/v1beta1, not served).
+type cronJobStrategy struct{ workload.Strategy }
+
+var cronJobMain = cronJobStrategy{workload.NewStrategy("batch/v1", rest.DeleteDependents)}
 
 var _ rest.Defaulter = cronJobStrategy{}
-
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (cronJobStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("batch/v1", "status")
-}
 
 // Default implements rest.Defaulter with kube's defaults: concurrent runs
 // allowed, not suspended, 3 successful and 1 failed jobs kept. The job
@@ -98,18 +97,16 @@ func (cronJobStrategy) Default(obj runtime.Object) {
 	podspec.SetDefaultsPodSpec(&spec.JobTemplate.Spec.Template.Spec)
 }
 
-func (cronJobStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	cj := obj.(*batchv1.CronJob)
-	generic.ResetStatus(cj)
-	generic.StartGeneration(cj)
-	dropDisabledJobFields(&cj.Spec.JobTemplate.Spec, nil)
+func (s cronJobStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
+	s.Strategy.PrepareForCreate(ctx, obj)
+	dropDisabledJobFields(&obj.(*batchv1.CronJob).Spec.JobTemplate.Spec, nil)
 }
 
-func (cronJobStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	cj, oldCJ := obj.(*batchv1.CronJob), old.(*batchv1.CronJob)
-	generic.KeepStatus(cj, oldCJ)
-	dropDisabledJobFields(&cj.Spec.JobTemplate.Spec, &oldCJ.Spec.JobTemplate.Spec)
-	generic.BumpGenerationOnSpecChange(cj, oldCJ)
+// PrepareForUpdate drops the disabled fields before the generation is
+// counted: dropping them is no change of the spec.
+func (s cronJobStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	dropDisabledJobFields(&obj.(*batchv1.CronJob).Spec.JobTemplate.Spec, &old.(*batchv1.CronJob).Spec.JobTemplate.Spec)
+	s.Strategy.PrepareForUpdate(ctx, obj, old)
 }
 
 // maxCronJobNameLength leaves room for the 11 characters ("-" and a
@@ -136,11 +133,7 @@ func (cronJobStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object
 
 func (cronJobStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
 	cj := obj.(*batchv1.CronJob)
-	var warnings []string
-	if msgs := validation.IsDNS1123Label(cj.Name); len(msgs) != 0 {
-		warnings = append(warnings, fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v", msgs))
-	}
-	return append(warnings, jobSpecWarnings(field.NewPath("spec", "jobTemplate", "spec"), &cj.Spec.JobTemplate.Spec)...)
+	return append(workload.NameWarnings(cj.Name), jobSpecWarnings(field.NewPath("spec", "jobTemplate", "spec"), &cj.Spec.JobTemplate.Spec)...)
 }
 
 // WarningsOnUpdate warns of a changed job template, and of a schedule
@@ -267,25 +260,4 @@ func validateJobTemplate(t *batchv1.JobTemplateSpec, fldPath *field.Path) field.
 		allErrs = append(allErrs, field.NotSupported(specPath.Child("manualSelector"), t.Spec.ManualSelector, []string{"nil", "false"}))
 	}
 	return allErrs
-}
-
-// cronJobStatusStrategy serves cronjobs/status: the spec stays, and kube
-// validates nothing else.
-type cronJobStatusStrategy struct{ cronJobStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (cronJobStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("batch/v1", "spec")
-}
-
-func (cronJobStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	obj.(*batchv1.CronJob).Spec = old.(*batchv1.CronJob).Spec
-}
-
-func (cronJobStatusStrategy) ValidateUpdate(context.Context, runtime.Object, runtime.Object) field.ErrorList {
-	return nil
-}
-
-func (cronJobStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
 }

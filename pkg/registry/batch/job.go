@@ -15,14 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/workload"
 )
 
 var jobs = generic.Resource{
@@ -30,8 +29,8 @@ var jobs = generic.Resource{
 	Categories:           []string{"all"},
 	New:                  func() runtime.Object { return &batchv1.Job{} },
 	NewList:              func() runtime.Object { return &batchv1.JobList{} },
-	Strategy:             jobStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy:       jobStatusStrategy{jobStrategy{generic.BaseStrategy{Namespaced: true}}},
+	Strategy:             jobMain,
+	StatusStrategy:       workload.StatusStrategy{Main: jobMain, Validate: validateJobStatusWrite},
 	AttrFunc:             jobAttrs,
 	FieldLabelConversion: jobFieldLabelConversion,
 	Table: generic.TablePrinter{
@@ -131,25 +130,16 @@ func jobFieldLabelConversion(label, value string) (string, string, error) {
 	return "", "", fmt.Errorf("field label %q not supported for Job", label)
 }
 
-type jobStrategy struct{ generic.BaseStrategy }
+// jobStrategy: deleting a batch/v1 job orphans its pods unless the
+// client asks otherwise (kubectl does), kept by kube for old clients.
+type jobStrategy struct{ workload.Strategy }
+
+var jobMain = jobStrategy{workload.NewStrategy("batch/v1", rest.OrphanDependents)}
 
 var (
-	_ rest.Defaulter                       = jobStrategy{}
-	_ rest.GarbageCollectionDeleteStrategy = jobStrategy{}
-	_ rest.DeleteWarningsStrategy          = jobStrategy{}
+	_ rest.Defaulter              = jobStrategy{}
+	_ rest.DeleteWarningsStrategy = jobStrategy{}
 )
-
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (jobStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("batch/v1", "status")
-}
-
-// DefaultGarbageCollectionPolicy: deleting a batch/v1 job orphans its
-// pods unless the client asks otherwise (kubectl does), kept by kube for
-// old clients.
-func (jobStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCollectionPolicy {
-	return rest.OrphanDependents
-}
 
 // WarningsOnDelete warns a client that names no propagation policy that
 // the job's pods stay.
@@ -226,7 +216,7 @@ func setPodFailurePolicyDefaults(p *batchv1.PodFailurePolicy) {
 
 // PrepareForCreate starts a job without status, with the generated
 // selector and pod labels unless the selector is manual.
-func (jobStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+func (s jobStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	j := obj.(*batchv1.Job)
 	if !ptr.Deref(j.Spec.ManualSelector, false) {
 		generateSelector(j)
@@ -235,17 +225,15 @@ func (jobStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	if len(j.Labels) == 0 {
 		j.Labels = maps.Clone(j.Spec.Template.Labels)
 	}
-	generic.ResetStatus(j)
-	generic.StartGeneration(j)
+	s.Strategy.PrepareForCreate(ctx, j)
 	dropDisabledJobFields(&j.Spec, nil)
 }
 
-// PrepareForUpdate keeps the status; spec changes bump the generation.
-func (jobStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	j, oldJ := obj.(*batchv1.Job), old.(*batchv1.Job)
-	generic.KeepStatus(j, oldJ)
-	dropDisabledJobFields(&j.Spec, &oldJ.Spec)
-	generic.BumpGenerationOnSpecChange(j, oldJ)
+// PrepareForUpdate keeps the status; spec changes bump the generation
+// (dropping disabled fields is none).
+func (s jobStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	dropDisabledJobFields(&obj.(*batchv1.Job).Spec, &old.(*batchv1.Job).Spec)
+	s.Strategy.PrepareForUpdate(ctx, obj, old)
 }
 
 // dropDisabledJobFields drops spec.scheduling: kube 1.37 serves it behind
@@ -303,11 +291,7 @@ func (jobStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) fi
 // what the spec risks.
 func (jobStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
 	j := obj.(*batchv1.Job)
-	var warnings []string
-	if msgs := validation.IsDNS1123Label(j.Name); len(msgs) != 0 {
-		warnings = append(warnings, fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v", msgs))
-	}
-	return append(warnings, jobSpecWarnings(field.NewPath("spec"), &j.Spec)...)
+	return append(workload.NameWarnings(j.Name), jobSpecWarnings(field.NewPath("spec"), &j.Spec)...)
 }
 
 // WarningsOnUpdate warns of the spec when it changed.
@@ -330,22 +314,7 @@ func jobSpecWarnings(p *field.Path, spec *batchv1.JobSpec) []string {
 	return append(warnings, podspec.PodTemplateWarnings(p.Child("template"), &spec.Template)...)
 }
 
-// jobStatusStrategy serves jobs/status: the spec stays.
-type jobStatusStrategy struct{ jobStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (jobStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("batch/v1", "spec")
-}
-
-func (jobStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	obj.(*batchv1.Job).Spec = old.(*batchv1.Job).Spec
-}
-
-func (jobStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validateJobStatusWrite validates a write of jobs/status.
+func validateJobStatusWrite(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	return validateJobStatusUpdate(obj.(*batchv1.Job), old.(*batchv1.Job))
-}
-
-func (jobStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
 }

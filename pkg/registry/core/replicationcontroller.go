@@ -10,15 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/workload"
 )
 
 var replicationControllers = generic.Resource{
@@ -27,8 +26,8 @@ var replicationControllers = generic.Resource{
 	Categories:           []string{"all"},
 	New:                  func() runtime.Object { return &corev1.ReplicationController{} },
 	NewList:              func() runtime.Object { return &corev1.ReplicationControllerList{} },
-	Strategy:             rcStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy:       rcStatusStrategy{rcStrategy{generic.BaseStrategy{Namespaced: true}}},
+	Strategy:             rcMain,
+	StatusStrategy:       workload.StatusStrategy{Main: rcMain, Validate: validateRCStatusUpdate},
 	AttrFunc:             rcAttrs,
 	FieldLabelConversion: generic.SupportedFieldLabels("status.replicas"),
 	Scale:                generic.WorkloadScale[*corev1.ReplicationController](),
@@ -68,17 +67,14 @@ func rcAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 	return rc.Labels, f, nil
 }
 
-type rcStrategy struct{ generic.BaseStrategy }
+// rcStrategy: deleting a replication controller through v1 orphans its
+// pods unless the client asks otherwise, for compatibility with the oldest
+// clients.
+type rcStrategy struct{ workload.Strategy }
 
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (rcStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "status")
-}
+var rcMain = rcStrategy{workload.NewStrategy("v1", rest.OrphanDependents)}
 
-var (
-	_ rest.Defaulter                       = rcStrategy{}
-	_ rest.GarbageCollectionDeleteStrategy = rcStrategy{}
-)
+var _ rest.Defaulter = rcStrategy{}
 
 // Default implements rest.Defaulter: the selector and the labels default
 // to the template's labels, replicas to 1.
@@ -98,23 +94,6 @@ func (rcStrategy) Default(obj runtime.Object) {
 	if rc.Spec.Template != nil {
 		podspec.SetDefaultsPodSpec(&rc.Spec.Template.Spec)
 	}
-}
-
-// DefaultGarbageCollectionPolicy: deleting a replication controller
-// through v1 orphans its pods unless the client asks otherwise, for
-// compatibility with the oldest clients.
-func (rcStrategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCollectionPolicy {
-	return rest.OrphanDependents
-}
-
-func (rcStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-	generic.StartGeneration(obj)
-}
-
-func (rcStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
-	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 func (rcStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
@@ -157,11 +136,7 @@ func validateRCSpec(spec *corev1.ReplicationControllerSpec, fldPath *field.Path)
 // the template's dubious fields.
 func (rcStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
 	rc := obj.(*corev1.ReplicationController)
-	var warnings []string
-	if msgs := validation.IsDNS1123Label(rc.Name); len(msgs) != 0 {
-		warnings = append(warnings, fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v", msgs))
-	}
-	return append(warnings, podspec.PodTemplateWarnings(field.NewPath("spec", "template"), rc.Spec.Template)...)
+	return append(workload.NameWarnings(rc.Name), podspec.PodTemplateWarnings(field.NewPath("spec", "template"), rc.Spec.Template)...)
 }
 
 // WarningsOnUpdate warns when the spec changed. kube v1.37 passes the
@@ -177,24 +152,8 @@ func (rcStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.Object) [
 	return podspec.PodTemplateWarnings(field.NewPath("spec", "template"), oldRC.Spec.Template)
 }
 
-// rcStatusStrategy serves replicationcontrollers/status: the spec stays.
-type rcStatusStrategy struct{ rcStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (rcStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "spec")
-}
-
-func (rcStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepAllButStatus(obj, old)
-}
-
-// WarningsOnUpdate: writes of status only are not warned about.
-func (rcStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
-}
-
-func (rcStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validateRCStatusUpdate validates a write of replicationcontrollers/status.
+func validateRCStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	rc, oldRC := obj.(*corev1.ReplicationController), old.(*corev1.ReplicationController)
 	allErrs := corevalidation.ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))
 	s, p := rc.Status, field.NewPath("status")

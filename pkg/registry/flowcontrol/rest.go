@@ -43,17 +43,13 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 // mounted from, and the typed handles of what the wiring uses besides.
 func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (Storage, rest.APIGroupInfo, error) {
 	gv := flowcontrolv1.SchemeGroupVersion
-	info := generic.NewGroupInfo(gv)
-	resources := info.VersionedResourcesStorageMap[gv.Version]
-	var s Storage
-	var err error
-	if s.FlowSchemas, err = flowSchemas.Install(gv, getter, resources); err != nil {
+	info, stores, err := generic.BuildGroupStores(gv, getter, flowSchemas, priorityLevels)
+	if err != nil {
 		return Storage{}, rest.APIGroupInfo{}, err
 	}
-	if s.PriorityLevels, err = priorityLevels.Install(gv, getter, resources); err != nil {
-		info.Destroy()
-		return Storage{}, rest.APIGroupInfo{}, err
-	}
-	s.FlowSchemaStatus = resources["flowschemas/status"].(rest.Updater)
-	return s, info, nil
+	return Storage{
+		FlowSchemas:      stores[0],
+		PriorityLevels:   stores[1],
+		FlowSchemaStatus: info.VersionedResourcesStorageMap[gv.Version]["flowschemas/status"].(rest.Updater),
+	}, info, nil
 }

@@ -75,6 +75,12 @@ func KeepAllButStatus(obj, old runtime.Object) {
 	}
 }
 
+// KeepLabels copies old's metadata.labels into obj: an endpoint that
+// may not change them (deployments/status).
+func KeepLabels(obj, old runtime.Object) {
+	mustAccessor(obj).SetLabels(mustAccessor(old).GetLabels())
+}
+
 // SpecChanged reports whether obj's Spec differs from old's (semantic
 // equality: 1 and 1.0 of a quantity are the same).
 func SpecChanged(obj, old runtime.Object) bool {

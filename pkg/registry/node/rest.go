@@ -33,11 +33,9 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 // NewGroupStorage builds the group: the APIGroupInfo its routes are
 // mounted from, and the typed handles of what the wiring uses besides.
 func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
-	gv := nodev1.SchemeGroupVersion
-	info := generic.NewGroupInfo(gv)
-	store, err := runtimeClasses.Install(gv, getter, info.VersionedResourcesStorageMap[gv.Version])
+	info, stores, err := generic.BuildGroupStores(nodev1.SchemeGroupVersion, getter, runtimeClasses)
 	if err != nil {
 		return GroupStorage{}, rest.APIGroupInfo{}, err
 	}
-	return GroupStorage{RuntimeClasses: store}, info, nil
+	return GroupStorage{RuntimeClasses: stores[0]}, info, nil
 }

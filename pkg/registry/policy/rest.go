@@ -34,12 +34,9 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 // NewGroupStorage builds the group: the APIGroupInfo its routes are
 // mounted from, and the typed handles of what the wiring uses besides.
 func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
-	gv := policyv1.SchemeGroupVersion
-	info := generic.NewGroupInfo(gv)
-	store, err := podDisruptionBudgets.Install(gv, getter, info.VersionedResourcesStorageMap[gv.Version])
+	info, stores, err := generic.BuildGroupStores(policyv1.SchemeGroupVersion, getter, podDisruptionBudgets)
 	if err != nil {
-		info.Destroy()
 		return GroupStorage{}, rest.APIGroupInfo{}, err
 	}
-	return GroupStorage{Budgets: newBudgets(store)}, info, nil
+	return GroupStorage{Budgets: newBudgets(stores[0])}, info, nil
 }

@@ -72,17 +72,11 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 // mounted from, and the typed handles of what the wiring uses besides.
 func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
 	gv := rbacv1.SchemeGroupVersion
-	info := generic.NewGroupInfo(gv)
-	resources := info.VersionedResourcesStorageMap[gv.Version]
-	var stores [4]*generic.Store
-	for i, r := range []generic.Resource{clusterRoleBindings, clusterRoles, roleBindings, roles} {
-		st, err := r.Install(gv, getter, resources)
-		if err != nil {
-			info.Destroy()
-			return GroupStorage{}, rest.APIGroupInfo{}, err
-		}
-		stores[i] = st
+	info, stores, err := generic.BuildGroupStores(gv, getter, clusterRoleBindings, clusterRoles, roleBindings, roles)
+	if err != nil {
+		return GroupStorage{}, rest.APIGroupInfo{}, err
 	}
+	resources := info.VersionedResourcesStorageMap[gv.Version]
 	cache := p.Policy
 	if cache == nil {
 		cache = rbacrules.NewCache()

@@ -37,13 +37,11 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 // mounted from, and the typed handles of what the wiring uses besides.
 func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
 	gv := schedulingv1.SchemeGroupVersion
-	info := generic.NewGroupInfo(gv)
-	resources := info.VersionedResourcesStorageMap[gv.Version]
-	store, err := priorityClasses.Install(gv, getter, resources)
+	info, stores, err := generic.BuildGroupStores(gv, getter, priorityClasses)
 	if err != nil {
 		return GroupStorage{}, rest.APIGroupInfo{}, err
 	}
 	// The system classes cannot be deleted by name.
-	resources[priorityClasses.Name] = &priorityClassREST{Store: store}
-	return GroupStorage{PriorityClasses: store}, info, nil
+	info.VersionedResourcesStorageMap[gv.Version][priorityClasses.Name] = &priorityClassREST{Store: stores[0]}
+	return GroupStorage{PriorityClasses: stores[0]}, info, nil
 }

@@ -40,32 +40,10 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 // NewGroupStorage builds the group: the APIGroupInfo its routes are
 // mounted from, and the typed handles of what the wiring uses besides.
 func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
-	gv := storagev1.SchemeGroupVersion
-	info := generic.NewGroupInfo(gv)
-	resources := info.VersionedResourcesStorageMap[gv.Version]
-	var st GroupStorage
-	var err error
-	if st.StorageClasses, err = storageClasses.Install(gv, getter, resources); err != nil {
+	info, stores, err := generic.BuildGroupStores(storagev1.SchemeGroupVersion, getter,
+		storageClasses, volumeAttachments, volumeAttributesClasses, csiNodes, csiDrivers, csiStorageCapacities)
+	if err != nil {
 		return GroupStorage{}, rest.APIGroupInfo{}, err
 	}
-	for _, r := range []struct {
-		resource generic.Resource
-		handle   **generic.Store // nil: the wiring uses none
-	}{
-		{volumeAttachments, &st.VolumeAttachments},
-		{volumeAttributesClasses, nil},
-		{csiNodes, nil},
-		{csiDrivers, &st.CSIDrivers},
-		{csiStorageCapacities, nil},
-	} {
-		store, err := r.resource.Install(gv, getter, resources)
-		if err != nil {
-			info.Destroy()
-			return GroupStorage{}, rest.APIGroupInfo{}, err
-		}
-		if r.handle != nil {
-			*r.handle = store
-		}
-	}
-	return st, info, nil
+	return GroupStorage{StorageClasses: stores[0], VolumeAttachments: stores[1], CSIDrivers: stores[4]}, info, nil
 }
