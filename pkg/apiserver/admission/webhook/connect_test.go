@@ -75,7 +75,7 @@ func TestShouldCallConnect(t *testing.T) {
 		{"matchCondition on the options", admissionregistrationv1.ValidatingWebhook{Rules: []admissionregistrationv1.RuleWithOperations{connectRule(connect, "pods/exec")},
 			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "ls", Expression: `object.kind == "PodExecOptions" && object.command[0] == "ls" && oldObject == null && request.operation == "CONNECT"`}}}, true},
 		{"matchCondition false", admissionregistrationv1.ValidatingWebhook{Rules: []admissionregistrationv1.RuleWithOperations{connectRule(connect, "pods/exec")},
-			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "tty", Expression: `object.tty == true`}}}, false},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "tty", Expression: `has(object.tty) && object.tty`}}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.webhook.Name = "w.example.com"
