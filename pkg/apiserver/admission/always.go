@@ -52,3 +52,10 @@ func (AlwaysDeny) Validate(_ context.Context, a handlers.Attributes, obj runtime
 func (AlwaysDeny) ValidateConnect(_ context.Context, a handlers.Attributes, _ runtime.Object) error {
 	return forbidden(a, errDenyAll)
 }
+
+// AdmitConnect implements handlers.MutatingConnectAdmission: as for
+// writes, kube's plugin refuses a connect at the mutating step, before
+// any mutating webhook is called.
+func (AlwaysDeny) AdmitConnect(_ context.Context, a handlers.Attributes, _ runtime.Object) error {
+	return forbidden(a, errDenyAll)
+}

@@ -51,6 +51,19 @@ func (c Chain) ValidateConnect(ctx context.Context, a handlers.Attributes, obj r
 	return nil
 }
 
+// AdmitConnect implements handlers.MutatingConnectAdmission: the mutating
+// checks that handle connect requests, in order, before ValidateConnect.
+func (c Chain) AdmitConnect(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
+	for _, check := range c {
+		if m, ok := check.(handlers.MutatingConnectAdmission); ok {
+			if err := m.AdmitConnect(ctx, a, obj); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Admit implements handlers.MutatingAdmission: the checks that mutate,
 // in order, before any validates.
 func (c Chain) Admit(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {

@@ -189,9 +189,10 @@ func TestAlwaysDeny(t *testing.T) {
 	a := newPodAttributes(handlers.Delete, "p", nil)
 	want := `pods "p" is forbidden: admission control is denying all modifications`
 	for name, err := range map[string]error{
-		"admit":    AlwaysDeny{}.Admit(context.Background(), a, nil),
-		"validate": AlwaysDeny{}.Validate(context.Background(), a, nil),
-		"connect":  Chain{AlwaysAdmit{}, AlwaysDeny{}}.ValidateConnect(context.Background(), a, &corev1.PodExecOptions{}),
+		"admit":         AlwaysDeny{}.Admit(context.Background(), a, nil),
+		"validate":      AlwaysDeny{}.Validate(context.Background(), a, nil),
+		"connect":       Chain{AlwaysAdmit{}, AlwaysDeny{}}.ValidateConnect(context.Background(), a, &corev1.PodExecOptions{}),
+		"admit connect": Chain{AlwaysAdmit{}, AlwaysDeny{}}.AdmitConnect(context.Background(), a, &corev1.PodExecOptions{}),
 	} {
 		if !apierrors.IsForbidden(err) || err.Error() != want {
 			t.Errorf("%s: got %v", name, err)

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -25,19 +26,19 @@ var parameterCodec = runtime.NewParameterCodec(api.Scheme)
 // handler the storage returns serves the request, upgrades included.
 func (s *Scope) Connect(c rest.Connecter) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.URL.Query()["dryRun"]; ok {
+			WriteError(w, r, apierrors.NewBadRequest("dryRun is not supported"))
+			return
+		}
 		ctx, ns, name := s.requestContext(r)
 		opts, subpath, subpathKey := c.NewConnectOptions()
 		if err := s.decodeOptions(r, opts, subpath, subpathKey); err != nil {
 			WriteError(w, r, err)
 			return
 		}
-		if a, ok := s.Admission.(ConnectAdmission); ok {
-			attrs := Attributes{Operation: Connect, Resource: s.Resource, Subresource: s.Subresource,
-				Namespace: ns, Name: name, Kind: s.Kind}
-			if err := a.ValidateConnect(ctx, attrs, opts); err != nil {
-				WriteError(w, r, err)
-				return
-			}
+		if err := s.admitConnect(ctx, ns, name, opts); err != nil {
+			WriteError(w, r, err)
+			return
 		}
 		h, err := c.Connect(ctx, name, opts, &responder{w: w, r: r})
 		if err != nil {
@@ -46,6 +47,25 @@ func (s *Scope) Connect(c rest.Connecter) http.HandlerFunc {
 		}
 		h.ServeHTTP(w, r)
 	}
+}
+
+// admitConnect runs admission on a connect request as kube's connect
+// handler does: the chain's mutating steps, which may change opts, then
+// its validating ones, each with attributes whose operation is CONNECT,
+// whose object is opts and which have no old object nor options (a
+// connect is never a dry run).
+func (s *Scope) admitConnect(ctx context.Context, ns, name string, opts runtime.Object) error {
+	attrs := Attributes{Operation: Connect, Resource: s.Resource, Subresource: s.Subresource,
+		Namespace: ns, Name: name, Kind: s.Kind}
+	if m, ok := s.Admission.(MutatingConnectAdmission); ok {
+		if err := m.AdmitConnect(ctx, attrs, opts); err != nil {
+			return err
+		}
+	}
+	if v, ok := s.Admission.(ConnectAdmission); ok {
+		return v.ValidateConnect(ctx, attrs, opts)
+	}
+	return nil
 }
 
 // GetWithOptions serves GET on a subresource read with options (pods/log):

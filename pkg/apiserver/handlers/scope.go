@@ -140,6 +140,15 @@ type ConnectAdmission interface {
 	ValidateConnect(ctx context.Context, a Attributes, obj runtime.Object) error
 }
 
+// MutatingConnectAdmission is implemented by admission chains whose
+// mutating steps handle connect requests, as kube's connect handler calls
+// its chain's Admit before Validate: AdmitConnect may change obj, the
+// request's options, in place, and the storage connects with what it
+// became.
+type MutatingConnectAdmission interface {
+	AdmitConnect(ctx context.Context, a Attributes, obj runtime.Object) error
+}
+
 // MutatingAdmission is implemented by admission chains that also change
 // objects, as kube's mutating admission does: Admit changes obj in
 // place, before the registry validates it.

@@ -30,6 +30,7 @@ import (
 //	/annotate sets the annotations to annotated=yes
 //	/auditlabel sets the labels to audited=yes, and asks the audit event
 //	          to carry reason=labelled
+//	/nocontainer sets the container of a connect's options to "nope"
 type webhookServer struct {
 	server *testserver.WebhookServer
 
@@ -85,6 +86,9 @@ func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 		patch, _ := json.Marshal([]map[string]interface{}{{"op": "add", "path": "/metadata/labels", "value": map[string]string{"audited": "yes"}}})
 		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
 		resp.AuditAnnotations = map[string]string{"reason": "labelled"}
+	case "/nocontainer":
+		patch, _ := json.Marshal([]map[string]interface{}{{"op": "add", "path": "/container", "value": "nope"}})
+		resp.Patch, resp.PatchType = patch, ptr.To(admissionv1.PatchTypeJSONPatch)
 	case "/warn":
 		resp.Warnings = []string{"first warning", "second warning"}
 	case "/slow":

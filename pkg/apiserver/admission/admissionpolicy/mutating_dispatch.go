@@ -100,6 +100,13 @@ func (m *Mutating) Admit(ctx context.Context, ha handlers.Attributes, obj runtim
 	return r.denial()
 }
 
+// AdmitConnect implements handlers.MutatingConnectAdmission, as kube's
+// plugin handles CONNECT: the policies whose rules name the operation
+// mutate the request's options, which the storage then connects with.
+func (m *Mutating) AdmitConnect(ctx context.Context, ha handlers.Attributes, obj runtime.Object) error {
+	return m.Admit(ctx, ha, obj)
+}
+
 // mutation is the state of one request's run through the policies.
 type mutation struct {
 	*Mutating

@@ -109,6 +109,14 @@ func (v *Validating) Validate(ctx context.Context, ha handlers.Attributes, obj r
 	return nil
 }
 
+// ValidateConnect implements handlers.ConnectAdmission, as kube's plugin
+// handles CONNECT: the policies whose rules name the operation (or "*")
+// validate the request's options (a PodExecOptions, say) as the object,
+// with no old object and no options.
+func (v *Validating) ValidateConnect(ctx context.Context, ha handlers.Attributes, obj runtime.Object) error {
+	return v.Validate(ctx, ha, obj)
+}
+
 // dispatch is the state of one request's run through the policies.
 type dispatch struct {
 	*Validating

@@ -68,6 +68,15 @@ func (p *Mutating) Admit(ctx context.Context, a handlers.Attributes, obj runtime
 	return p.round(ctx, a, v, state, true)
 }
 
+// AdmitConnect implements handlers.MutatingConnectAdmission, as kube's
+// plugin handles CONNECT: the webhooks are called as by Admit, with the
+// request's options as the object, and a patch changes the options the
+// storage connects with (kube converts the patched options back into the
+// request's).
+func (p *Mutating) AdmitConnect(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
+	return p.Admit(ctx, a, obj)
+}
+
 // round calls the webhooks concerned in order (in the second round, only
 // those to reinvoke).
 func (p *Mutating) round(ctx context.Context, a handlers.Attributes, v *admission.VersionedAttributes, state *reinvocation, again bool) error {

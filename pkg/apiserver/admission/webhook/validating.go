@@ -83,3 +83,12 @@ func (p *Validating) callOne(ctx context.Context, h *hook, at callSite, inv *inv
 	}
 	return reqErr
 }
+
+// ValidateConnect implements handlers.ConnectAdmission, as kube's plugin
+// handles CONNECT: the webhooks whose rules name the operation (or "*")
+// are called with the request's options (a PodExecOptions, say) as the
+// object, no old object and no options. An objectSelector that selects
+// anything never matches them: options have no labels.
+func (p *Validating) ValidateConnect(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
+	return p.Validate(ctx, a, obj)
+}
