@@ -57,6 +57,9 @@ type Tester struct {
 	// (deletionTimestamp), and Finish does what its controller would to
 	// remove it, once no finalizer of the suite's is left.
 	Finish func(ctx context.Context, name string) error
+	// Context, when set, adds to each request's context what the
+	// resource needs (a user allowed to write it).
+	Context func(ctx context.Context) context.Context
 	// NoGenerateName: the kind's names cannot be generated (CRDs).
 	NoGenerateName bool
 
@@ -157,7 +160,11 @@ func dnsLabel(s string) string {
 func (e *env) ctx() context.Context { return e.ctxIn(e.ns) }
 
 func (e *env) ctxIn(ns string) context.Context {
-	return request.WithNamespace(context.Background(), ns)
+	ctx := request.WithNamespace(context.Background(), ns)
+	if e.tr.Context != nil {
+		ctx = e.tr.Context(ctx)
+	}
+	return ctx
 }
 
 // name returns a new name of the case's.
