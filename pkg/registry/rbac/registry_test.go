@@ -37,7 +37,9 @@ func TestRegistry(t *testing.T) {
 	}{
 		{
 			resource: "roles",
-			valid:    func(name string) runtime.Object { return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules} },
+			valid: func(name string) runtime.Object {
+				return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}
+			},
 			invalid: func(name string) runtime.Object {
 				return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{{Resources: []string{"pods"}}}}
 			},
