@@ -25,8 +25,9 @@ func (tr *Tester) createCases() []testCase {
 			}
 		}},
 		{"already exists", func(t *testing.T, e *env) {
-			created := e.createValid(t, nil)
-			again := e.inNamespace(t, e.tr.Valid(accessor(t, created).GetName()), nil)
+			base := e.name()
+			created := e.create(t, e.inNamespace(t, tr.Valid(base), nil))
+			again := e.inNamespace(t, tr.Valid(base), nil)
 			if _, err := tr.Storage.Create(e.ctx(), again, nil, &metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
 				t.Errorf("second create: %v, want AlreadyExists", err)
 			}
@@ -66,7 +67,8 @@ func (tr *Tester) createCases() []testCase {
 			}
 		}},
 		{"dry run", func(t *testing.T, e *env) {
-			obj := e.valid(t, nil)
+			base := e.name()
+			obj := e.inNamespace(t, tr.Valid(base), nil)
 			name := accessor(t, obj).GetName()
 			out, err := tr.Storage.Create(e.ctx(), obj, nil, &metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			if err != nil {
@@ -80,8 +82,8 @@ func (tr *Tester) createCases() []testCase {
 				t.Errorf("list after a dry-run create: %q, want none", got)
 			}
 			// A dry run of an existing name fails as the create would.
-			created := e.create(t, e.inNamespace(t, tr.Valid(name), nil))
-			_, err = tr.Storage.Create(e.ctx(), e.inNamespace(t, tr.Valid(name), nil), nil, &metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			created := e.create(t, e.inNamespace(t, tr.Valid(base), nil))
+			_, err = tr.Storage.Create(e.ctx(), e.inNamespace(t, tr.Valid(base), nil), nil, &metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			if !apierrors.IsAlreadyExists(err) {
 				t.Errorf("dry-run create of an existing name: %v, want AlreadyExists", err)
 			}
