@@ -6,9 +6,11 @@ import (
 
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/defaultservicecidr"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
@@ -34,6 +36,13 @@ func TestRegistry(t *testing.T) {
 		{"services", serviceTester},
 		{"namespaces", namespaceTester},
 		{"nodes", nodeTester},
+		{"replicationcontrollers", replicationControllerTester},
+		{"serviceaccounts", serviceAccountTester},
+		{"persistentvolumes", persistentVolumeTester},
+		{"resourcequotas", resourceQuotaTester},
+		{"limitranges", limitRangeTester},
+		{"endpoints", endpointsTester},
+		{"podtemplates", podTemplateTester},
 	} {
 		t.Run(tc.resource, func(t *testing.T) {
 			t.Parallel()
@@ -207,5 +216,177 @@ func nodeTester(info rest.APIGroupInfo, t *testing.T) registrytest.Tester {
 			Spec:   func(obj runtime.Object) any { return obj.(*corev1.Node).Spec },
 			Status: func(obj runtime.Object) any { return obj.(*corev1.Node).Status },
 		},
+	}
+}
+
+func podTemplate() corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			TerminationMessagePolicy: corev1.TerminationMessageReadFile, ImagePullPolicy: corev1.PullIfNotPresent}},
+			RestartPolicy: corev1.RestartPolicyAlways, DNSPolicy: corev1.DNSClusterFirst},
+	}
+}
+
+func replicationControllerTester(info rest.APIGroupInfo, t *testing.T) registrytest.Tester {
+	rc := func(obj runtime.Object) *corev1.ReplicationController { return obj.(*corev1.ReplicationController) }
+	return registrytest.Tester{
+		Valid: func(name string) runtime.Object {
+			tmpl := podTemplate()
+			return &corev1.ReplicationController{ObjectMeta: meta(name), Spec: corev1.ReplicationControllerSpec{
+				Replicas: ptr.To[int32](1), Selector: map[string]string{"app": "x"}, Template: &tmpl}}
+		},
+		Invalid: func(name string) runtime.Object {
+			tmpl := podTemplate()
+			return &corev1.ReplicationController{ObjectMeta: meta(name), Spec: corev1.ReplicationControllerSpec{
+				Replicas: ptr.To[int32](1), Selector: map[string]string{"app": "other"}, Template: &tmpl}}
+		},
+		Change:                   func(obj runtime.Object) { rc(obj).Spec.Replicas = ptr.To[int32](3) },
+		AllowUnconditionalUpdate: true,
+		// Deletes of v1 controllers orphan their pods: the orphan
+		// finalizer stays until the garbage collector removes it.
+		Finish: removeFinalizers(registrytest.Storage(t, info, "replicationcontrollers")),
+		Status: &registrytest.StatusCheck{
+			Storage:      registrytest.Storage(t, info, "replicationcontrollers/status").(rest.Updater),
+			ChangeSpec:   func(obj runtime.Object) { rc(obj).Spec.Replicas = ptr.To[int32](4) },
+			ChangeStatus: func(obj runtime.Object) { rc(obj).Status.Replicas = 1 },
+			Spec:         func(obj runtime.Object) any { return rc(obj).Spec },
+			Status:       func(obj runtime.Object) any { return rc(obj).Status },
+		},
+		Scale: &registrytest.ScaleCheck{
+			Storage: registrytest.Storage(t, info, "replicationcontrollers/scale").(interface {
+				rest.Getter
+				rest.Updater
+			}),
+			Replicas: func(obj runtime.Object) int32 { return *rc(obj).Spec.Replicas },
+		},
+	}
+}
+
+func serviceAccountTester(rest.APIGroupInfo, *testing.T) registrytest.Tester {
+	return registrytest.Tester{
+		Valid: func(name string) runtime.Object { return &corev1.ServiceAccount{ObjectMeta: meta(name)} },
+		Invalid: func(name string) runtime.Object {
+			return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"not a key": "v"}}}
+		},
+		AllowUnconditionalUpdate: true,
+	}
+}
+
+func persistentVolumeTester(info rest.APIGroupInfo, t *testing.T) registrytest.Tester {
+	pv := func(obj runtime.Object) *corev1.PersistentVolume { return obj.(*corev1.PersistentVolume) }
+	return registrytest.Tester{
+		Valid: func(name string) runtime.Object {
+			return &corev1.PersistentVolume{ObjectMeta: meta(name), Spec: corev1.PersistentVolumeSpec{
+				Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+				AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/x"}},
+			}}
+		},
+		Invalid: func(name string) runtime.Object {
+			return &corev1.PersistentVolume{ObjectMeta: meta(name)}
+		},
+		AllowUnconditionalUpdate: true,
+		Status: &registrytest.StatusCheck{
+			Storage: registrytest.Storage(t, info, "persistentvolumes/status").(rest.Updater),
+			ChangeSpec: func(obj runtime.Object) {
+				pv(obj).Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
+			},
+			ChangeStatus: func(obj runtime.Object) { pv(obj).Status.Message = "registrytest" },
+			Spec:         func(obj runtime.Object) any { return pv(obj).Spec },
+			Status:       func(obj runtime.Object) any { return pv(obj).Status },
+		},
+	}
+}
+
+func resourceQuotaTester(info rest.APIGroupInfo, t *testing.T) registrytest.Tester {
+	rq := func(obj runtime.Object) *corev1.ResourceQuota { return obj.(*corev1.ResourceQuota) }
+	pods := func(n string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourcePods: resource.MustParse(n)}
+	}
+	return registrytest.Tester{
+		Valid: func(name string) runtime.Object {
+			return &corev1.ResourceQuota{ObjectMeta: meta(name), Spec: corev1.ResourceQuotaSpec{Hard: pods("10")}}
+		},
+		Invalid: func(name string) runtime.Object {
+			return &corev1.ResourceQuota{ObjectMeta: meta(name), Spec: corev1.ResourceQuotaSpec{Hard: pods("-1")}}
+		},
+		AllowUnconditionalUpdate: true,
+		Status: &registrytest.StatusCheck{
+			Storage:      registrytest.Storage(t, info, "resourcequotas/status").(rest.Updater),
+			ChangeSpec:   func(obj runtime.Object) { rq(obj).Spec.Hard = pods("20") },
+			ChangeStatus: func(obj runtime.Object) { rq(obj).Status.Hard, rq(obj).Status.Used = pods("10"), pods("1") },
+			Spec:         func(obj runtime.Object) any { return rq(obj).Spec },
+			Status:       func(obj runtime.Object) any { return rq(obj).Status },
+		},
+	}
+}
+
+func limitRangeTester(rest.APIGroupInfo, *testing.T) registrytest.Tester {
+	limits := func(max string) corev1.LimitRangeSpec {
+		return corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer,
+			Max: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(max)}}}}
+	}
+	return registrytest.Tester{
+		Valid: func(name string) runtime.Object { return &corev1.LimitRange{ObjectMeta: meta(name), Spec: limits("2")} },
+		Invalid: func(name string) runtime.Object {
+			lr := &corev1.LimitRange{ObjectMeta: meta(name), Spec: limits("2")}
+			lr.Spec.Limits[0].Min = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}
+			return lr
+		},
+		Skip:                     map[string]string{"create/no name": "kube names a limit range created without a name (a UUID)"},
+		Change:                   func(obj runtime.Object) { obj.(*corev1.LimitRange).Spec = limits("3") },
+		AllowUnconditionalUpdate: true,
+		AllowCreateOnUpdate:      true,
+	}
+}
+
+func endpointsTester(rest.APIGroupInfo, *testing.T) registrytest.Tester {
+	subsets := func(ip string) []corev1.EndpointSubset {
+		return []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: ip}}, Ports: []corev1.EndpointPort{{Port: 80, Protocol: corev1.ProtocolTCP}}}}
+	}
+	return registrytest.Tester{
+		Valid: func(name string) runtime.Object {
+			return &corev1.Endpoints{ObjectMeta: meta(name), Subsets: subsets("10.1.0.1")}
+		},
+		Invalid: func(name string) runtime.Object {
+			return &corev1.Endpoints{ObjectMeta: meta(name), Subsets: subsets("not an ip")}
+		},
+		Change:                   func(obj runtime.Object) { obj.(*corev1.Endpoints).Subsets = subsets("10.1.0.2") },
+		AllowUnconditionalUpdate: true,
+		AllowCreateOnUpdate:      true,
+	}
+}
+
+func podTemplateTester(rest.APIGroupInfo, *testing.T) registrytest.Tester {
+	return registrytest.Tester{
+		Valid: func(name string) runtime.Object {
+			return &corev1.PodTemplate{ObjectMeta: meta(name), Template: podTemplate()}
+		},
+		Invalid: func(name string) runtime.Object {
+			tmpl := podTemplate()
+			tmpl.Spec.Containers = nil
+			return &corev1.PodTemplate{ObjectMeta: meta(name), Template: tmpl}
+		},
+		Change:                   func(obj runtime.Object) { obj.(*corev1.PodTemplate).Template.Spec.Containers[0].Image = "busybox:2" },
+		AllowUnconditionalUpdate: true,
+	}
+}
+
+// removeFinalizers is what the garbage collector does once it has dealt
+// with an object's dependents: it removes its finalizers.
+func removeFinalizers(s rest.Storage) func(ctx context.Context, name string) error {
+	return func(ctx context.Context, name string) error {
+		obj, err := s.(rest.Getter).Get(ctx, name, &metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		m, err := apimeta.Accessor(obj)
+		if err != nil {
+			return err
+		}
+		m.SetFinalizers(nil)
+		_, _, err = s.(rest.Updater).Update(ctx, name, &rest.DefaultUpdatedObjectInfo{Obj: obj}, nil, nil, false, &metav1.UpdateOptions{})
+		return err
 	}
 }

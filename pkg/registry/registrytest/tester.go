@@ -347,6 +347,20 @@ func encode(t testing.TB, obj runtime.Object) []byte {
 	return data
 }
 
+// sameJSON reports that a and b (parts of objects) encode the same.
+func sameJSON(t testing.TB, a, b any) bool {
+	t.Helper()
+	ja, err := json.Marshal(a)
+	if err != nil {
+		t.Fatalf("encoding %T: %v", a, err)
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		t.Fatalf("encoding %T: %v", b, err)
+	}
+	return bytes.Equal(ja, jb)
+}
+
 // same reports that a and b read the same to a client.
 func same(t testing.TB, a, b runtime.Object) bool {
 	t.Helper()
