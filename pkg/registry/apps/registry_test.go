@@ -1,0 +1,101 @@
+package apps_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/etcdtest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, etcdtest.IgnoredGoroutines()...) }
+
+func template() corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+}
+
+var selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
+
+type scaler interface {
+	rest.Getter
+	rest.Updater
+}
+
+// TestRegistry runs the registry's conformance suite on the workloads
+// with a scale subresource.
+func TestRegistry(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		resource string
+		valid    func(name string, replicas int32) runtime.Object
+		replicas func(obj runtime.Object) *int32
+		status   func(obj runtime.Object) any
+		setReady func(obj runtime.Object)
+	}{
+		{
+			resource: "deployments",
+			valid: func(name string, replicas int32) runtime.Object {
+				return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name},
+					Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: selector, Template: template()}}
+			},
+			replicas: func(obj runtime.Object) *int32 { return obj.(*appsv1.Deployment).Spec.Replicas },
+			status:   func(obj runtime.Object) any { return obj.(*appsv1.Deployment).Status },
+			setReady: func(obj runtime.Object) { obj.(*appsv1.Deployment).Status.ObservedGeneration = 1 },
+		},
+		{
+			resource: "replicasets",
+			valid: func(name string, replicas int32) runtime.Object {
+				return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name},
+					Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas), Selector: selector, Template: template()}}
+			},
+			replicas: func(obj runtime.Object) *int32 { return obj.(*appsv1.ReplicaSet).Spec.Replicas },
+			status:   func(obj runtime.Object) any { return obj.(*appsv1.ReplicaSet).Status },
+			setReady: func(obj runtime.Object) { obj.(*appsv1.ReplicaSet).Status.ObservedGeneration = 1 },
+		},
+		{
+			resource: "statefulsets",
+			valid: func(name string, replicas int32) runtime.Object {
+				return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: name},
+					Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(replicas), Selector: selector, Template: template()}}
+			},
+			replicas: func(obj runtime.Object) *int32 { return obj.(*appsv1.StatefulSet).Spec.Replicas },
+			status:   func(obj runtime.Object) any { return obj.(*appsv1.StatefulSet).Status },
+			setReady: func(obj runtime.Object) { obj.(*appsv1.StatefulSet).Status.ObservedGeneration = 1 },
+		},
+	} {
+		t.Run(tc.resource, func(t *testing.T) {
+			t.Parallel()
+			info := registrytest.BuildGroup(t, apps.RESTStorageProvider{})
+			tr := registrytest.Tester{
+				Storage:                  registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage),
+				Valid:                    func(name string) runtime.Object { return tc.valid(name, 1) },
+				Invalid:                  func(name string) runtime.Object { return tc.valid(name, -1) },
+				Change:                   func(obj runtime.Object) { *tc.replicas(obj) = 3 },
+				AllowUnconditionalUpdate: true,
+				Status: &registrytest.StatusCheck{
+					Storage:      registrytest.Storage(t, info, tc.resource+"/status").(rest.Updater),
+					ChangeSpec:   func(obj runtime.Object) { *tc.replicas(obj) = 4 },
+					ChangeStatus: tc.setReady,
+					Status:       tc.status,
+					Spec:         func(obj runtime.Object) any { return *tc.replicas(obj) },
+				},
+				Scale: &registrytest.ScaleCheck{
+					Storage:  registrytest.Storage(t, info, tc.resource+"/scale").(scaler),
+					Replicas: func(obj runtime.Object) int32 { return *tc.replicas(obj) },
+				},
+			}
+			tr.Run(t)
+		})
+	}
+}
