@@ -99,3 +99,60 @@ func TestRegistry(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistryOthers runs the registry's conformance suite on the apps
+// kinds without a scale subresource.
+func TestRegistryOthers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		resource string
+		tester   func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester
+	}{
+		{"daemonsets", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+			valid := func(name string) *appsv1.DaemonSet {
+				return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: name},
+					Spec: appsv1.DaemonSetSpec{Selector: selector, Template: template()}}
+			}
+			image := func(obj runtime.Object) *string {
+				return &obj.(*appsv1.DaemonSet).Spec.Template.Spec.Containers[0].Image
+			}
+			return registrytest.Tester{
+				Valid: func(name string) runtime.Object { return valid(name) },
+				Invalid: func(name string) runtime.Object {
+					ds := valid(name)
+					ds.Spec.Template.Labels = map[string]string{"app": "y"}
+					return ds
+				},
+				Change:                   func(obj runtime.Object) { *image(obj) = "busybox:2" },
+				AllowUnconditionalUpdate: true,
+				Status: &registrytest.StatusCheck{
+					Storage:      registrytest.Storage(t, info, "daemonsets/status").(rest.Updater),
+					ChangeSpec:   func(obj runtime.Object) { *image(obj) = "busybox:3" },
+					ChangeStatus: func(obj runtime.Object) { obj.(*appsv1.DaemonSet).Status.ObservedGeneration = 1 },
+					Spec:         func(obj runtime.Object) any { return obj.(*appsv1.DaemonSet).Spec },
+					Status:       func(obj runtime.Object) any { return obj.(*appsv1.DaemonSet).Status },
+				},
+			}
+		}},
+		{"controllerrevisions", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+			valid := func(name string, revision int64) runtime.Object {
+				return &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: name},
+					Data: runtime.RawExtension{Raw: []byte(`{"a":1}`)}, Revision: revision}
+			}
+			return registrytest.Tester{
+				Valid:                    func(name string) runtime.Object { return valid(name, 1) },
+				Invalid:                  func(name string) runtime.Object { return valid(name, -1) },
+				Change:                   func(obj runtime.Object) { obj.(*appsv1.ControllerRevision).Revision = 2 },
+				AllowUnconditionalUpdate: true,
+			}
+		}},
+	} {
+		t.Run(tc.resource, func(t *testing.T) {
+			t.Parallel()
+			info := registrytest.BuildGroup(t, apps.RESTStorageProvider{})
+			tr := tc.tester(t, info)
+			tr.Storage = registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage)
+			tr.Run(t)
+		})
+	}
+}
