@@ -1,0 +1,112 @@
+package batch_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/etcdtest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, etcdtest.IgnoredGoroutines()...) }
+
+func podTemplate() corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyOnFailure,
+		Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
+	}}
+}
+
+// TestRegistry runs the registry's conformance suite on jobs and cron
+// jobs, with their status subresources.
+func TestRegistry(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		resource string
+		tester   func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester
+	}{
+		{"jobs", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+			valid := func(name string, parallelism int32) runtime.Object {
+				return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name},
+					Spec: batchv1.JobSpec{Parallelism: ptr.To(parallelism), Template: podTemplate()}}
+			}
+			parallelism := func(obj runtime.Object) *int32 { return obj.(*batchv1.Job).Spec.Parallelism }
+			return registrytest.Tester{
+				Valid:                    func(name string) runtime.Object { return valid(name, 1) },
+				Invalid:                  func(name string) runtime.Object { return valid(name, -1) },
+				Change:                   func(obj runtime.Object) { *parallelism(obj) = 3 },
+				AllowUnconditionalUpdate: true,
+				// Deletes of batch/v1 jobs orphan their pods (kube's
+				// default GC policy): the orphan finalizer stays until
+				// the garbage collector removes it.
+				Finish: removeFinalizers(registrytest.Storage(t, info, "jobs")),
+				Status: &registrytest.StatusCheck{
+					Storage:      registrytest.Storage(t, info, "jobs/status").(rest.Updater),
+					ChangeSpec:   func(obj runtime.Object) { *parallelism(obj) = 4 },
+					ChangeStatus: func(obj runtime.Object) { obj.(*batchv1.Job).Status.Active = 1 },
+					Spec:         func(obj runtime.Object) any { return obj.(*batchv1.Job).Spec },
+					Status:       func(obj runtime.Object) any { return obj.(*batchv1.Job).Status },
+				},
+			}
+		}},
+		{"cronjobs", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+			valid := func(name, schedule string) runtime.Object {
+				return &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: batchv1.CronJobSpec{
+					Schedule:    schedule,
+					JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: podTemplate()}},
+				}}
+			}
+			scheduled := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+			return registrytest.Tester{
+				Valid:                    func(name string) runtime.Object { return valid(name, "*/5 * * * *") },
+				Invalid:                  func(name string) runtime.Object { return valid(name, "not a schedule") },
+				Change:                   func(obj runtime.Object) { obj.(*batchv1.CronJob).Spec.Schedule = "*/7 * * * *" },
+				AllowUnconditionalUpdate: true,
+				Status: &registrytest.StatusCheck{
+					Storage:      registrytest.Storage(t, info, "cronjobs/status").(rest.Updater),
+					ChangeSpec:   func(obj runtime.Object) { obj.(*batchv1.CronJob).Spec.Schedule = "*/9 * * * *" },
+					ChangeStatus: func(obj runtime.Object) { obj.(*batchv1.CronJob).Status.LastScheduleTime = &scheduled },
+					Spec:         func(obj runtime.Object) any { return obj.(*batchv1.CronJob).Spec },
+					Status:       func(obj runtime.Object) any { return obj.(*batchv1.CronJob).Status },
+				},
+			}
+		}},
+	} {
+		t.Run(tc.resource, func(t *testing.T) {
+			t.Parallel()
+			info := registrytest.BuildGroup(t, batch.RESTStorageProvider{})
+			tr := tc.tester(t, info)
+			tr.Storage = registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage)
+			tr.Run(t)
+		})
+	}
+}
+
+// removeFinalizers is what the garbage collector does once it has dealt
+// with an object's dependents: it removes its finalizers.
+func removeFinalizers(s rest.Storage) func(ctx context.Context, name string) error {
+	return func(ctx context.Context, name string) error {
+		obj, err := s.(rest.Getter).Get(ctx, name, &metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		m, err := apimeta.Accessor(obj)
+		if err != nil {
+			return err
+		}
+		m.SetFinalizers(nil)
+		_, _, err = s.(rest.Updater).Update(ctx, name, &rest.DefaultUpdatedObjectInfo{Obj: obj}, nil, nil, false, &metav1.UpdateOptions{})
+		return err
+	}
+}
