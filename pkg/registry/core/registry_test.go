@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,8 @@ func TestRegistry(t *testing.T) {
 		{"limitranges", limitRangeTester},
 		{"endpoints", endpointsTester},
 		{"podtemplates", podTemplateTester},
+		{"events", eventTester},
+		{"persistentvolumeclaims", persistentVolumeClaimTester},
 	} {
 		t.Run(tc.resource, func(t *testing.T) {
 			t.Parallel()
@@ -370,6 +373,48 @@ func podTemplateTester(rest.APIGroupInfo, *testing.T) registrytest.Tester {
 		},
 		Change:                   func(obj runtime.Object) { obj.(*corev1.PodTemplate).Template.Spec.Containers[0].Image = "busybox:2" },
 		AllowUnconditionalUpdate: true,
+	}
+}
+
+func eventTester(rest.APIGroupInfo, *testing.T) registrytest.Tester {
+	valid := func(name string, action string) runtime.Object {
+		// A new event (eventTime set) may be about an object of another
+		// namespace.
+		return &corev1.Event{ObjectMeta: meta(name),
+			InvolvedObject:      corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "pod-1"},
+			EventTime:           metav1.NewMicroTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
+			ReportingController: "example.com/registrytest", ReportingInstance: "registrytest-1",
+			Action: action, Reason: "Created", Type: corev1.EventTypeNormal}
+	}
+	return registrytest.Tester{
+		Valid:                    func(name string) runtime.Object { return valid(name, "Create") },
+		Invalid:                  func(name string) runtime.Object { return valid(name, "") },
+		Change:                   func(obj runtime.Object) { obj.(*corev1.Event).Message = "changed" },
+		AllowCreateOnUpdate:      true,
+		AllowUnconditionalUpdate: true,
+	}
+}
+
+func persistentVolumeClaimTester(info rest.APIGroupInfo, t *testing.T) registrytest.Tester {
+	valid := func(name string, modes ...corev1.PersistentVolumeAccessMode) runtime.Object {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: meta(name), Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: modes,
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		}}
+	}
+	pvc := func(obj runtime.Object) *corev1.PersistentVolumeClaim { return obj.(*corev1.PersistentVolumeClaim) }
+	return registrytest.Tester{
+		Valid:   func(name string) runtime.Object { return valid(name, corev1.ReadWriteOnce) },
+		Invalid: func(name string) runtime.Object { return valid(name) },
+		// An unbound claim's spec never changes: the update cases
+		// change a label.
+		AllowUnconditionalUpdate: true,
+		Status: &registrytest.StatusCheck{
+			Storage:      registrytest.Storage(t, info, "persistentvolumeclaims/status").(rest.Updater),
+			ChangeStatus: func(obj runtime.Object) { pvc(obj).Status.Phase = corev1.ClaimLost },
+			Spec:         func(obj runtime.Object) any { return pvc(obj).Spec },
+			Status:       func(obj runtime.Object) any { return pvc(obj).Status },
+		},
 	}
 }
 
