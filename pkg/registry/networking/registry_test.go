@@ -20,8 +20,11 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, etcdtest.IgnoredGoroutines()...) }
 
 // ipOf is the IPv6 address an IPAddress the suite calls name is named
-// by: an IPAddress is named by its address.
+// by: an IPAddress is named by its address. An address is kept.
 func ipOf(name string) string {
+	if _, err := netip.ParseAddr(name); err == nil {
+		return name
+	}
 	h := fnv.New128a()
 	h.Write([]byte(name))
 	var a [16]byte
