@@ -28,6 +28,8 @@ var priorityClasses = generic.Resource{
 	New:        func() runtime.Object { return &schedulingv1.PriorityClass{} },
 	NewList:    func() runtime.Object { return &schedulingv1.PriorityClassList{} },
 	Strategy:   priorityClassStrategy{},
+	// The system classes cannot be deleted by name.
+	Serve: func(store *generic.Store) rest.Storage { return &priorityClassREST{Store: store} },
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,
