@@ -74,6 +74,9 @@ func (namespaceStrategy) Default(obj runtime.Object) {
 	ns.Labels[NamespaceNameLabel] = ns.Name
 }
 
+// PrepareForCreate: unlike ResetStatus, a new namespace's status is not
+// empty but Active, as kube's strategy sets it; and it always has the
+// kubernetes finalizer.
 func (namespaceStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	ns := obj.(*corev1.Namespace)
 	ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
@@ -86,7 +89,7 @@ func (namespaceStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Ob
 	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
 	// Finalizers change only through /finalize; status only through /status.
 	ns.Spec.Finalizers = oldNS.Spec.Finalizers
-	ns.Status = oldNS.Status
+	generic.KeepStatus(obj, old)
 }
 
 func (namespaceStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
@@ -117,8 +120,7 @@ func (namespaceStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldp
 }
 
 func (namespaceStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
-	ns.Spec = oldNS.Spec
+	generic.KeepAllButStatus(obj, old)
 }
 
 // namespaceFinalizeStrategy serves /finalize: only spec.finalizers change.
@@ -130,8 +132,7 @@ func (namespaceFinalizeStrategy) GetResetFields() map[fieldpath.APIVersion]*fiel
 }
 
 func (namespaceFinalizeStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
-	ns.Status = oldNS.Status
+	generic.KeepStatus(obj, old)
 }
 
 // NamespaceREST serves namespaces. Deleting a namespace first marks it

@@ -107,7 +107,7 @@ func (priorityClassStrategy) Default(obj runtime.Object) {
 }
 
 func (priorityClassStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	obj.(*schedulingv1.PriorityClass).Generation = 1
+	generic.StartGeneration(obj)
 }
 
 // Validate reserves the "system-" names for kube's classes as they are,
