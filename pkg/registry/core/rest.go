@@ -246,13 +246,20 @@ func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (
 	return legacy, info, nil
 }
 
-// withSubresources returns r declaring subresources besides its own.
+// withSubresources returns r declaring subresources besides its own. A
+// path r declares already is a mistake in this package's declarations,
+// which every build of the group meets: it panics.
 func withSubresources(r generic.Resource, subresources map[string]generic.SubresourceFunc) generic.Resource {
 	all := maps.Clone(r.Subresources)
 	if all == nil {
 		all = map[string]generic.SubresourceFunc{}
 	}
-	maps.Copy(all, subresources)
+	for path, build := range subresources {
+		if _, dup := all[path]; dup {
+			panic("core: " + path + " is declared twice")
+		}
+		all[path] = build
+	}
 	r.Subresources = all
 	return r
 }
