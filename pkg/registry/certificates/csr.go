@@ -122,6 +122,9 @@ func (csrStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return generic.ResetFields("certificates.k8s.io/v1", "spec", "status")
 }
 
+// PrepareForCreate: as kube's strategy, and unlike ResetStatus, the new
+// status has an empty (not nil) list of conditions: no request is created
+// approved.
 func (csrStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	csr := obj.(*certificatesv1.CertificateSigningRequest)
 	setRequestor(ctx, &csr.Spec)
@@ -150,7 +153,7 @@ func setRequestor(ctx context.Context, spec *certificatesv1.CertificateSigningRe
 func (csrStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	csr, oldCSR := obj.(*certificatesv1.CertificateSigningRequest), old.(*certificatesv1.CertificateSigningRequest)
 	csr.Spec = oldCSR.Spec
-	csr.Status = oldCSR.Status
+	generic.KeepStatus(obj, old)
 }
 
 func (csrStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
@@ -175,7 +178,7 @@ func (csrStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Se
 
 func (csrStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	csr, oldCSR := obj.(*certificatesv1.CertificateSigningRequest), old.(*certificatesv1.CertificateSigningRequest)
-	csr.Spec = oldCSR.Spec
+	generic.KeepAllButStatus(obj, old)
 	keepConditions(csr, oldCSR, certificatesv1.CertificateApproved)
 	keepConditions(csr, oldCSR, certificatesv1.CertificateDenied)
 	stampConditions(csr, oldCSR, metav1.Now())
@@ -200,6 +203,8 @@ func (csrApprovalStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.
 func (csrApprovalStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	csr, oldCSR := obj.(*certificatesv1.CertificateSigningRequest), old.(*certificatesv1.CertificateSigningRequest)
 	stampConditions(csr, oldCSR, metav1.Now())
+	// Unlike KeepStatus, the conditions are the client's: the rest of the
+	// status is old's, as in kube's approval strategy.
 	conditions := csr.Status.Conditions
 	csr.Spec = oldCSR.Spec
 	csr.Status = oldCSR.Status

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -19,7 +18,6 @@ import (
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
-	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 // NamespaceNameLabel is the label every namespace carries with its own
@@ -27,7 +25,7 @@ import (
 const NamespaceNameLabel = "kubernetes.io/metadata.name"
 
 // namespaces declares the store of namespaces, and namespaces/status;
-// installNamespaces serves the rest.
+// newNamespaces declares the rest.
 var namespaces = generic.Resource{
 	Name: "namespaces", Singular: "namespace", Kind: "Namespace",
 	ShortNames:     []string{"ns"},
@@ -76,6 +74,9 @@ func (namespaceStrategy) Default(obj runtime.Object) {
 	ns.Labels[NamespaceNameLabel] = ns.Name
 }
 
+// PrepareForCreate: unlike ResetStatus, a new namespace's status is not
+// empty but Active, as kube's strategy sets it; and it always has the
+// kubernetes finalizer.
 func (namespaceStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	ns := obj.(*corev1.Namespace)
 	ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
@@ -88,7 +89,7 @@ func (namespaceStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Ob
 	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
 	// Finalizers change only through /finalize; status only through /status.
 	ns.Spec.Finalizers = oldNS.Spec.Finalizers
-	ns.Status = oldNS.Status
+	generic.KeepStatus(obj, old)
 }
 
 func (namespaceStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
@@ -119,8 +120,7 @@ func (namespaceStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldp
 }
 
 func (namespaceStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
-	ns.Spec = oldNS.Spec
+	generic.KeepAllButStatus(obj, old)
 }
 
 // namespaceFinalizeStrategy serves /finalize: only spec.finalizers change.
@@ -132,23 +132,43 @@ func (namespaceFinalizeStrategy) GetResetFields() map[fieldpath.APIVersion]*fiel
 }
 
 func (namespaceFinalizeStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
-	ns.Status = oldNS.Status
+	generic.KeepStatus(obj, old)
 }
 
 // NamespaceREST serves namespaces. Deleting a namespace first marks it
 // Terminating; it goes away once its spec.finalizers are empty (the
-// namespace controller empties it, then finalizes it).
+// namespace controller empties it, then finalizes it). A new namespace
+// gets what kube's controllers give it (see namespaceDefaults).
 //
-// It forwards each verb to the Store explicitly rather than embedding it:
-// kube's namespaces have no deletecollection, and discovery lists the
-// verbs a storage implements. A verb added to the Store must be added here
-// to reach namespaces.
+// It serves the Store's verbs but those kube's namespace storage lacks
+// (namespaceStoreHidden): discovery lists the verbs a storage implements,
+// and kube's namespaces have no deletecollection.
 type NamespaceREST struct {
-	store *generic.Store
+	*generic.Store
+	namespaceStoreHidden
 	// defaults creates what kube's controllers put in every new namespace.
 	defaults namespaceDefaults
 }
+
+// namespaceStoreHidden hides the Store's methods NamespaceREST does not
+// serve: embedded beside the Store, at the same depth, each of its
+// methods makes the Store's of that name ambiguous, so that NamespaceREST
+// has neither (they are never called). Kube's namespace storage forwards
+// only the verbs it serves; besides deletecollection, these are what
+// namespaces never had here: the pruning of unknown fields and its API
+// version check, a structure for apply, the store's readiness in /readyz,
+// its object counts for API Priority and Fairness.
+type namespaceStoreHidden struct{}
+
+func (namespaceStoreHidden) DeleteCollection()           {}
+func (namespaceStoreHidden) PruneUnknownFields()         {}
+func (namespaceStoreHidden) Structure()                  {}
+func (namespaceStoreHidden) StorageReadiness()           {}
+func (namespaceStoreHidden) Stats()                      {}
+func (namespaceStoreHidden) Categories()                 {}
+func (namespaceStoreHidden) SelectableFields()           {}
+func (namespaceStoreHidden) DeleteReturnsDeletedObject() {}
+func (namespaceStoreHidden) Mutate()                     {}
 
 var (
 	_ rest.Getter               = (*NamespaceREST)(nil)
@@ -165,77 +185,36 @@ var (
 // namespacesResource names namespaces in errors.
 var namespacesResource = corev1.Resource("namespaces")
 
-// installNamespaces installs the namespaces declaration, serves its Store
-// through NamespaceREST (kube's verbs for namespaces differ from the
-// Store's), and adds namespaces/finalize. It returns both, for the
-// namespace controller.
-func installNamespaces(getter generic.RESTOptionsGetter, defaults namespaceDefaults,
-	resources map[string]rest.Storage) (*NamespaceREST, rest.Updater, error) {
-	store, err := namespaces.Install(SchemeGroupVersion, getter, resources)
-	if err != nil {
-		return nil, nil, err
+// namespaceDeclaration is the namespaces' declaration, which serves its
+// Store through NamespaceREST and adds namespaces/finalize; once it is
+// installed, served and finalize are what it serves, for the namespace
+// controller.
+type namespaceDeclaration struct {
+	generic.Resource
+	served   *NamespaceREST
+	finalize rest.Updater
+}
+
+func newNamespaces(defaults namespaceDefaults) *namespaceDeclaration {
+	d := &namespaceDeclaration{Resource: namespaces}
+	d.Serve = func(store *generic.Store) rest.Storage {
+		d.served = &NamespaceREST{Store: store, defaults: defaults}
+		return d.served
 	}
-	ns := &NamespaceREST{store: store, defaults: defaults}
-	finalize := &namespaceFinalizeREST{status: generic.NewStatusREST(store, namespaceFinalizeStrategy{})}
-	resources["namespaces"], resources["namespaces/finalize"] = ns, finalize
-	return ns, finalize, nil
-}
-
-// New implements rest.Storage.
-func (r *NamespaceREST) New() runtime.Object { return r.store.New() }
-
-// Destroy implements rest.Storage.
-func (r *NamespaceREST) Destroy() { r.store.Destroy() }
-
-// Default implements rest.Defaulter.
-func (r *NamespaceREST) Default(obj runtime.Object) { r.store.Default(obj) }
-
-// GetResetFields implements rest.ResetFieldsStrategy.
-func (r *NamespaceREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return r.store.GetResetFields()
-}
-
-// NamespaceScoped implements rest.Scoper.
-func (r *NamespaceREST) NamespaceScoped() bool { return false }
-
-// ShortNames implements rest.ShortNamesProvider.
-func (r *NamespaceREST) ShortNames() []string { return r.store.ShortNames() }
-
-// GetSingularName implements rest.SingularNameProvider.
-func (r *NamespaceREST) GetSingularName() string { return r.store.GetSingularName() }
-
-// ConvertToTable implements rest.TableConvertor.
-func (r *NamespaceREST) ConvertToTable(ctx context.Context, obj runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
-	return r.store.ConvertToTable(ctx, obj, tableOptions)
-}
-
-// Get implements rest.Getter.
-func (r *NamespaceREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
-	return r.store.Get(ctx, name, options)
-}
-
-// GetObject implements rest.ObjectGetter.
-func (r *NamespaceREST) GetObject(ctx context.Context, name string, options *metav1.GetOptions) (*storage.Object, error) {
-	return r.store.GetObject(ctx, name, options)
-}
-
-// NewList implements rest.Lister.
-func (r *NamespaceREST) NewList() runtime.Object { return r.store.NewList() }
-
-// List implements rest.Lister.
-func (r *NamespaceREST) List(ctx context.Context, options *metainternalversion.ListOptions) (*storage.ListResult, error) {
-	return r.store.List(ctx, options)
-}
-
-// Watch implements rest.Watcher.
-func (r *NamespaceREST) Watch(ctx context.Context, options *metainternalversion.ListOptions) (storage.Watcher, error) {
-	return r.store.Watch(ctx, options)
+	d.Subresources = map[string]generic.SubresourceFunc{
+		"namespaces/finalize": func(store *generic.Store) (rest.Storage, error) {
+			finalize := &namespaceFinalizeREST{status: generic.NewStatusREST(store, namespaceFinalizeStrategy{})}
+			d.finalize = finalize
+			return finalize, nil
+		},
+	}
+	return d
 }
 
 // Create implements rest.Creater. A new namespace gets what kube's
 // controllers give it (see namespaceDefaults).
 func (r *NamespaceREST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	out, err := r.store.Create(ctx, obj, createValidation, options)
+	out, err := r.Store.Create(ctx, obj, createValidation, options)
 	if err == nil && len(options.DryRun) == 0 {
 		r.defaults.ensure(ctx, out.(*corev1.Namespace).Name)
 	}
@@ -245,7 +224,7 @@ func (r *NamespaceREST) Create(ctx context.Context, obj runtime.Object, createVa
 // Update implements rest.Updater (an apply may create the namespace).
 func (r *NamespaceREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	out, created, err := r.store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+	out, created, err := r.Store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
 	if err == nil && created && len(options.DryRun) == 0 {
 		r.defaults.ensure(ctx, name)
 	}
@@ -306,7 +285,7 @@ func (r *NamespaceREST) Delete(ctx context.Context, name string, deleteValidatio
 	if len(ns.Spec.Finalizers) != 0 {
 		return ns, false, nil
 	}
-	return r.store.Delete(ctx, name, deleteValidation, options)
+	return r.Store.Delete(ctx, name, deleteValidation, options)
 }
 
 // startTermination marks the namespace Terminating and records the
@@ -320,7 +299,7 @@ func (r *NamespaceREST) startTermination(ctx context.Context, ns *corev1.Namespa
 	if p := options.Preconditions; p != nil {
 		preconditions.ResourceVersion = p.ResourceVersion
 	}
-	out, err := r.store.Mutate(ctx, ns.Name, preconditions, func(existing runtime.Object) error {
+	out, err := r.Store.Mutate(ctx, ns.Name, preconditions, func(existing runtime.Object) error {
 		cur := existing.(*corev1.Namespace)
 		if deleteValidation != nil {
 			if err := deleteValidation(ctx, cur); err != nil {
@@ -364,9 +343,6 @@ func namespaceGCFinalizers(current []string, options *metav1.DeleteOptions) []st
 	}
 	return out
 }
-
-// HostsMutation implements rest.MutationHost (its Store runs it).
-func (r *NamespaceREST) HostsMutation() bool { return true }
 
 // HostsMutation implements rest.MutationHost (its Store runs it).
 func (r *namespaceFinalizeREST) HostsMutation() bool { return true }

@@ -74,7 +74,9 @@ func (nodeStrategy) Default(obj runtime.Object) {
 
 // PrepareForCreate drops what kube's feature gates drop (the removed
 // dynamic kubelet config, the alpha pod preemption policy). The not-ready
-// taint of new nodes is admission's (TaintNodesByCondition).
+// taint of new nodes is admission's (TaintNodesByCondition). Unlike
+// ResetStatus, it keeps the rest of the status: a kubelet registers its
+// node with one, and kube's strategy keeps it.
 func (nodeStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	n := obj.(*corev1.Node)
 	n.Spec.ConfigSource = nil
@@ -84,7 +86,7 @@ func (nodeStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 
 func (nodeStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	n, oldN := obj.(*corev1.Node), old.(*corev1.Node)
-	n.Status = oldN.Status
+	generic.KeepStatus(obj, old)
 	if oldN.Spec.ConfigSource == nil {
 		n.Spec.ConfigSource = nil
 	}
@@ -134,7 +136,7 @@ func (nodeStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.S
 
 func (nodeStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	n, oldN := obj.(*corev1.Node), old.(*corev1.Node)
-	n.Spec = oldN.Spec
+	generic.KeepAllButStatus(obj, old)
 	if oldN.Status.Config == nil {
 		n.Status.Config = nil
 	}

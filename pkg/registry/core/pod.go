@@ -54,14 +54,16 @@ func newPods(lookups podLookups) generic.Resource {
 		Table:               podTable,
 		ReturnDeletedObject: true,
 		Subresources: map[string]generic.SubresourceFunc{
-			"pods/binding": func(pods *generic.Store) rest.Storage { return &BindingREST{store: pods, topology: lookups.topology} },
-			"bindings": func(pods *generic.Store) rest.Storage {
-				return &LegacyBindingREST{binding: &BindingREST{store: pods}}
+			"pods/binding": func(pods *generic.Store) (rest.Storage, error) {
+				return &BindingREST{store: pods, topology: lookups.topology}, nil
+			},
+			"bindings": func(pods *generic.Store) (rest.Storage, error) {
+				return &LegacyBindingREST{binding: &BindingREST{store: pods}}, nil
 			},
 			"pods/ephemeralcontainers": generic.UpdateSubresource(podEphemeralContainersStrategy{strategy}),
 			"pods/resize":              generic.UpdateSubresource(podResizeStrategy{strategy}),
-			"pods/eviction": func(pods *generic.Store) rest.Storage {
-				return &EvictionREST{pods: pods, status: generic.NewStatusREST(pods, podStatusStrategy{strategy}), budgets: lookups.budgets}
+			"pods/eviction": func(pods *generic.Store) (rest.Storage, error) {
+				return &EvictionREST{pods: pods, status: generic.NewStatusREST(pods, podStatusStrategy{strategy}), budgets: lookups.budgets}, nil
 			},
 		},
 	}

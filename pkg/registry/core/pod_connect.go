@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/kubelet"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -283,27 +285,78 @@ func newProxyTransport() http.RoundTripper {
 	})
 }
 
-// installProxies adds the subresources that reach kubelets, pods and
-// services: pods/log, exec, attach, portforward, proxy, nodes/proxy and
-// services/proxy.
-func (p RESTStorageProvider) installProxies(resources map[string]rest.Storage, legacy LegacyRESTStorage) error {
-	kubelets, err := kubelet.NewConnections(legacy.Nodes, p.Kubelet)
-	if err != nil {
-		return err
+// proxies declares the subresources that reach kubelets, pods and
+// services, each with its resource: nodes/proxy, pods/log, exec, attach,
+// portforward, proxy and services/proxy. They share one transport to
+// pods' and nodes' own servers, and the kubelets' connections, made from
+// the nodes' Store when nodes/proxy is built: nodes are built before pods.
+type proxies struct {
+	kubelet   kubelet.Config
+	transport http.RoundTripper
+	kubelets  *kubelet.Connections
+}
+
+func newProxies(cfg kubelet.Config) *proxies {
+	return &proxies{kubelet: cfg, transport: newProxyTransport()}
+}
+
+// nodes declares nodes/proxy, and makes the kubelets' connections.
+func (x *proxies) nodes() map[string]generic.SubresourceFunc {
+	return map[string]generic.SubresourceFunc{
+		"nodes/proxy": func(nodes *generic.Store) (rest.Storage, error) {
+			kubelets, err := kubelet.NewConnections(nodes, x.kubelet)
+			if err != nil {
+				return nil, err
+			}
+			x.kubelets = kubelets
+			return &NodeProxyREST{kubelets: kubelets, proxy: x.transport}, nil
+		},
 	}
-	transport := newProxyTransport()
-	conns := &podConnections{pods: legacy.Pods, kubelets: kubelets, proxy: transport}
-	family := discoveryv1.AddressTypeIPv4
-	if p.ServiceClusterIPRange.Addr().Is6() {
-		family = discoveryv1.AddressTypeIPv6
+}
+
+// pods declares pods/log, exec, attach, portforward and proxy, over the
+// kubelets' connections of nodes/proxy.
+func (x *proxies) pods() map[string]generic.SubresourceFunc {
+	conns := func(pods *generic.Store) (*podConnections, error) {
+		if x.kubelets == nil {
+			return nil, errors.New("core: pods' connect subresources declared before nodes/proxy was built")
+		}
+		return &podConnections{pods: pods, kubelets: x.kubelets, proxy: x.transport}, nil
 	}
-	resources["pods/log"] = &LogREST{conns: conns}
+	subresources := map[string]generic.SubresourceFunc{
+		"pods/log": func(pods *generic.Store) (rest.Storage, error) {
+			c, err := conns(pods)
+			if err != nil {
+				return nil, err
+			}
+			return &LogREST{conns: c}, nil
+		},
+		"pods/proxy": func(pods *generic.Store) (rest.Storage, error) {
+			c, err := conns(pods)
+			if err != nil {
+				return nil, err
+			}
+			return &PodProxyREST{conns: c}, nil
+		},
+	}
 	for _, kind := range []string{"exec", "attach", "portforward"} {
-		resources["pods/"+kind] = &StreamREST{conns: conns, kind: kind}
+		subresources["pods/"+kind] = func(pods *generic.Store) (rest.Storage, error) {
+			c, err := conns(pods)
+			if err != nil {
+				return nil, err
+			}
+			return &StreamREST{conns: c, kind: kind}, nil
+		}
 	}
-	resources["pods/proxy"] = &PodProxyREST{conns: conns}
-	resources["nodes/proxy"] = &NodeProxyREST{kubelets: kubelets, proxy: transport}
-	resources["services/proxy"] = &ServiceProxyREST{services: legacy.Services, pods: legacy.Pods,
-		slices: p.EndpointSlices, family: family, proxy: transport}
-	return nil
+	return subresources
+}
+
+// services declares services/proxy, which reaches the services' pods
+// through pods and the EndpointSlices (slices, nil: none).
+func (x *proxies) services(pods rest.Getter, slices rest.Lister, family discoveryv1.AddressType) map[string]generic.SubresourceFunc {
+	return map[string]generic.SubresourceFunc{
+		"services/proxy": func(services *generic.Store) (rest.Storage, error) {
+			return &ServiceProxyREST{services: services, pods: pods, slices: slices, family: family, proxy: x.transport}, nil
+		},
+	}
 }

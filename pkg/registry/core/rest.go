@@ -8,9 +8,11 @@ package core
 
 import (
 	"cmp"
+	"maps"
 	"net/netip"
 	"time"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
@@ -177,7 +179,8 @@ func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (
 	if legacy.Secrets, err = install(secrets); err != nil {
 		return fail(err)
 	}
-	if legacy.Nodes, err = install(nodes); err != nil {
+	connect := newProxies(p.Kubelet)
+	if legacy.Nodes, err = install(withSubresources(nodes, connect.nodes())); err != nil {
 		return fail(err)
 	}
 	// New namespaces and new pods use these.
@@ -190,14 +193,6 @@ func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (
 	if legacy.LimitRanges, err = install(limitRanges); err != nil {
 		return fail(err)
 	}
-	al, releaseAllocators, err := newServiceAllocators(getter, p.serviceRanges(), p.ServiceNodePortRange)
-	if err != nil {
-		return fail(err)
-	}
-	if legacy.Services, err = install(newServices(al, releaseAllocators)); err != nil {
-		return fail(err)
-	}
-	legacy.ServiceRepair = newServiceRepair(al, legacy.Services)
 	// Created as kube's controller manager creates them.
 	defaults := namespaceDefaults{
 		configMaps: fieldmanager.TrackingCreater(legacy.ConfigMaps, SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
@@ -206,9 +201,11 @@ func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (
 	if p.DefaultServiceAccounts {
 		defaults.serviceAccounts = fieldmanager.TrackingCreater(legacy.ServiceAccounts, SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager)
 	}
-	if legacy.Namespaces, legacy.NamespaceFinalize, err = installNamespaces(getter, defaults, resources); err != nil {
+	ns := newNamespaces(defaults)
+	if _, err = install(ns.Resource); err != nil {
 		return fail(err)
 	}
+	legacy.Namespaces, legacy.NamespaceFinalize = ns.served, ns.finalize
 	lookups := podLookups{limitRanges: legacy.LimitRanges, priority: p.PodPriority, runtimeClass: p.PodRuntimeClass,
 		budgets: p.DisruptionBudgets}
 	if p.NoPodLimitRanges {
@@ -223,12 +220,23 @@ func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (
 	if !p.NoPodServiceAccount {
 		lookups.serviceAccount = PodServiceAccount{ServiceAccounts: legacy.ServiceAccounts, Namespaces: legacy.Namespaces}
 	}
-	if legacy.Pods, err = install(newPods(lookups)); err != nil {
+	if legacy.Pods, err = install(withSubresources(newPods(lookups), connect.pods())); err != nil {
 		return fail(err)
 	}
-	if err := p.installProxies(resources, legacy); err != nil {
+	// After pods: services/proxy reaches the services' pods.
+	al, releaseAllocators, err := newServiceAllocators(getter, p.serviceRanges(), p.ServiceNodePortRange)
+	if err != nil {
 		return fail(err)
 	}
+	family := discoveryv1.AddressTypeIPv4
+	if p.ServiceClusterIPRange.Addr().Is6() {
+		family = discoveryv1.AddressTypeIPv6
+	}
+	services := withSubresources(newServices(al, releaseAllocators), connect.services(legacy.Pods, p.EndpointSlices, family))
+	if legacy.Services, err = install(services); err != nil {
+		return fail(err)
+	}
+	legacy.ServiceRepair = newServiceRepair(al, legacy.Services)
 	if p.Tokens != nil {
 		resources["serviceaccounts/token"] = &TokenREST{issuer: *p.Tokens, objects: tokenObjects{
 			serviceAccounts: legacy.ServiceAccounts, pods: legacy.Pods, secrets: legacy.Secrets, nodes: legacy.Nodes,
@@ -236,6 +244,24 @@ func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (
 	}
 	resources["componentstatuses"] = NewComponentStatusREST(p.Components)
 	return legacy, info, nil
+}
+
+// withSubresources returns r declaring subresources besides its own. A
+// path r declares already is a mistake in this package's declarations,
+// which every build of the group meets: it panics.
+func withSubresources(r generic.Resource, subresources map[string]generic.SubresourceFunc) generic.Resource {
+	all := maps.Clone(r.Subresources)
+	if all == nil {
+		all = map[string]generic.SubresourceFunc{}
+	}
+	for path, build := range subresources {
+		if _, dup := all[path]; dup {
+			panic("core: " + path + " is declared twice")
+		}
+		all[path] = build
+	}
+	r.Subresources = all
+	return r
 }
 
 // serviceRanges are the service CIDRs, primary first.

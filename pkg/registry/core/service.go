@@ -127,7 +127,7 @@ func (serviceStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 
 func (serviceStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
-	svc.Status = oldSvc.Status
+	generic.KeepStatus(obj, old)
 	dropTypeDependentFields(svc, oldSvc)
 	dropExternalNameInternalTrafficPolicy(svc)
 }

@@ -27,7 +27,7 @@
 //		// Further storages over the Store, by path.
 //		Subresources: map[string]generic.SubresourceFunc{
 //			"widgets/approval": generic.UpdateSubresource(widgetApprovalStrategy{}),
-//			"widgets/eviction": func(s *generic.Store) rest.Storage { return &evictionREST{store: s} },
+//			"widgets/eviction": func(s *generic.Store) (rest.Storage, error) { return &evictionREST{store: s}, nil },
 //		},
 //	}
 //

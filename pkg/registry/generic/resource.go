@@ -43,11 +43,20 @@ type Resource struct {
 	Scale *ScaleAccessor
 	// Hooks run around the resource's writes (see Hooks).
 	Hooks Hooks
+	// Serve, when set, wraps the built Store into what is served at Name
+	// (kube's storages that refine a Store: a namespace's two-step
+	// delete, RBAC's guard against privilege escalation). It runs once, at
+	// Install; what it returns must destroy the Store with its Destroy
+	// (embedding the Store does). Status, scale and Subresources are
+	// still built over the Store itself. A resource served at other
+	// Versions cannot have one: those would bypass it.
+	Serve func(store *Store) rest.Storage
 	// Subresources are further storages over the resource's Store, each
 	// built from it, by path in the group version: "pods/binding",
-	// "serviceaccounts/token". A path without a slash serves a resource of
-	// its own that writes this one's objects (kube's "bindings", which
-	// bind pods).
+	// "serviceaccounts/token", the connect subresources ("pods/log",
+	// "nodes/proxy"). A path without a slash serves a resource of its own
+	// that writes this one's objects (kube's "bindings", which bind pods).
+	// A SubresourceFunc that fails fails the build.
 	Subresources map[string]SubresourceFunc
 	// Destroy, when set, releases what the declaration holds besides the
 	// Store (the stores of a service's allocators): it runs once, when
@@ -86,7 +95,7 @@ type Resource struct {
 // SubresourceFunc builds a storage served over a resource's Store (see
 // Resource.Subresources). What it returns must not destroy the Store: the
 // resource does.
-type SubresourceFunc func(main *Store) rest.Storage
+type SubresourceFunc func(main *Store) (rest.Storage, error)
 
 // Build returns the Store of r in group version gv, from getter's options.
 // On failure it has released what r holds (r.Destroy).
@@ -122,6 +131,9 @@ func (r Resource) build(gv schema.GroupVersion, getter RESTOptionsGetter) (*Stor
 	if r.StatusStrategy != nil && r.StatusStrategy.NamespaceScoped() != r.Namespaced {
 		return nil, fmt.Errorf("resource %s: status strategy scope does not match the declared scope", r.Name)
 	}
+	if r.Serve != nil && len(r.Versions) > 0 {
+		return nil, fmt.Errorf("resource %s: a Serve wrapper and other versions are declared together", r.Name)
+	}
 	for path := range r.Subresources {
 		if sub, ok := strings.CutPrefix(path, r.Name+"/"); ok && sub != "" && !strings.Contains(sub, "/") {
 			continue
@@ -142,7 +154,11 @@ func (r Resource) Install(gv schema.GroupVersion, getter RESTOptionsGetter, reso
 	if err != nil {
 		return nil, err
 	}
-	served := map[string]rest.Storage{r.Name: store}
+	main := rest.Storage(store)
+	if r.Serve != nil {
+		main = r.Serve(store)
+	}
+	served := map[string]rest.Storage{r.Name: main}
 	if r.StatusStrategy != nil {
 		served[r.Name+"/status"] = NewStatusREST(store, r.StatusStrategy)
 	}
@@ -154,7 +170,12 @@ func (r Resource) Install(gv schema.GroupVersion, getter RESTOptionsGetter, reso
 			store.Destroy()
 			return nil, fmt.Errorf("resource %s: %s is declared twice", r.Name, path)
 		}
-		served[path] = build(store)
+		sub, err := build(store)
+		if err != nil {
+			store.Destroy()
+			return nil, fmt.Errorf("resource %s: %s: %w", r.Name, path, err)
+		}
+		served[path] = sub
 	}
 	for path := range served {
 		if _, dup := resources[path]; dup {

@@ -252,9 +252,9 @@ func TestResourceSubresources(t *testing.T) {
 	var builtFrom *generic.Store
 	r := rcResource(log)
 	r.Subresources = map[string]generic.SubresourceFunc{
-		"replicationcontrollers/pause": func(main *generic.Store) rest.Storage {
+		"replicationcontrollers/pause": func(main *generic.Store) (rest.Storage, error) {
 			builtFrom = main
-			return generic.NewStatusREST(main, rcStatusStrategy{rcStrategy{generic.BaseStrategy{Namespaced: true}}})
+			return generic.NewStatusREST(main, rcStatusStrategy{rcStrategy{generic.BaseStrategy{Namespaced: true}}}), nil
 		},
 		"pausers": generic.UpdateSubresource(rcStatusStrategy{rcStrategy{generic.BaseStrategy{Namespaced: true}}}),
 	}

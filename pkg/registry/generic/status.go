@@ -35,7 +35,7 @@ func NewStatusREST(main *Store, strategy rest.RESTUpdateStrategy) *StatusREST {
 // reads the object and updates it with strategy, as /status does
 // (kube's pods/resize, certificatesigningrequests/approval...).
 func UpdateSubresource(strategy rest.RESTUpdateStrategy) SubresourceFunc {
-	return func(main *Store) rest.Storage { return NewStatusREST(main, strategy) }
+	return func(main *Store) (rest.Storage, error) { return NewStatusREST(main, strategy), nil }
 }
 
 // New implements rest.Storage.

@@ -72,34 +72,51 @@ func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (r
 // mounted from, and the typed handles of what the wiring uses besides.
 func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
 	gv := rbacv1.SchemeGroupVersion
-	info, stores, err := generic.BuildGroupStores(gv, getter, clusterRoleBindings, clusterRoles, roleBindings, roles)
-	if err != nil {
-		return GroupStorage{}, rest.APIGroupInfo{}, err
-	}
-	resources := info.VersionedResourcesStorageMap[gv.Version]
 	cache := p.Policy
 	if cache == nil {
 		cache = rbacrules.NewCache()
 	}
 	// The roles a write grants or refers to are read from the stores, as
 	// kube does, so that a role just created can be bound at once; the
-	// writer's own bindings come from the cache.
-	g := guard{authorizer: p.Authorizer, resolver: rbacrules.NewResolver(cache, storeRoles{roles: stores[3], clusterRoles: stores[1]})}
-	st := GroupStorage{
-		ClusterRoleBindings: &bindingStore{Store: stores[0], guard: g, resource: rbacv1.Resource(clusterRoleBindings.Name),
-			roleRef: func(obj runtime.Object) rbacv1.RoleRef { return obj.(*rbacv1.ClusterRoleBinding).RoleRef }},
-		ClusterRoles: &roleStore{Store: stores[1], guard: g, resource: rbacv1.Resource(clusterRoles.Name),
-			rules:      func(obj runtime.Object) []rbacv1.PolicyRule { return obj.(*rbacv1.ClusterRole).Rules },
-			aggregated: hasAggregationRule},
-		RoleBindings: &bindingStore{Store: stores[2], guard: g, resource: rbacv1.Resource(roleBindings.Name),
-			roleRef: func(obj runtime.Object) rbacv1.RoleRef { return obj.(*rbacv1.RoleBinding).RoleRef }},
-		Roles: &roleStore{Store: stores[3], guard: g, resource: rbacv1.Resource(roles.Name),
-			rules: func(obj runtime.Object) []rbacv1.PolicyRule { return obj.(*rbacv1.Role).Rules }},
+	// writer's own bindings come from the cache. The stores are those of
+	// the roles' declarations below, known once they are built.
+	roleStores := &storeRoles{}
+	g := guard{authorizer: p.Authorizer, resolver: rbacrules.NewResolver(cache, roleStores)}
+	var st GroupStorage
+	// Each kind is served guarded (its store is the handle the wiring
+	// uses too).
+	guarded := func(r generic.Resource, serve func(*generic.Store) Storage) generic.Resource {
+		r.Serve = func(store *generic.Store) rest.Storage { return serve(store) }
+		return r
 	}
-	resources[clusterRoleBindings.Name] = st.ClusterRoleBindings
-	resources[clusterRoles.Name] = st.ClusterRoles
-	resources[roleBindings.Name] = st.RoleBindings
-	resources[roles.Name] = st.Roles
+	info, err := generic.BuildGroup(gv, getter,
+		guarded(clusterRoleBindings, func(s *generic.Store) Storage {
+			st.ClusterRoleBindings = &bindingStore{Store: s, guard: g, resource: rbacv1.Resource(clusterRoleBindings.Name),
+				roleRef: func(obj runtime.Object) rbacv1.RoleRef { return obj.(*rbacv1.ClusterRoleBinding).RoleRef }}
+			return st.ClusterRoleBindings
+		}),
+		guarded(clusterRoles, func(s *generic.Store) Storage {
+			roleStores.clusterRoles = s
+			st.ClusterRoles = &roleStore{Store: s, guard: g, resource: rbacv1.Resource(clusterRoles.Name),
+				rules:      func(obj runtime.Object) []rbacv1.PolicyRule { return obj.(*rbacv1.ClusterRole).Rules },
+				aggregated: hasAggregationRule}
+			return st.ClusterRoles
+		}),
+		guarded(roleBindings, func(s *generic.Store) Storage {
+			st.RoleBindings = &bindingStore{Store: s, guard: g, resource: rbacv1.Resource(roleBindings.Name),
+				roleRef: func(obj runtime.Object) rbacv1.RoleRef { return obj.(*rbacv1.RoleBinding).RoleRef }}
+			return st.RoleBindings
+		}),
+		guarded(roles, func(s *generic.Store) Storage {
+			roleStores.roles = s
+			st.Roles = &roleStore{Store: s, guard: g, resource: rbacv1.Resource(roles.Name),
+				rules: func(obj runtime.Object) []rbacv1.PolicyRule { return obj.(*rbacv1.Role).Rules }}
+			return st.Roles
+		}),
+	)
+	if err != nil {
+		return GroupStorage{}, rest.APIGroupInfo{}, err
+	}
 	return st, info, nil
 }
 

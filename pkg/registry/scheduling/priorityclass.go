@@ -28,6 +28,8 @@ var priorityClasses = generic.Resource{
 	New:        func() runtime.Object { return &schedulingv1.PriorityClass{} },
 	NewList:    func() runtime.Object { return &schedulingv1.PriorityClassList{} },
 	Strategy:   priorityClassStrategy{},
+	// The system classes cannot be deleted by name.
+	Serve: func(store *generic.Store) rest.Storage { return &priorityClassREST{Store: store} },
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,
@@ -105,7 +107,7 @@ func (priorityClassStrategy) Default(obj runtime.Object) {
 }
 
 func (priorityClassStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	obj.(*schedulingv1.PriorityClass).Generation = 1
+	generic.StartGeneration(obj)
 }
 
 // Validate reserves the "system-" names for kube's classes as they are,

@@ -41,7 +41,5 @@ func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (Gr
 	if err != nil {
 		return GroupStorage{}, rest.APIGroupInfo{}, err
 	}
-	// The system classes cannot be deleted by name.
-	info.VersionedResourcesStorageMap[gv.Version][priorityClasses.Name] = &priorityClassREST{Store: stores[0]}
 	return GroupStorage{PriorityClasses: stores[0]}, info, nil
 }

@@ -100,9 +100,7 @@ func (csiDriverStrategy) Default(obj runtime.Object) {
 // PrepareForUpdate bumps the generation when the spec changes (kube sets
 // none on create).
 func (csiDriverStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	if generic.SpecChanged(obj, old) {
-		obj.(*storagev1.CSIDriver).Generation = old.(*storagev1.CSIDriver).Generation + 1
-	}
+	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 func (csiDriverStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
