@@ -198,8 +198,8 @@ func (e *Store) admitNew(ctx context.Context, again AdmitCreateFunc, mutate rest
 
 // beforeUpdate prepares and validates obj replacing old, as the endpoint
 // of path does, running the request's mutating admission (mutate, nil for
-// none) after the path's Begin hooks. The FinishFunc it returns (never nil on success) must be
-// called with whether obj was stored.
+// none) after the path's Begin hooks. The FinishFunc it returns (never
+// nil on success) must be called with whether obj was stored.
 func (e *Store) beforeUpdate(ctx context.Context, path *updatePath, obj, old runtime.Object, mutate rest.MutateObjectFunc,
 	options *metav1.UpdateOptions) (FinishFunc, error) {
 	m, err := meta.Accessor(obj)
