@@ -34,12 +34,12 @@ func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
 			WriteError(w, r, err)
 			return
 		}
-		ctx, err = s.mutateCreate(ctx, ns, name, obj, opts)
+		mutate, err := s.mutateCreate(ctx, creater, ns, name, obj, opts)
 		if err != nil {
 			WriteError(w, r, err)
 			return
 		}
-		result, err := creater.Create(ctx, obj, s.validation(Create, ns, name, opts), opts)
+		result, err := create(ctx, creater, obj, mutate, s.validation(Create, ns, name, opts), opts)
 		if err != nil {
 			WriteError(w, r, err)
 			return

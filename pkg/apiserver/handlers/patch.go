@@ -98,8 +98,8 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 		}
 		apply := patchType == types.ApplyYAMLPatchType
 		updateOpts := &metav1.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
-		mctx, admitted := s.mutateUpdate(ctx, ns, name, p, updateOpts)
-		result, created, err := updater.Update(mctx, name, admitted,
+		admitted := s.mutateUpdate(ns, name, p, updateOpts)
+		result, created, err := updater.Update(ctx, name, admitted,
 			s.validation(Create, ns, name, updateOpts), s.updateValidation(ns, name, updateOpts), apply, updateOpts)
 		if err != nil {
 			WriteError(w, r, err)

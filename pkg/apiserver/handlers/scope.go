@@ -168,39 +168,52 @@ func (s *Scope) admitDelete(ctx context.Context, ns, name string, opts *metav1.D
 }
 
 // mutateCreate runs the endpoint's mutating admission of a create of obj
-// where kube runs it: a storage that hosts it (rest.MutationHost) gets it
-// in the returned context, to run after its built-in mutation (its Begin
-// hooks) and before its strategy; the object of any other storage (a
-// Binding, an Eviction, a TokenRequest, a review) is admitted here, before
-// the storage sees it, as kube's create handler does.
-func (s *Scope) mutateCreate(ctx context.Context, ns, name string, obj runtime.Object, opts runtime.Object) (context.Context, error) {
+// where kube runs it: a storage that hosts it (rest.MutationHost, a
+// rest.MutatingCreater) is given the returned mutation to run after its
+// built-in mutation (its Begin hooks) and before its strategy; the object
+// of any other storage (a Binding, an Eviction, a TokenRequest, a review)
+// is admitted here, before the storage sees it, as kube's create handler
+// does, and the mutation returned is nil.
+func (s *Scope) mutateCreate(ctx context.Context, creater rest.Creater, ns, name string, obj runtime.Object, opts runtime.Object) (rest.MutateObjectFunc, error) {
 	m, ok := s.Admission.(MutatingAdmission)
 	if !ok {
-		return ctx, nil
+		return nil, nil
 	}
-	if rest.HostsMutation(s.Storage) {
-		return s.withMutation(ctx, m, ns, name, opts), nil
+	if _, ok := creater.(rest.MutatingCreater); ok && rest.HostsMutation(s.Storage) {
+		return s.mutation(m, ns, name, opts), nil
 	}
 	if err := m.Admit(ctx, s.attributes(Create, ns, name, obj, nil, opts), obj); err != nil {
-		return ctx, err
+		return nil, err
 	}
 	dedupOwnerReferences(ctx, obj, true)
-	return ctx, nil
+	return nil, nil
+}
+
+// create creates obj through creater, running mutate (nil for none) in
+// the storage, which then hosts it (mutateCreate).
+func create(ctx context.Context, creater rest.Creater, obj runtime.Object, mutate rest.MutateObjectFunc, validate rest.ValidateObjectFunc,
+	opts *metav1.CreateOptions) (runtime.Object, error) {
+	if mutate == nil {
+		return creater.Create(ctx, obj, validate, opts)
+	}
+	return creater.(rest.MutatingCreater).CreateMutating(ctx, obj, mutate, validate, opts)
 }
 
 // mutateUpdate is mutateCreate for an update (or a patch) computed by
-// info: a storage that does not host mutating admission (a Scale) gets an
-// info whose object is admitted against the old one once computed, as
-// kube's update handler's admission transformer does.
-func (s *Scope) mutateUpdate(ctx context.Context, ns, name string, info rest.UpdatedObjectInfo, opts runtime.Object) (context.Context, rest.UpdatedObjectInfo) {
+// info, returning the info to update with: for a storage that hosts
+// mutating admission, info carrying it (rest.WithUpdateMutation); for
+// any other (a Scale), an info whose object is admitted against the old
+// one once computed, as kube's update handler's admission transformer
+// does.
+func (s *Scope) mutateUpdate(ns, name string, info rest.UpdatedObjectInfo, opts runtime.Object) rest.UpdatedObjectInfo {
 	m, ok := s.Admission.(MutatingAdmission)
 	if !ok {
-		return ctx, info
+		return info
 	}
 	if rest.HostsMutation(s.Storage) {
-		return s.withMutation(ctx, m, ns, name, opts), info
+		return rest.WithUpdateMutation(info, s.mutation(m, ns, name, opts))
 	}
-	return ctx, &admittedInfo{UpdatedObjectInfo: info, admit: func(ctx context.Context, obj, old runtime.Object) error {
+	return &admittedInfo{UpdatedObjectInfo: info, admit: func(ctx context.Context, obj, old runtime.Object) error {
 		if err := m.Admit(ctx, s.attributes(Update, ns, name, obj, old, opts), obj); err != nil {
 			return err
 		}
@@ -209,14 +222,13 @@ func (s *Scope) mutateUpdate(ctx context.Context, ns, name string, info rest.Upd
 	}}
 }
 
-// withMutation returns ctx carrying the endpoint's mutating admission of
-// a create or an update (a create when the update creates: old is nil),
-// for a storage that hosts it to run (rest.WithMutation). It admits the
-// endpoint's own objects only: the objects the storage writes on the way
-// are not the request's.
-func (s *Scope) withMutation(ctx context.Context, m MutatingAdmission, ns, name string, opts runtime.Object) context.Context {
+// mutation is the endpoint's mutating admission of a create or an update
+// (a create when the update creates: old is nil), for a storage that
+// hosts it to run. It admits the endpoint's own objects only: the objects
+// the storage writes on the way are not the request's.
+func (s *Scope) mutation(m MutatingAdmission, ns, name string, opts runtime.Object) rest.MutateObjectFunc {
 	endpointType := reflect.TypeOf(s.Storage.New())
-	return rest.WithMutation(ctx, func(ctx context.Context, obj, old runtime.Object) error {
+	return func(ctx context.Context, obj, old runtime.Object) error {
 		if reflect.TypeOf(obj) != endpointType {
 			return nil
 		}
@@ -229,7 +241,7 @@ func (s *Scope) withMutation(ctx context.Context, m MutatingAdmission, ns, name 
 		}
 		dedupOwnerReferences(ctx, obj, true)
 		return nil
-	})
+	}
 }
 
 // admittedInfo admits the object its inner info computes.

@@ -37,8 +37,8 @@ func (s *Scope) Update(updater rest.Updater) http.HandlerFunc {
 		info := &rest.DefaultUpdatedObjectInfo{Obj: obj, Transformers: []rest.TransformFunc{
 			s.updateTracker(managerOrUserAgent(opts.FieldManager, r.UserAgent())),
 		}}
-		mctx, admitted := s.mutateUpdate(ctx, ns, name, info, opts)
-		result, created, err := updater.Update(mctx, name, admitted,
+		admitted := s.mutateUpdate(ns, name, info, opts)
+		result, created, err := updater.Update(ctx, name, admitted,
 			s.validation(Create, ns, name, opts), s.updateValidation(ns, name, opts), false, opts)
 		if err != nil {
 			WriteError(w, r, err)

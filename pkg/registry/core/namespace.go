@@ -214,7 +214,14 @@ func newNamespaces(defaults namespaceDefaults) *namespaceDeclaration {
 // Create implements rest.Creater. A new namespace gets what kube's
 // controllers give it (see namespaceDefaults).
 func (r *NamespaceREST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	out, err := r.Store.Create(ctx, obj, createValidation, options)
+	return r.CreateMutating(ctx, obj, nil, createValidation, options)
+}
+
+// CreateMutating implements rest.MutatingCreater (its Store runs
+// the mutation).
+func (r *NamespaceREST) CreateMutating(ctx context.Context, obj runtime.Object, mutate rest.MutateObjectFunc, createValidation rest.ValidateObjectFunc,
+	options *metav1.CreateOptions) (runtime.Object, error) {
+	out, err := r.Store.CreateMutating(ctx, obj, mutate, createValidation, options)
 	if err == nil && len(options.DryRun) == 0 {
 		r.defaults.ensure(ctx, out.(*corev1.Namespace).Name)
 	}

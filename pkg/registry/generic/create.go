@@ -13,32 +13,40 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
-// Create implements rest.Creater. A generated name that collides is
-// generated again, a few times, as kube does.
+// Create implements rest.Creater: CreateMutating with no mutating
+// admission.
 func (e *Store) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	return e.CreateMutating(ctx, obj, nil, createValidation, options)
+}
+
+// CreateMutating implements rest.MutatingCreater. A generated name
+// that collides is generated again, a few times, as kube does: each
+// attempt admits (mutate) a fresh copy of obj.
+func (e *Store) CreateMutating(ctx context.Context, obj runtime.Object, mutate rest.MutateObjectFunc, createValidation rest.ValidateObjectFunc,
+	options *metav1.CreateOptions) (runtime.Object, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	if m.GetGenerateName() == "" || m.GetName() != "" {
-		return e.create(ctx, obj, createValidation, options)
+		return e.create(ctx, obj, mutate, createValidation, options)
 	}
 	var out runtime.Object
 	for range maxNameGenerationAttempts {
-		if out, err = e.create(ctx, obj.DeepCopyObject(), createValidation, options); !apierrors.IsAlreadyExists(err) {
+		if out, err = e.create(ctx, obj.DeepCopyObject(), mutate, createValidation, options); !apierrors.IsAlreadyExists(err) {
 			return out, err
 		}
 	}
 	return nil, err
 }
 
-func (e *Store) create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+func (e *Store) create(ctx context.Context, obj runtime.Object, mutate rest.MutateObjectFunc, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	fillSystemFields(m)
-	finish, err := e.beforeCreate(ctx, &e.mainUpdate, obj, options)
+	finish, err := e.beforeCreate(ctx, &e.mainUpdate, obj, mutate, options)
 	if err != nil {
 		return nil, err
 	}

@@ -101,10 +101,12 @@ func ensureNamespace(ctx context.Context, m metav1.Object, namespaced bool) erro
 }
 
 // beforeCreate prepares and validates an object about to be created,
-// running the create hooks of path (the endpoint's). The FinishFunc it
+// running the create hooks of path (the endpoint's), then the request's
+// mutating admission (mutate, nil for none). The FinishFunc it
 // returns (never nil on success) must be called with whether the object
 // was stored.
-func (e *Store) beforeCreate(ctx context.Context, path *updatePath, obj runtime.Object, options *metav1.CreateOptions) (FinishFunc, error) {
+func (e *Store) beforeCreate(ctx context.Context, path *updatePath, obj runtime.Object, mutate rest.MutateObjectFunc,
+	options *metav1.CreateOptions) (FinishFunc, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -119,7 +121,6 @@ func (e *Store) beforeCreate(ctx context.Context, path *updatePath, obj runtime.
 	if d, ok := e.createStrategy.(rest.Defaulter); ok {
 		d.Default(obj)
 	}
-	mutate, ctx := rest.TakeMutation(ctx)
 	if path.admitCreate != nil {
 		if err := path.admitCreate(ctx, obj); err != nil {
 			return nil, err
@@ -163,7 +164,7 @@ func (e *Store) prepareAndValidateCreate(ctx context.Context, obj runtime.Object
 	return nil
 }
 
-// admit runs the request's mutating admission (rest.WithMutation) on obj,
+// admit runs the request's mutating admission (mutate, nil for none) on obj,
 // with a copy of old (nil on a create): after the Begin hooks, before the
 // strategy, where kube's mutating webhooks run. What it changes is
 // prepared and validated as the client's own object.
@@ -196,9 +197,11 @@ func (e *Store) admitNew(ctx context.Context, again AdmitCreateFunc, mutate rest
 }
 
 // beforeUpdate prepares and validates obj replacing old, as the endpoint
-// of path does. The FinishFunc it returns (never nil on success) must be
-// called with whether obj was stored.
-func (e *Store) beforeUpdate(ctx context.Context, path *updatePath, obj, old runtime.Object, options *metav1.UpdateOptions) (FinishFunc, error) {
+// of path does, running the request's mutating admission (mutate, nil for
+// none) after the path's Begin hooks. The FinishFunc it returns (never
+// nil on success) must be called with whether obj was stored.
+func (e *Store) beforeUpdate(ctx context.Context, path *updatePath, obj, old runtime.Object, mutate rest.MutateObjectFunc,
+	options *metav1.UpdateOptions) (FinishFunc, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -216,7 +219,6 @@ func (e *Store) beforeUpdate(ctx context.Context, path *updatePath, obj, old run
 	}
 	// Clients cannot set generation: strategies bump it on spec changes.
 	m.SetGeneration(oldMeta.GetGeneration())
-	mutate, ctx := rest.TakeMutation(ctx)
 	finish, err := path.runBeginUpdate(ctx, obj, old, options)
 	if err != nil {
 		return nil, err

@@ -40,6 +40,7 @@ func (e *Store) update(ctx context.Context, path *updatePath, name string, objIn
 		preconditions = &storage.Preconditions{UID: p.UID, ResourceVersion: p.ResourceVersion}
 	}
 	allowCreate := path.strategy.AllowCreateOnUpdate() || forceAllowCreate
+	mutate := rest.MutationOf(objInfo)
 	var (
 		creating  bool
 		deleteObj runtime.Object
@@ -67,7 +68,7 @@ func (e *Store) update(ctx context.Context, path *updatePath, name string, objIn
 			}
 			if existingRV == 0 {
 				creating = true
-				obj, ttl, f, err := e.prepareCreateOnUpdate(ctx, path, obj, createValidation, options)
+				obj, ttl, f, err := e.prepareCreateOnUpdate(ctx, path, obj, mutate, createValidation, options)
 				finish = f
 				return obj, ttl, err
 			}
@@ -81,7 +82,7 @@ func (e *Store) update(ctx context.Context, path *updatePath, name string, objIn
 					return nil, nil, apierrors.NewInternalError(err)
 				}
 			}
-			if finish, err = e.beforeUpdate(ctx, path, obj, existing, options); err != nil {
+			if finish, err = e.beforeUpdate(ctx, path, obj, existing, mutate, options); err != nil {
 				finish = finishNothing
 				return nil, nil, err
 			}
@@ -148,7 +149,7 @@ func (e *Store) checkResourceVersion(strategy rest.RESTUpdateStrategy, name stri
 // prepareCreateOnUpdate runs the create path, with the create hooks of
 // path, on the object of a PUT or apply that creates. The FinishFunc
 // returned is never nil, whatever the error.
-func (e *Store) prepareCreateOnUpdate(ctx context.Context, path *updatePath, obj runtime.Object, createValidation rest.ValidateObjectFunc,
+func (e *Store) prepareCreateOnUpdate(ctx context.Context, path *updatePath, obj runtime.Object, mutate rest.MutateObjectFunc, createValidation rest.ValidateObjectFunc,
 	options *metav1.UpdateOptions) (runtime.Object, *uint64, FinishFunc, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -159,7 +160,7 @@ func (e *Store) prepareCreateOnUpdate(ctx context.Context, path *updatePath, obj
 	if err := storage.SetResourceVersion(obj, 0); err != nil {
 		return nil, nil, finishNothing, err
 	}
-	finish, err := e.beforeCreate(ctx, path, obj, createOptionsFromUpdate(options))
+	finish, err := e.beforeCreate(ctx, path, obj, mutate, createOptionsFromUpdate(options))
 	if err != nil {
 		return nil, nil, finishNothing, err
 	}

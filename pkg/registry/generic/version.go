@@ -222,11 +222,18 @@ func (s *VersionedStore) Get(ctx context.Context, name string, options *metav1.G
 
 // Create implements rest.Creater.
 func (s *VersionedStore) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	return s.CreateMutating(ctx, obj, nil, createValidation, options)
+}
+
+// CreateMutating implements rest.MutatingCreater: the object is
+// admitted at the served version.
+func (s *VersionedStore) CreateMutating(ctx context.Context, obj runtime.Object, mutate rest.MutateObjectFunc, createValidation rest.ValidateObjectFunc,
+	options *metav1.CreateOptions) (runtime.Object, error) {
 	stored, err := s.toStorage(obj)
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.store.Create(s.mutation(ctx), stored, s.validation(createValidation), options)
+	out, err := s.store.CreateMutating(ctx, stored, s.mutation(mutate), s.validation(createValidation), options)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +243,7 @@ func (s *VersionedStore) Create(ctx context.Context, obj runtime.Object, createV
 // Update implements rest.Updater.
 func (s *VersionedStore) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	out, created, err := s.store.Update(s.mutation(ctx), name, s.objectInfo(objInfo), s.validation(createValidation),
+	out, created, err := s.store.Update(ctx, name, s.objectInfo(objInfo), s.validation(createValidation),
 		s.updateValidation(updateValidation), forceAllowCreate, options)
 	if err != nil {
 		return nil, false, err

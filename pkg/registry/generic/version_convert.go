@@ -92,15 +92,14 @@ func (s versioner) updateValidation(validate rest.ValidateObjectUpdateFunc) rest
 	}
 }
 
-// mutation gives the request's mutating admission (rest.WithMutation)
-// the served version of what the Store admits, and the Store what it made
-// of it, if anything.
-func (s versioner) mutation(ctx context.Context) context.Context {
-	mutate, ctx := rest.TakeMutation(ctx)
+// mutation gives the request's mutating admission (nil for none) the
+// served version of what the Store admits, and the Store what it made of
+// it, if anything.
+func (s versioner) mutation(mutate rest.MutateObjectFunc) rest.MutateObjectFunc {
 	if mutate == nil {
-		return ctx
+		return nil
 	}
-	return rest.WithMutation(ctx, func(ctx context.Context, obj, old runtime.Object) error {
+	return func(ctx context.Context, obj, old runtime.Object) error {
 		served, err := s.toServed(obj)
 		if err != nil {
 			return err
@@ -127,12 +126,13 @@ func (s versioner) mutation(ctx context.Context) context.Context {
 			return apierrors.NewInternalError(err)
 		}
 		return nil
-	})
+	}
 }
 
-// objectInfo runs an update's UpdatedObjectInfo at the served version.
+// objectInfo runs an update's UpdatedObjectInfo, and the mutating
+// admission it carries, at the served version.
 func (s versioner) objectInfo(inner rest.UpdatedObjectInfo) rest.UpdatedObjectInfo {
-	return &versionedObjectInfo{inner: inner, s: s}
+	return rest.WithUpdateMutation(&versionedObjectInfo{inner: inner, s: s}, s.mutation(rest.MutationOf(inner)))
 }
 
 type versionedObjectInfo struct {

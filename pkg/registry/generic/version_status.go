@@ -55,7 +55,7 @@ func (r *VersionedStatusREST) Get(ctx context.Context, name string, options *met
 // Update implements rest.Updater. Status updates never create objects.
 func (r *VersionedStatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	out, _, err := r.status.Update(r.mutation(ctx), name, r.objectInfo(objInfo), r.validation(createValidation), r.updateValidation(updateValidation), false, options)
+	out, _, err := r.status.Update(ctx, name, r.objectInfo(objInfo), r.validation(createValidation), r.updateValidation(updateValidation), false, options)
 	if err != nil {
 		return nil, false, err
 	}

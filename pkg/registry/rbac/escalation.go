@@ -155,19 +155,26 @@ type roleStore struct {
 
 // Create implements rest.Creater.
 func (s *roleStore) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	return s.CreateMutating(ctx, obj, nil, createValidation, options)
+}
+
+// CreateMutating implements rest.MutatingCreater: the role is checked
+// before its mutating admission, as before the Store's.
+func (s *roleStore) CreateMutating(ctx context.Context, obj runtime.Object, mutate rest.MutateObjectFunc, createValidation rest.ValidateObjectFunc,
+	options *metav1.CreateOptions) (runtime.Object, error) {
 	if !escalationAllowed(ctx) && !s.escalateAuthorized(ctx) {
 		if err := s.check(ctx, obj, nil); err != nil {
 			return nil, err
 		}
 	}
-	return s.Store.Create(ctx, obj, createValidation, options)
+	return s.Store.CreateMutating(ctx, obj, mutate, createValidation, options)
 }
 
 // Update implements rest.Updater.
 func (s *roleStore) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	if !escalationAllowed(ctx) && !s.escalateAuthorized(ctx) {
-		objInfo = checkedUpdate{UpdatedObjectInfo: objInfo, check: s.check}
+		objInfo = rest.WithUpdateMutation(checkedUpdate{UpdatedObjectInfo: objInfo, check: s.check}, rest.MutationOf(objInfo))
 	}
 	return s.Store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
 }
@@ -197,6 +204,13 @@ type bindingStore struct {
 
 // Create implements rest.Creater.
 func (s *bindingStore) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	return s.CreateMutating(ctx, obj, nil, createValidation, options)
+}
+
+// CreateMutating implements rest.MutatingCreater: the binding is
+// checked before its mutating admission, as before the Store's.
+func (s *bindingStore) CreateMutating(ctx context.Context, obj runtime.Object, mutate rest.MutateObjectFunc, createValidation rest.ValidateObjectFunc,
+	options *metav1.CreateOptions) (runtime.Object, error) {
 	if !escalationAllowed(ctx) {
 		// The roleRef's group is defaulted first, as kube's decoder does.
 		s.Store.Default(obj)
@@ -204,17 +218,17 @@ func (s *bindingStore) Create(ctx context.Context, obj runtime.Object, createVal
 			return nil, err
 		}
 	}
-	return s.Store.Create(ctx, obj, createValidation, options)
+	return s.Store.CreateMutating(ctx, obj, mutate, createValidation, options)
 }
 
 // Update implements rest.Updater.
 func (s *bindingStore) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	if !escalationAllowed(ctx) {
-		objInfo = checkedUpdate{UpdatedObjectInfo: objInfo, check: func(ctx context.Context, obj, old runtime.Object) error {
+		objInfo = rest.WithUpdateMutation(checkedUpdate{UpdatedObjectInfo: objInfo, check: func(ctx context.Context, obj, old runtime.Object) error {
 			s.Store.Default(obj)
 			return s.check(ctx, obj, old)
-		}}
+		}}, rest.MutationOf(objInfo))
 	}
 	return s.Store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
 }
