@@ -43,7 +43,7 @@ func (s *Server) chain(authenticate func(http.Handler) http.Handler) http.Handle
 	if s.flowControl != nil {
 		h = apf.WithPriorityAndFairness(h, s.flowControl, s.resourceStats)
 	} else {
-		h = filters.WithMaxInFlight(h, s.inFlight)
+		h = filters.WithMaxInFlight(h, s.inFlight, s.inFlightMetrics)
 	}
 	h = filters.WithImpersonation(h, s.authorizer)
 	h = filters.WithAudit(h, s.auditPolicy, s.auditSink)

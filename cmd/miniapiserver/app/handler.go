@@ -62,6 +62,7 @@ func (s *Server) buildHandler(o *Options, creds *credentials, b *builtStorage, g
 	cfg.OpenAPIPaths = o.Kube.RuntimeConfig.openAPIFilter(st.groups, g.served)
 	cfg.FlowControl = h.fairness
 	cfg.Aggregator = h.proxy
+	cfg.Metrics = s.metrics
 	cfg.LivezChecks, cfg.ReadyzChecks = s.healthChecks(o, b, g, h)
 	o.Kube.Misc.applyProfiling(o.Profiling)
 	if h.api, err = apiserver.New(cfg); err != nil {

@@ -14,9 +14,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/garbagecollector"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
+	"github.com/miniapiserver/miniapiserver/pkg/metrics"
 )
 
 // Server is a running miniapiserver.
@@ -49,6 +52,9 @@ type Server struct {
 	GarbageCollector *garbagecollector.Controller
 
 	readyChecks []healthz.Check
+	// metrics is the server's metrics registry, which its parts record
+	// in and its /metrics serves: servers in one process count apart.
+	metrics *prometheus.Registry
 	// shuttingDown fails /readyz from the start of a shutdown.
 	shuttingDown  atomic.Bool
 	shutdownDelay time.Duration
@@ -116,7 +122,8 @@ func newServer(o *Options) (*Server, error) {
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("--data-dir: %w", err)
 	}
-	s := &Server{errs: make(chan error, 2), shutdownDelay: o.ShutdownDelayDuration, loops: newLoops(context.Background())}
+	s := &Server{errs: make(chan error, 2), shutdownDelay: o.ShutdownDelayDuration, loops: newLoops(context.Background()),
+		metrics: metrics.New()}
 	s.preShutdown = newLoops(s.loops.ctx)
 	return s, nil
 }
