@@ -20,6 +20,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/garbagecollector"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
 	"github.com/miniapiserver/miniapiserver/pkg/metrics"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 )
 
 // Server is a running miniapiserver.
@@ -55,6 +56,8 @@ type Server struct {
 	// metrics is the server's metrics registry, which its parts record
 	// in and its /metrics serves: servers in one process count apart.
 	metrics *prometheus.Registry
+	// etcdSizes reports the size of the server's etcds in metrics.
+	etcdSizes *etcd3.SizeCollector
 	// shuttingDown fails /readyz from the start of a shutdown.
 	shuttingDown  atomic.Bool
 	shutdownDelay time.Duration
@@ -124,6 +127,7 @@ func newServer(o *Options) (*Server, error) {
 	}
 	s := &Server{errs: make(chan error, 2), shutdownDelay: o.ShutdownDelayDuration, loops: newLoops(context.Background()),
 		metrics: metrics.New()}
+	s.etcdSizes = etcd3.NewSizeCollector(s.metrics)
 	s.preShutdown = newLoops(s.loops.ctx)
 	return s, nil
 }
