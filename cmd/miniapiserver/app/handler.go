@@ -55,7 +55,7 @@ func (s *Server) buildHandler(o *Options, creds *credentials, b *builtStorage, g
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
 	h := &builtHandler{
 		secureLn: secureLn, sec: sec,
-		flowControl: flowControlController(st.flowControl), fairness: priorityAndFairness(o, st.flowControl),
+		flowControl: flowControlController(st.flowControl), fairness: priorityAndFairness(o, st.flowControl, s.metrics),
 		apiServices: apiServiceRegistration(g.served, st.apiRegistration), proxy: newAggregator(o, st, creds),
 	}
 	cfg := s.apiConfig(o, g.served, sec, creds, adm.chain)
