@@ -54,7 +54,7 @@ func (s *Server) chain(authenticate func(http.Handler) http.Handler) http.Handle
 	h = filters.WithCacheControl(h)
 	h = filters.WithRequestInfo(h)
 	h = filters.WithPanicRecovery(h)
-	return filters.WithAuditInit(h)
+	return filters.WithAuditInit(h, s.auditMetrics)
 }
 
 // resourceStats finds what the store of a built-in or custom resource

@@ -57,6 +57,9 @@ type Config struct {
 	// AuditPolicy and AuditSink record requests (nil: no audit).
 	AuditPolicy *audit.Policy
 	AuditSink   audit.Sink
+	// AuditMetrics count the audit events; created on Metrics, they are
+	// shared with the server's audit backend (nil: created here).
+	AuditMetrics *audit.Metrics
 	// NonResource are extra paths served to whom the authorizer allows
 	// (the service account issuer's OpenID documents).
 	NonResource map[string]http.Handler
@@ -131,6 +134,7 @@ type Server struct {
 	requestMetrics  *requestMetrics
 	inFlightMetrics *filters.Metrics
 	handlerMetrics  *handlers.Metrics
+	auditMetrics    *audit.Metrics
 }
 
 // New installs the routes of cfg's groups.
@@ -146,6 +150,9 @@ func New(cfg Config) (*Server, error) {
 	s.requestMetrics = newRequestMetrics(reg)
 	s.inFlightMetrics = filters.NewMetrics(reg)
 	s.handlerMetrics = handlers.NewMetrics(reg)
+	if s.auditMetrics = cfg.AuditMetrics; s.auditMetrics == nil {
+		s.auditMetrics = audit.NewMetrics(reg)
+	}
 	if s.authorizer == nil {
 		s.authorizer = authz.New(authz.Named{Name: authz.ModeAlwaysAllow.Name(), Authorizer: authz.AlwaysAllow{}})
 	}

@@ -108,6 +108,7 @@ func (s *Server) apiConfig(o *Options, served []rest.APIGroupInfo, sec *security
 		},
 		AuditPolicy:       sec.auditPolicy,
 		AuditSink:         auditSink(sec.auditLog),
+		AuditMetrics:      sec.auditMetrics,
 		NonResource:       discoveryHandlers(creds.discovery(o, s.SecureURL)),
 		Admission:         admissionChain,
 		MinRequestTimeout: cmp.Or(o.MinRequestTimeout, -1), // 0: none

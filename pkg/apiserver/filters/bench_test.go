@@ -79,7 +79,7 @@ func BenchmarkFilters(b *testing.B) {
 	whole = WithAudit(whole, nil, nil)
 	whole = WithAuthentication(whole, chain, http.HandlerFunc(Unauthorized), auds)
 	whole = WithRequestDeadline(whole, time.Minute)
-	whole = WithAuditInit(WithPanicRecovery(WithRequestInfo(WithCacheControl(WithWarnings(whole)))))
+	whole = WithAuditInit(WithPanicRecovery(WithRequestInfo(WithCacheControl(WithWarnings(whole)))), nil)
 
 	for _, cred := range []struct {
 		name   string
