@@ -99,7 +99,7 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	adm, err := buildAdmission(o, groups)
+	adm, err := buildAdmission(o, groups, s.metrics)
 	if err != nil {
 		return nil, err
 	}
