@@ -19,8 +19,7 @@ import (
 func New() *prometheus.Registry { return prometheus.NewRegistry() }
 
 // process is the process-wide registry: the Go runtime and process
-// collectors, and the metrics of the parts not yet given a server's
-// registry (MustRegister).
+// collectors only; every other metric is a server's.
 var process = sync.OnceValue(func() *prometheus.Registry {
 	r := prometheus.NewRegistry()
 	r.MustRegister(
@@ -29,9 +28,6 @@ var process = sync.OnceValue(func() *prometheus.Registry {
 	)
 	return r
 })
-
-// MustRegister registers process-wide collectors, at package init.
-func MustRegister(cs ...prometheus.Collector) { process().MustRegister(cs...) }
 
 // Register registers cs with reg; a nil reg (a part built without a
 // server, in a unit test) leaves them unregistered: they count, and no
