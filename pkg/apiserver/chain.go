@@ -43,7 +43,7 @@ func (s *Server) chain(authenticate func(http.Handler) http.Handler) http.Handle
 	if s.flowControl != nil {
 		h = apf.WithPriorityAndFairness(h, s.flowControl, s.resourceStats)
 	} else {
-		h = filters.WithMaxInFlight(h, s.inFlight)
+		h = filters.WithMaxInFlight(h, s.inFlight, s.inFlightMetrics)
 	}
 	h = filters.WithImpersonation(h, s.authorizer)
 	h = filters.WithAudit(h, s.auditPolicy, s.auditSink)
@@ -54,7 +54,7 @@ func (s *Server) chain(authenticate func(http.Handler) http.Handler) http.Handle
 	h = filters.WithCacheControl(h)
 	h = filters.WithRequestInfo(h)
 	h = filters.WithPanicRecovery(h)
-	return filters.WithAuditInit(h)
+	return filters.WithAuditInit(h, s.auditMetrics)
 }
 
 // resourceStats finds what the store of a built-in or custom resource

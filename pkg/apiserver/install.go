@@ -51,6 +51,7 @@ func (s *Server) scope(e *Endpoint) *handlers.Scope {
 		Storage:           e.Storage,
 		Admission:         s.admission,
 		MinRequestTimeout: s.minRequestTimeout,
+		Metrics:           s.handlerMetrics,
 	}
 }
 

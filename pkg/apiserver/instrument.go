@@ -14,20 +14,28 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// The request metrics, with kube's names and labels.
-var (
-	requestTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+// requestMetrics are a server's request metrics, with kube's names and
+// labels.
+type requestMetrics struct {
+	total    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// newRequestMetrics creates the request metrics on reg.
+func newRequestMetrics(reg prometheus.Registerer) *requestMetrics {
+	m := &requestMetrics{}
+	m.total = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "apiserver_request_total",
 		Help: "Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.",
 	}, []string{"verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component", "code"})
-	requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "apiserver_request_duration_seconds",
 		Help:    "Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.",
 		Buckets: []float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60},
 	}, []string{"verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component"})
-)
-
-func init() { metrics.MustRegister(requestTotal, requestDuration) }
+	metrics.Register(reg, m.total, m.duration)
+	return m
+}
 
 // instrument records the request metrics of one endpoint's handler,
 // labelled as the request's Info and the endpoint's scope say.
@@ -53,8 +61,8 @@ func (s *Server) instrument(sc *handlers.Scope, h http.Handler) http.Handler {
 			verb = "CONNECT" // as kube reports its connect verbs and pods/log
 		}
 		labels := []string{verb, dryRun, sc.Resource.Group, sc.Resource.Version, sc.Resource.Resource, sc.Subresource, scope(info), "apiserver"}
-		requestDuration.WithLabelValues(labels...).Observe(time.Since(start).Seconds())
-		requestTotal.WithLabelValues(append(labels, strconv.Itoa(code))...).Inc()
+		s.requestMetrics.duration.WithLabelValues(labels...).Observe(time.Since(start).Seconds())
+		s.requestMetrics.total.WithLabelValues(append(labels, strconv.Itoa(code))...).Inc()
 	})
 }
 

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -57,6 +57,9 @@ type Config struct {
 	// AuditPolicy and AuditSink record requests (nil: no audit).
 	AuditPolicy *audit.Policy
 	AuditSink   audit.Sink
+	// AuditMetrics count the audit events; created on Metrics, they are
+	// shared with the server's audit backend (nil: created here).
+	AuditMetrics *audit.Metrics
 	// NonResource are extra paths served to whom the authorizer allows
 	// (the service account issuer's OpenID documents).
 	NonResource map[string]http.Handler
@@ -84,6 +87,10 @@ type Config struct {
 	// Aggregator proxies the group versions of extension API servers
 	// (nil: none, and ServeAPIServices fails).
 	Aggregator *aggregator.Proxy
+	// Metrics is the server's metrics registry: the server's request,
+	// in-flight and watch metrics are created on it, and /metrics serves
+	// it with the process's collectors (nil: a new one).
+	Metrics *prometheus.Registry
 }
 
 // Server routes every request of the API.
@@ -123,6 +130,11 @@ type Server struct {
 	// (customResources.mu guards it).
 	aggregator *aggregator.Proxy
 	remote     []aggregator.Remote
+	// The server's metrics, created on Config.Metrics.
+	requestMetrics  *requestMetrics
+	inFlightMetrics *filters.Metrics
+	handlerMetrics  *handlers.Metrics
+	auditMetrics    *audit.Metrics
 }
 
 // New installs the routes of cfg's groups.
@@ -131,6 +143,16 @@ func New(cfg Config) (*Server, error) {
 		authenticator: cfg.Authenticator, apiAudiences: cfg.APIAudiences, authorizer: cfg.Authorizer,
 		inFlight: cfg.InFlight, flowControl: cfg.FlowControl, auditPolicy: cfg.AuditPolicy, auditSink: cfg.AuditSink, aggregator: cfg.Aggregator,
 		goawayChance: cfg.GoawayChance}
+	reg := cfg.Metrics
+	if reg == nil {
+		reg = metrics.New()
+	}
+	s.requestMetrics = newRequestMetrics(reg)
+	s.inFlightMetrics = filters.NewMetrics(reg)
+	s.handlerMetrics = handlers.NewMetrics(reg)
+	if s.auditMetrics = cfg.AuditMetrics; s.auditMetrics == nil {
+		s.auditMetrics = audit.NewMetrics(reg)
+	}
 	if s.authorizer == nil {
 		s.authorizer = authz.New(authz.Named{Name: authz.ModeAlwaysAllow.Name(), Authorizer: authz.AlwaysAllow{}})
 	}
@@ -172,7 +194,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		handlers.WriteRawJSON(w, http.StatusOK, &info)
 	})
-	r.Handle("/metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+	r.Handle("/metrics", metrics.Handler(reg))
 	for path, h := range cfg.NonResource {
 		r.Handle(path, h)
 	}

@@ -40,6 +40,9 @@ type Config struct {
 	// repeated protobuf LISTs do not decode and encode every item again.
 	// Several caches may share one.
 	EncodingBudget *storage.EncodingBudget
+	// Metrics are the server's watch cache metrics, which the caches of
+	// one server share (nil: recorded nowhere read).
+	Metrics *Metrics
 }
 
 // freshnessTimeout bounds how long a read waits for the cache to reach the
@@ -110,7 +113,7 @@ func New(cfg Config) (*Cacher, error) {
 	if cfg.CompactionCheckPeriod <= 0 {
 		cfg.CompactionCheckPeriod = 10 * time.Second
 	}
-	m := newResourceMetrics(cfg.Resource.Resource)
+	m := newResourceMetrics(cfg.Metrics, cfg.Resource.Resource)
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cacher{
 		storage:    cfg.Storage,

@@ -8,38 +8,50 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/metrics"
 )
 
-// The watch cache's metrics, with kube's names.
-var (
-	eventsReceived = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "apiserver_watch_cache_events_received_total",
-		Help: "Counter of events received in watch cache broken by resource type.",
-	}, []string{"group", "resource"})
-	capacity = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "apiserver_watch_cache_capacity",
-		Help: "Total capacity of watch cache broken by resource type.",
-	}, []string{"group", "resource"})
-	resourceVersionGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "apiserver_watch_cache_resource_version",
-		Help: "Current resource version of watch cache broken by resource type.",
-	}, []string{"group", "resource"})
-	registeredWatchers = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "apiserver_registered_watchers",
-		Help: "Number of currently registered watchers for a given resource.",
-	}, []string{"group", "resource"})
-	terminatedWatchers = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "apiserver_terminated_watchers_total",
-		Help: "Counter of watchers closed due to unresponsiveness broken by resource type.",
-	}, []string{"group", "resource"})
-	readWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "apiserver_watch_cache_read_wait_seconds",
-		Help:    "Histogram of time spent waiting for a watch cache to become fresh.",
-		Buckets: []float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3},
-	}, []string{"group", "resource"})
-)
-
-func init() {
-	metrics.MustRegister(eventsReceived, capacity, resourceVersionGauge, registeredWatchers, terminatedWatchers, readWait)
+// Metrics are a server's watch cache metrics, with kube's names, shared
+// by its caches (Config.Metrics).
+type Metrics struct {
+	eventsReceived, terminatedWatchers            *prometheus.CounterVec
+	capacity, resourceVersion, registeredWatchers *prometheus.GaugeVec
+	readWait                                      *prometheus.HistogramVec
 }
+
+// NewMetrics creates the watch cache metrics on reg (nil: registered
+// nowhere).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		eventsReceived: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_watch_cache_events_received_total",
+			Help: "Counter of events received in watch cache broken by resource type.",
+		}, []string{"group", "resource"}),
+		capacity: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "apiserver_watch_cache_capacity",
+			Help: "Total capacity of watch cache broken by resource type.",
+		}, []string{"group", "resource"}),
+		resourceVersion: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "apiserver_watch_cache_resource_version",
+			Help: "Current resource version of watch cache broken by resource type.",
+		}, []string{"group", "resource"}),
+		registeredWatchers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "apiserver_registered_watchers",
+			Help: "Number of currently registered watchers for a given resource.",
+		}, []string{"group", "resource"}),
+		terminatedWatchers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_terminated_watchers_total",
+			Help: "Counter of watchers closed due to unresponsiveness broken by resource type.",
+		}, []string{"group", "resource"}),
+		readWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "apiserver_watch_cache_read_wait_seconds",
+			Help:    "Histogram of time spent waiting for a watch cache to become fresh.",
+			Buckets: []float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3},
+		}, []string{"group", "resource"}),
+	}
+	metrics.Register(reg, m.eventsReceived, m.capacity, m.resourceVersion, m.registeredWatchers, m.terminatedWatchers, m.readWait)
+	return m
+}
+
+// unregistered are the metrics of caches built without any (tests).
+var unregistered = NewMetrics(nil)
 
 // resourceMetrics are the metrics of one resource's cache.
 type resourceMetrics struct {
@@ -51,16 +63,19 @@ type resourceMetrics struct {
 	readWait           prometheus.Observer
 }
 
-// newResourceMetrics labels the metrics of resource ("pods",
-// "deployments.apps").
-func newResourceMetrics(resource string) *resourceMetrics {
+// newResourceMetrics labels m's metrics of resource ("pods",
+// "deployments.apps"); nil m: unregistered ones.
+func newResourceMetrics(m *Metrics, resource string) *resourceMetrics {
+	if m == nil {
+		m = unregistered
+	}
 	res, group, _ := strings.Cut(resource, ".")
 	return &resourceMetrics{
-		eventsReceived:     eventsReceived.WithLabelValues(group, res),
-		capacity:           capacity.WithLabelValues(group, res),
-		resourceVersion:    resourceVersionGauge.WithLabelValues(group, res),
-		registeredWatchers: registeredWatchers.WithLabelValues(group, res),
-		terminatedWatchers: terminatedWatchers.WithLabelValues(group, res),
-		readWait:           readWait.WithLabelValues(group, res),
+		eventsReceived:     m.eventsReceived.WithLabelValues(group, res),
+		capacity:           m.capacity.WithLabelValues(group, res),
+		resourceVersion:    m.resourceVersion.WithLabelValues(group, res),
+		registeredWatchers: m.registeredWatchers.WithLabelValues(group, res),
+		terminatedWatchers: m.terminatedWatchers.WithLabelValues(group, res),
+		readWait:           m.readWait.WithLabelValues(group, res),
 	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"strconv"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	psapi "k8s.io/pod-security-admission/api"
@@ -31,16 +32,16 @@ type builtAdmission struct {
 
 // buildAdmission builds the admission chain over the groups' stores; its
 // steps ask the server's authorizer.
-func buildAdmission(o *Options, g *builtGroups) (*builtAdmission, error) {
+func buildAdmission(o *Options, g *builtGroups, reg prometheus.Registerer) (*builtAdmission, error) {
 	authz := g.authorization.Authorizer
 	policies, err := newAdmissionPolicies(g.stores, authz)
 	if err != nil {
 		return nil, err
 	}
-	webhooks := admissionwebhook.NewSource(g.stores.serviceResolver())
+	webhooks := admissionwebhook.NewSource(g.stores.serviceResolver(), admissionwebhook.NewMetrics(reg))
 	ownerReferences := &admission.OwnerReferencesPermissionEnforcement{Authorizer: authz}
 	provision := &admission.NamespaceAutoProvision{Namespaces: g.stores.core.Namespaces}
-	chain, err := admissionChain(o, g.stores, authz, policies, webhooks, admissionSteps{ownerReferences, provision})
+	chain, err := admissionChain(o, g.stores, authz, policies, webhooks, admissionSteps{ownerReferences, provision}, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -59,12 +60,13 @@ type admissionSteps struct {
 // this server runs as steps of their own, in kube's order, less those
 // the flags turn off.
 func admissionChain(o *Options, st *stores, authz authorizer.Authorizer,
-	policies *admissionPolicies, webhooks *admissionwebhook.Source, steps admissionSteps) (admission.Chain, error) {
+	policies *admissionPolicies, webhooks *admissionwebhook.Source, steps admissionSteps, reg prometheus.Registerer) (admission.Chain, error) {
 	podSecurity, err := admission.NewPodSecurity(admission.PodSecurityConfig{
 		Configuration: o.Admission.podSecurity,
 		Namespaces:    st.core.Namespaces,
 		Pods:          st.core.Pods,
 		Version:       kubeVersion(),
+		Metrics:       reg,
 	})
 	if err != nil {
 		return nil, err

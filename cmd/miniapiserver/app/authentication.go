@@ -204,6 +204,9 @@ type security struct {
 	authorizer    authorizer.Authorizer
 	auditPolicy   *audit.Policy
 	auditLog      *audit.LogBackend // nil: no audit
+	// auditMetrics are the server's audit metrics, which the log and
+	// the requests' audit state record in.
+	auditMetrics *audit.Metrics
 	// authnReloader reads --authentication-config again (nil: no file);
 	// started with the server's other goroutines.
 	authnReloader *authenticationReloader
@@ -235,7 +238,8 @@ func (s *Server) buildSecurity(ctx context.Context, o *Options, creds *credentia
 	}
 	reviews.Request = sec.authenticator
 	sec.authorizer = authorizer
-	if sec.auditPolicy, sec.auditLog, err = o.Audit.build(); err != nil {
+	sec.auditMetrics = audit.NewMetrics(s.metrics)
+	if sec.auditPolicy, sec.auditLog, err = o.Audit.build(sec.auditMetrics); err != nil {
 		return nil, err
 	}
 	if sec.auditLog != nil {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
@@ -65,12 +66,12 @@ func flowControlController(s flowcontrol.Storage) *apfconfig.Controller {
 // priorityAndFairness is API Priority and Fairness over the stored
 // configuration, sharing both in-flight limits as its seats (nil when
 // --enable-priority-and-fairness=false).
-func priorityAndFairness(o *Options, s flowcontrol.Storage) *apf.Controller {
+func priorityAndFairness(o *Options, s flowcontrol.Storage, reg prometheus.Registerer) *apf.Controller {
 	if !o.Auth.EnablePriorityAndFairness {
 		return nil
 	}
 	return apf.New(apf.Config{FlowSchemas: s.FlowSchemas, PriorityLevels: s.PriorityLevels,
-		ServerConcurrencyLimit: o.Auth.MaxRequestsInflight + o.Auth.MaxMutatingRequestsInflight})
+		ServerConcurrencyLimit: o.Auth.MaxRequestsInflight + o.Auth.MaxMutatingRequestsInflight, Metrics: reg})
 }
 
 // endpointReconciler builds the endpoint reconciler of this replica

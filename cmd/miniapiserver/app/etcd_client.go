@@ -95,7 +95,7 @@ func (s *Server) newEtcdClient(endpoints []string, tlsConfig *tls.Config) (*clie
 	if err != nil {
 		return nil, err
 	}
-	s.cleanup = append(s.cleanup, func() { client.Close() }, etcd3.MonitorSize(client))
+	s.cleanup = append(s.cleanup, func() { client.Close() }, s.etcdSizes.MonitorSize(client))
 	return client, nil
 }
 

@@ -55,13 +55,14 @@ func (s *Server) buildHandler(o *Options, creds *credentials, b *builtStorage, g
 	s.SecureURL = "https://" + clientAddress(secureLn.Addr().(*net.TCPAddr))
 	h := &builtHandler{
 		secureLn: secureLn, sec: sec,
-		flowControl: flowControlController(st.flowControl), fairness: priorityAndFairness(o, st.flowControl),
+		flowControl: flowControlController(st.flowControl), fairness: priorityAndFairness(o, st.flowControl, s.metrics),
 		apiServices: apiServiceRegistration(g.served, st.apiRegistration), proxy: newAggregator(o, st, creds),
 	}
 	cfg := s.apiConfig(o, g.served, sec, creds, adm.chain)
 	cfg.OpenAPIPaths = o.Kube.RuntimeConfig.openAPIFilter(st.groups, g.served)
 	cfg.FlowControl = h.fairness
 	cfg.Aggregator = h.proxy
+	cfg.Metrics = s.metrics
 	cfg.LivezChecks, cfg.ReadyzChecks = s.healthChecks(o, b, g, h)
 	o.Kube.Misc.applyProfiling(o.Profiling)
 	if h.api, err = apiserver.New(cfg); err != nil {
@@ -107,6 +108,7 @@ func (s *Server) apiConfig(o *Options, served []rest.APIGroupInfo, sec *security
 		},
 		AuditPolicy:       sec.auditPolicy,
 		AuditSink:         auditSink(sec.auditLog),
+		AuditMetrics:      sec.auditMetrics,
 		NonResource:       discoveryHandlers(creds.discovery(o, s.SecureURL)),
 		Admission:         admissionChain,
 		MinRequestTimeout: cmp.Or(o.MinRequestTimeout, -1), // 0: none

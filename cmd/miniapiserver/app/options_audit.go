@@ -77,9 +77,10 @@ func (o *AuditOptions) validate() error {
 	return nil
 }
 
-// build returns the policy and the backend writing the log, both nil when
-// nothing is audited (no policy, or no log path).
-func (o *AuditOptions) build() (*audit.Policy, *audit.LogBackend, error) {
+// build returns the policy and the backend writing the log, counting its
+// errors in m, both nil when nothing is audited (no policy, or no log
+// path).
+func (o *AuditOptions) build(m *audit.Metrics) (*audit.Policy, *audit.LogBackend, error) {
 	if o.PolicyFile == "" || o.Path == "" {
 		return nil, nil, nil
 	}
@@ -106,9 +107,9 @@ func (o *AuditOptions) build() (*audit.Policy, *audit.LogBackend, error) {
 		}
 	}
 	if o.Mode == "blocking" {
-		return policy, audit.NewBlockingLogBackend(out), nil
+		return policy, audit.NewBlockingLogBackend(out, m), nil
 	}
-	return policy, audit.NewLogBackend(out, o.BufferSize), nil
+	return policy, audit.NewLogBackend(out, o.BufferSize, m), nil
 }
 
 type nopCloser struct{ io.Writer }

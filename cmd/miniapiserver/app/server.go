@@ -14,9 +14,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/healthz"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/garbagecollector"
 	"github.com/miniapiserver/miniapiserver/pkg/embedetcd"
+	"github.com/miniapiserver/miniapiserver/pkg/metrics"
+	"github.com/miniapiserver/miniapiserver/pkg/storage/etcd3"
 )
 
 // Server is a running miniapiserver.
@@ -49,6 +53,11 @@ type Server struct {
 	GarbageCollector *garbagecollector.Controller
 
 	readyChecks []healthz.Check
+	// metrics is the server's metrics registry, which its parts record
+	// in and its /metrics serves: servers in one process count apart.
+	metrics *prometheus.Registry
+	// etcdSizes reports the size of the server's etcds in metrics.
+	etcdSizes *etcd3.SizeCollector
 	// shuttingDown fails /readyz from the start of a shutdown.
 	shuttingDown  atomic.Bool
 	shutdownDelay time.Duration
@@ -90,7 +99,7 @@ func Start(o *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	adm, err := buildAdmission(o, groups)
+	adm, err := buildAdmission(o, groups, s.metrics)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +125,9 @@ func newServer(o *Options) (*Server, error) {
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("--data-dir: %w", err)
 	}
-	s := &Server{errs: make(chan error, 2), shutdownDelay: o.ShutdownDelayDuration, loops: newLoops(context.Background())}
+	s := &Server{errs: make(chan error, 2), shutdownDelay: o.ShutdownDelayDuration, loops: newLoops(context.Background()),
+		metrics: metrics.New()}
+	s.etcdSizes = etcd3.NewSizeCollector(s.metrics)
 	s.preShutdown = newLoops(s.loops.ctx)
 	return s, nil
 }

@@ -42,8 +42,9 @@ func (s *Server) buildStorage(o *Options) (*builtStorage, error) {
 		factories:   factories,
 		prefix:      o.EtcdPrefix,
 		countPeriod: o.EtcdClient.CountMetricPollPeriod,
+		metrics:     generic.NewMetrics(s.metrics),
 		seen:        map[string]bool{},
-		decorator:   decoratorFor(o),
+		decorator:   decoratorFor(o, cacher.NewMetrics(s.metrics)),
 	}}
 	b.etcdHealth, b.etcdReady = etcdChecks(o, clients)
 	return b, nil
@@ -53,8 +54,10 @@ func (s *Server) buildStorage(o *Options) (*builtStorage, error) {
 type restOptionsGetter struct {
 	factories storageFactories
 	prefix    string
-	// countPeriod is --etcd-count-metric-poll-period.
+	// countPeriod is --etcd-count-metric-poll-period; metrics are the
+	// server's registry metrics, where the stores count.
 	countPeriod time.Duration
+	metrics     *generic.Metrics
 	// decorator picks the Decorator of a resource from its name
 	// ("deployments.apps").
 	decorator func(resource string) storage.Decorator
@@ -78,6 +81,7 @@ func (g *restOptionsGetter) GetRESTOptions(gr schema.GroupResource) (generic.RES
 		Decorator:             g.decorator(name),
 		ResourcePrefix:        ResourcePrefix(g.prefix, gr),
 		CountMetricPollPeriod: g.countPeriod,
+		Metrics:               g.metrics,
 	}, nil
 }
 
@@ -176,6 +180,7 @@ func (o customResourceOptions) GetRESTOptions(gr schema.GroupResource) (generic.
 		Decorator:             o.g.decorator(gr.String()),
 		ResourcePrefix:        o.g.prefix + "/" + gr.Group + "/" + gr.Resource,
 		CountMetricPollPeriod: o.g.countPeriod,
+		Metrics:               o.g.metrics,
 	}, nil
 }
 
@@ -184,8 +189,8 @@ func (o customResourceOptions) GetRESTOptions(gr schema.GroupResource) (generic.
 // --watch-cache=false or a size of 0 turns it off. The caches share one
 // budget for the encodings their objects remember
 // (--watch-cache-encoding-budget); each bounds its history's bytes by
-// --watch-cache-history-bytes.
-func decoratorFor(o *Options) func(resource string) storage.Decorator {
+// --watch-cache-history-bytes. The caches record in m, the server's.
+func decoratorFor(o *Options, m *cacher.Metrics) func(resource string) storage.Decorator {
 	sizes, _ := parseWatchCacheSizes(o.WatchCacheSizes) // validated already
 	var budget *storage.EncodingBudget
 	if o.WatchCacheEncodingBudget > 0 {
@@ -196,6 +201,6 @@ func decoratorFor(o *Options) func(resource string) storage.Decorator {
 		if !o.WatchCache || (sized && size == 0) {
 			return generic.UndecoratedStorage
 		}
-		return cacher.StorageWithCacher(cacher.Config{Capacity: size, HistoryBytes: o.WatchCacheHistoryBytes, EncodingBudget: budget})
+		return cacher.StorageWithCacher(cacher.Config{Capacity: size, HistoryBytes: o.WatchCacheHistoryBytes, EncodingBudget: budget, Metrics: m})
 	}
 }

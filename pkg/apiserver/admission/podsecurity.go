@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +38,9 @@ type PodSecurityConfig struct {
 	// "latest" means; the metrics call a policy version newer than it
 	// "future".
 	Version psapi.Version
+	// Metrics is the server's registry, where the plugin's metrics are
+	// created (nil: registered nowhere).
+	Metrics prometheus.Registerer
 }
 
 // PodSecurity is kube's PodSecurity admission plugin: the Pod Security
@@ -70,7 +74,7 @@ func NewPodSecurity(cfg PodSecurityConfig) (*PodSecurity, error) {
 	delegate := &psadmission.Admission{
 		Configuration:    conf,
 		Evaluator:        evaluator,
-		Metrics:          podSecurityRecorder{podSecurityMetrics, cfg.Version},
+		Metrics:          podSecurityRecorder{newPodSecurityCounters(cfg.Metrics), cfg.Version},
 		PodSpecExtractor: psadmission.DefaultPodSpecExtractor{},
 		NamespaceGetter:  namespaceGetter{cfg.Namespaces},
 		PodLister:        podLister{cfg.Pods},

@@ -22,23 +22,25 @@ type podSecurityCounters struct {
 	evaluations, exemptions, errors *prometheus.CounterVec
 }
 
-var podSecurityMetrics = &podSecurityCounters{
-	evaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "pod_security_evaluations_total",
-		Help: "[ALPHA] Number of policy evaluations that occurred, not counting ignored or exempt requests.",
-	}, []string{"decision", "policy_level", "policy_version", "mode", "request_operation", "resource", "subresource"}),
-	exemptions: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "pod_security_exemptions_total",
-		Help: "[ALPHA] Number of exempt requests, not counting ignored or out of scope requests.",
-	}, []string{"request_operation", "resource", "subresource"}),
-	errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "pod_security_errors_total",
-		Help: "[ALPHA] Number of errors preventing normal evaluation. Non-fatal errors may result in the latest restricted profile being used for evaluation.",
-	}, []string{"fatal", "request_operation", "resource", "subresource"}),
-}
-
-func init() {
-	metrics.MustRegister(podSecurityMetrics.evaluations, podSecurityMetrics.exemptions, podSecurityMetrics.errors)
+// newPodSecurityCounters creates the plugin's metrics on reg (nil:
+// registered nowhere).
+func newPodSecurityCounters(reg prometheus.Registerer) *podSecurityCounters {
+	m := &podSecurityCounters{
+		evaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pod_security_evaluations_total",
+			Help: "[ALPHA] Number of policy evaluations that occurred, not counting ignored or exempt requests.",
+		}, []string{"decision", "policy_level", "policy_version", "mode", "request_operation", "resource", "subresource"}),
+		exemptions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pod_security_exemptions_total",
+			Help: "[ALPHA] Number of exempt requests, not counting ignored or out of scope requests.",
+		}, []string{"request_operation", "resource", "subresource"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pod_security_errors_total",
+			Help: "[ALPHA] Number of errors preventing normal evaluation. Non-fatal errors may result in the latest restricted profile being used for evaluation.",
+		}, []string{"fatal", "request_operation", "resource", "subresource"}),
+	}
+	metrics.Register(reg, m.evaluations, m.exemptions, m.errors)
+	return m
 }
 
 // podSecurityRecorder counts one plugin's decisions; version is the

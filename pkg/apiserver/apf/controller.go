@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -52,6 +53,9 @@ type Config struct {
 	BorrowingPeriod time.Duration
 	// Retry is how soon a failed read of the configuration is retried.
 	Retry time.Duration
+	// Metrics is the server's registry, where the controller's metrics
+	// are created (nil: registered nowhere).
+	Metrics prometheus.Registerer
 }
 
 // Controller holds the flow control configuration and the state of every
@@ -59,6 +63,7 @@ type Config struct {
 type Controller struct {
 	cfg     Config
 	dropped *droppedTracker
+	m       *metricSet
 
 	mu sync.RWMutex
 	// schemas are the flow schemas in matching order, each with its
@@ -89,7 +94,7 @@ func New(cfg Config) *Controller {
 	if cfg.Retry == 0 {
 		cfg.Retry = time.Second
 	}
-	c := &Controller{cfg: cfg, dropped: newDroppedTracker(), levels: map[string]*level{}, wake: make(chan struct{}, 1)}
+	c := &Controller{cfg: cfg, dropped: newDroppedTracker(), m: newMetrics(cfg.Metrics), levels: map[string]*level{}, wake: make(chan struct{}, 1)}
 	c.apply(nil, nil)
 	return c
 }
@@ -202,7 +207,7 @@ func (c *Controller) apply(fss []*flowcontrolv1.FlowSchema, pls []*flowcontrolv1
 	levels := c.configureLevelsLocked(pls)
 	for name, lv := range c.levels {
 		if levels[name] == nil {
-			lv.forget()
+			lv.forget(c.m)
 		}
 	}
 	c.levels = levels

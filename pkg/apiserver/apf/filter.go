@@ -44,32 +44,32 @@ func WithPriorityAndFairness(h http.Handler, c *Controller, stats StatsFunc) htt
 		w.Header().Set(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID, string(cl.fs.UID))
 		labels := []string{cl.pl.Name, cl.fs.Name}
 		if cl.exempt {
-			serveExempt(w, r, h, cl.lv, labels)
+			serveExempt(c.m, w, r, h, cl.lv, labels)
 			return
 		}
 		work := estimate(info, r.URL.Query(), cl.maxSeats, stats)
 		waitCtx, cancel := c.waitContext(r.Context())
-		inqueue := inqueueRequests.WithLabelValues(labels...)
+		inqueue := c.m.inqueueRequests.WithLabelValues(labels...)
 		inqueue.Inc()
 		start := time.Now()
 		req, err := cl.qs.Start(waitCtx, queueset.FlowHash(cl.fs.Name, cl.flow), work, descr(cl.fs.Name, cl.flow, u, info))
 		inqueue.Dec()
 		cancel()
 		if err != nil {
-			waitDuration.WithLabelValues(append(labels, "false")...).Observe(time.Since(start).Seconds())
+			c.m.waitDuration.WithLabelValues(append(labels, "false")...).Observe(time.Since(start).Seconds())
 			c.reject(w, cl.pl.Name, labels, err)
 			return
 		}
-		waitDuration.WithLabelValues(append(labels, "true")...).Observe(req.Wait().Seconds())
-		serve(w, r, h, req, work, labels)
+		c.m.waitDuration.WithLabelValues(append(labels, "true")...).Observe(req.Wait().Seconds())
+		serve(c.m, w, r, h, req, work, labels)
 	})
 }
 
 // serve runs the request on its seats, given back when it ends, or,
 // for a watch, once it is initialized.
-func serve(w http.ResponseWriter, r *http.Request, h http.Handler, req *queueset.Request, work queueset.Work, labels []string) {
-	dispatchedRequests.WithLabelValues(labels...).Inc()
-	executing, seats := executingRequests.WithLabelValues(labels...), executingSeats.WithLabelValues(labels...)
+func serve(m *metricSet, w http.ResponseWriter, r *http.Request, h http.Handler, req *queueset.Request, work queueset.Work, labels []string) {
+	m.dispatchedRequests.WithLabelValues(labels...).Inc()
+	executing, seats := m.executingRequests.WithLabelValues(labels...), m.executingSeats.WithLabelValues(labels...)
 	executing.Inc()
 	seats.Add(float64(work.MaxSeats()))
 	var once sync.Once
@@ -84,9 +84,9 @@ func serve(w http.ResponseWriter, r *http.Request, h http.Handler, req *queueset
 	h.ServeHTTP(w, r.WithContext(request.WithWatchInitSignal(r.Context(), done)))
 }
 
-func serveExempt(w http.ResponseWriter, r *http.Request, h http.Handler, lv *level, labels []string) {
-	dispatchedRequests.WithLabelValues(labels...).Inc()
-	executing, seats := executingRequests.WithLabelValues(labels...), executingSeats.WithLabelValues(labels...)
+func serveExempt(m *metricSet, w http.ResponseWriter, r *http.Request, h http.Handler, lv *level, labels []string) {
+	m.dispatchedRequests.WithLabelValues(labels...).Inc()
+	executing, seats := m.executingRequests.WithLabelValues(labels...), m.executingSeats.WithLabelValues(labels...)
 	executing.Inc()
 	seats.Inc()
 	n := lv.running.Add(1)
@@ -123,7 +123,7 @@ func (c *Controller) reject(w http.ResponseWriter, level string, labels []string
 		!errors.Is(err, queueset.ErrTimeout) && !errors.Is(err, queueset.ErrCancelled) {
 		reason = "unknown"
 	}
-	rejectedRequests.WithLabelValues(labels[0], labels[1], reason).Inc()
+	c.m.rejectedRequests.WithLabelValues(labels[0], labels[1], reason).Inc()
 	retryAfter := c.dropped.dropped(level, time.Now())
 	w.Header().Set("Retry-After", strconv.FormatInt(retryAfter, 10))
 	http.Error(w, "Too many requests, please try again later.", http.StatusTooManyRequests)

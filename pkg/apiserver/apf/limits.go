@@ -94,7 +94,7 @@ func (c *Controller) configureLevelsLocked(pls []*flowcontrolv1.PriorityLevelCon
 		}
 		lv.nominal, lv.minCL, lv.maxCL = nominal, nominal-lendable, nominal+borrowing
 		c.nominalSum += nominal
-		nominalLimitSeats.WithLabelValues(pl.Name).Set(float64(nominal))
+		c.m.nominalLimitSeats.WithLabelValues(pl.Name).Set(float64(nominal))
 		levels[pl.Name] = lv
 		if exempt {
 			lv.qs, lv.current = nil, lv.minCL
@@ -114,15 +114,15 @@ func (c *Controller) configureLevelsLocked(pls []*flowcontrolv1.PriorityLevelCon
 		} else {
 			lv.qs.Configure(qcfg, lv.current)
 		}
-		currentLimitSeats.WithLabelValues(pl.Name).Set(float64(lv.current))
+		c.m.currentLimitSeats.WithLabelValues(pl.Name).Set(float64(lv.current))
 	}
 	return levels
 }
 
 // forget drops a removed level's gauges.
-func (lv *level) forget() {
-	nominalLimitSeats.DeleteLabelValues(lv.pl.Name)
-	currentLimitSeats.DeleteLabelValues(lv.pl.Name)
+func (lv *level) forget(m *metricSet) {
+	m.nominalLimitSeats.DeleteLabelValues(lv.pl.Name)
+	m.currentLimitSeats.DeleteLabelValues(lv.pl.Name)
 }
 
 // allocItem is one limited level in the sharing of the seats.
@@ -174,7 +174,7 @@ func (c *Controller) rebalance() {
 			lv.current = int(math.Round(allocs[i]))
 		}
 		lv.qs.SetLimit(lv.current)
-		currentLimitSeats.WithLabelValues(lv.pl.Name).Set(float64(lv.current))
+		c.m.currentLimitSeats.WithLabelValues(lv.pl.Name).Set(float64(lv.current))
 	}
 }
 

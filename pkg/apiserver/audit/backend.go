@@ -20,23 +20,43 @@ type Sink interface {
 	ProcessEvent(ev *auditv1.Event)
 }
 
-// kube's audit metrics.
-var (
-	eventTotal = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "apiserver_audit_event_total",
-		Help: "Counter of audit events generated and sent to the audit backend.",
-	})
-	errorTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "apiserver_audit_error_total",
-		Help: "Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.",
-	}, []string{"plugin"})
-	levelTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "apiserver_audit_level_total",
-		Help: "Counter of policy levels for audit events (1 per request).",
-	}, []string{"level"})
-)
+// Metrics are a server's audit metrics, kube's: the requests' Contexts
+// and the server's LogBackend record in them.
+type Metrics struct {
+	eventTotal             prometheus.Counter
+	errorTotal, levelTotal *prometheus.CounterVec
+}
 
-func init() { metrics.MustRegister(eventTotal, errorTotal, levelTotal) }
+// NewMetrics creates the audit metrics on reg (nil: registered nowhere).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		eventTotal: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "apiserver_audit_event_total",
+			Help: "Counter of audit events generated and sent to the audit backend.",
+		}),
+		errorTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_audit_error_total",
+			Help: "Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.",
+		}, []string{"plugin"}),
+		levelTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_audit_level_total",
+			Help: "Counter of policy levels for audit events (1 per request).",
+		}, []string{"level"}),
+	}
+	metrics.Register(reg, m.eventTotal, m.errorTotal, m.levelTotal)
+	return m
+}
+
+// unregistered are the metrics of the parts given none (tests).
+var unregistered = NewMetrics(nil)
+
+// orUnregistered is m, or unregistered when nil.
+func (m *Metrics) orUnregistered() *Metrics {
+	if m == nil {
+		return unregistered
+	}
+	return m
+}
 
 // pluginLog is the plugin label of the log backend's errors.
 const pluginLog = "log"
@@ -50,28 +70,30 @@ const pluginLog = "log"
 // ProcessEvent returns, as kube's blocking mode: no event is dropped, and
 // a slow disk holds the requests.
 type LogBackend struct {
-	out    io.WriteCloser
-	events chan *auditv1.Event // nil when blocking
-	done   chan struct{}
+	out     io.WriteCloser
+	metrics *Metrics
+	events  chan *auditv1.Event // nil when blocking
+	done    chan struct{}
 
 	mu     sync.RWMutex // guards closed against ProcessEvent's send
 	closed bool
 	write  sync.Mutex // one blocking write at a time
 }
 
-// NewLogBackend starts writing to out; Shutdown stops it and closes out.
-func NewLogBackend(out io.WriteCloser, bufferSize int) *LogBackend {
-	b := &LogBackend{out: out, events: make(chan *auditv1.Event, bufferSize), done: make(chan struct{})}
+// NewLogBackend starts writing to out, counting its errors in m (nil:
+// unregistered); Shutdown stops it and closes out.
+func NewLogBackend(out io.WriteCloser, bufferSize int, m *Metrics) *LogBackend {
+	b := &LogBackend{out: out, metrics: m.orUnregistered(), events: make(chan *auditv1.Event, bufferSize), done: make(chan struct{})}
 	go b.run()
 	return b
 }
 
-// NewBlockingLogBackend writes to out as ProcessEvent is called;
-// Shutdown closes out.
-func NewBlockingLogBackend(out io.WriteCloser) *LogBackend {
+// NewBlockingLogBackend writes to out as ProcessEvent is called,
+// counting its errors in m (nil: unregistered); Shutdown closes out.
+func NewBlockingLogBackend(out io.WriteCloser, m *Metrics) *LogBackend {
 	done := make(chan struct{})
 	close(done)
-	return &LogBackend{out: out, done: done}
+	return &LogBackend{out: out, metrics: m.orUnregistered(), done: done}
 }
 
 // ProcessEvent implements Sink.
@@ -96,7 +118,7 @@ func (b *LogBackend) ProcessEvent(ev *auditv1.Event) {
 }
 
 func (b *LogBackend) drop(err error, ev *auditv1.Event) {
-	errorTotal.WithLabelValues(pluginLog).Inc()
+	b.metrics.errorTotal.WithLabelValues(pluginLog).Inc()
 	slog.Debug("audit: event dropped", "error", err, "auditID", ev.AuditID, "stage", ev.Stage)
 }
 
@@ -113,7 +135,7 @@ func (b *LogBackend) writeEvent(ev *auditv1.Event) {
 		_, err = b.out.Write(append(data, '\n'))
 	}
 	if err != nil {
-		errorTotal.WithLabelValues(pluginLog).Inc()
+		b.metrics.errorTotal.WithLabelValues(pluginLog).Inc()
 		slog.Error("audit: writing an event", "error", err, "auditID", ev.AuditID)
 	}
 }

@@ -31,13 +31,14 @@ func (w *blockingWriter) Close() error { return nil }
 // moves, Shutdown writes what was buffered, one JSON event a line.
 func TestLogBackendNeverBlocks(t *testing.T) {
 	w := &blockingWriter{release: make(chan struct{})}
-	b := NewLogBackend(w, 2)
-	before := testutil.ToFloat64(errorTotal.WithLabelValues(pluginLog))
+	m := NewMetrics(nil)
+	b := NewLogBackend(w, 2, m)
+	before := testutil.ToFloat64(m.errorTotal.WithLabelValues(pluginLog))
 	for i := 0; i < 10; i++ {
 		b.ProcessEvent(&auditv1.Event{AuditID: "x", Level: auditv1.LevelMetadata})
 	}
 	// One event is taken by the writer (stuck), two wait in the buffer.
-	if dropped := testutil.ToFloat64(errorTotal.WithLabelValues(pluginLog)) - before; dropped < 7 {
+	if dropped := testutil.ToFloat64(m.errorTotal.WithLabelValues(pluginLog)) - before; dropped < 7 {
 		t.Errorf("dropped %v events, want at least 7", dropped)
 	}
 	close(w.release)
@@ -57,15 +58,16 @@ func TestLogBackendNeverBlocks(t *testing.T) {
 // its event is written; none is dropped, however many.
 func TestBlockingLogBackend(t *testing.T) {
 	var buf bytes.Buffer
-	b := NewBlockingLogBackend(nopWriteCloser{&buf})
-	before := testutil.ToFloat64(errorTotal.WithLabelValues(pluginLog))
+	m := NewMetrics(nil)
+	b := NewBlockingLogBackend(nopWriteCloser{&buf}, m)
+	before := testutil.ToFloat64(m.errorTotal.WithLabelValues(pluginLog))
 	for i := range 100 {
 		b.ProcessEvent(&auditv1.Event{AuditID: "x", Level: auditv1.LevelMetadata})
 		if n := bytes.Count(buf.Bytes(), []byte("\n")); n != i+1 {
 			t.Fatalf("%d lines written after %d events", n, i+1)
 		}
 	}
-	if dropped := testutil.ToFloat64(errorTotal.WithLabelValues(pluginLog)) - before; dropped != 0 {
+	if dropped := testutil.ToFloat64(m.errorTotal.WithLabelValues(pluginLog)) - before; dropped != 0 {
 		t.Errorf("dropped %v events", dropped)
 	}
 	b.Shutdown()

@@ -29,15 +29,18 @@ import (
 type Context struct {
 	id       string
 	received time.Time
+	metrics  *Metrics
 
 	mu    sync.Mutex
 	event *auditv1.Event // nil while (or when) the request is not audited
 	rule  RequestConfig
 }
 
-// NewContext starts the audit state of a request that arrived at received.
-func NewContext(id string, received time.Time) *Context {
-	return &Context{id: id, received: received}
+// NewContext starts the audit state of a request that arrived at
+// received; its events are counted in m, the server's (nil:
+// unregistered).
+func NewContext(id string, received time.Time, m *Metrics) *Context {
+	return &Context{id: id, received: received, metrics: m.orUnregistered()}
 }
 
 // WithContext returns ctx carrying ac, which also receives the request's

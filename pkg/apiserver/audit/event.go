@@ -56,7 +56,7 @@ func (ac *Context) Begin(r *http.Request, attrs authorizer.Attributes, cfg Reque
 			APIGroup: attrs.GetAPIGroup(), APIVersion: attrs.GetAPIVersion(),
 		}
 	}
-	levelTotal.WithLabelValues(string(cfg.Level)).Inc()
+	ac.metrics.levelTotal.WithLabelValues(string(cfg.Level)).Inc()
 	ac.mu.Lock()
 	ac.event, ac.rule = ev, cfg
 	ac.mu.Unlock()
@@ -77,7 +77,7 @@ func (ac *Context) Emit(stage auditv1.Stage, sink Sink) {
 	}
 	ev.Stage = stage
 	ev.StageTimestamp = metav1.NewMicroTime(time.Now())
-	eventTotal.Inc()
+	ac.metrics.eventTotal.Inc()
 	sink.ProcessEvent(ev)
 }
 

@@ -25,15 +25,16 @@ const HeaderAuditID = "Audit-ID"
 
 // WithAuditInit gives every request its audit state: an ID (the client's
 // Audit-ID when it sent one, else a new UUID), sent back in the Audit-Id
-// header as kube does, and the time it arrived.
-func WithAuditInit(h http.Handler) http.Handler {
+// header as kube does, and the time it arrived; its events are counted in
+// m, the server's audit metrics (nil: unregistered).
+func WithAuditInit(h http.Handler, m *audit.Metrics) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(HeaderAuditID)
 		if id == "" {
 			id = uuid.NewString()
 		}
 		w.Header().Set(HeaderAuditID, id)
-		ac := audit.NewContext(id, time.Now())
+		ac := audit.NewContext(id, time.Now(), m)
 		h.ServeHTTP(w, r.WithContext(audit.WithContext(r.Context(), ac)))
 	})
 }

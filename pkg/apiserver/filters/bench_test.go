@@ -74,12 +74,12 @@ func BenchmarkFilters(b *testing.B) {
 	a := authz.New(authz.Named{Name: "alwaysallow", Authorizer: authz.AlwaysAllow{}})
 	authOnly := WithRequestInfo(WithAuthentication(ok, chain, http.HandlerFunc(Unauthorized), auds))
 	var whole http.Handler = WithAuthorization(ok, a)
-	whole = WithMaxInFlight(whole, InFlightConfig{ReadOnly: 400, Mutating: 200, QueueLength: 50, MaxWait: time.Second})
+	whole = WithMaxInFlight(whole, InFlightConfig{ReadOnly: 400, Mutating: 200, QueueLength: 50, MaxWait: time.Second}, nil)
 	whole = WithImpersonation(whole, a)
 	whole = WithAudit(whole, nil, nil)
 	whole = WithAuthentication(whole, chain, http.HandlerFunc(Unauthorized), auds)
 	whole = WithRequestDeadline(whole, time.Minute)
-	whole = WithAuditInit(WithPanicRecovery(WithRequestInfo(WithCacheControl(WithWarnings(whole)))))
+	whole = WithAuditInit(WithPanicRecovery(WithRequestInfo(WithCacheControl(WithWarnings(whole)))), nil)
 
 	for _, cred := range []struct {
 		name   string

@@ -78,7 +78,7 @@ func fuzzChain(t testing.TB) http.Handler {
 	h = WithAudit(h, audit.NewPolicy(&auditPolicyAll), discardSink{})
 	h = WithAuthentication(h, chain, http.HandlerFunc(Unauthorized), auds)
 	h = WithRequestInfo(h)
-	return WithAuditInit(h)
+	return WithAuditInit(h, nil)
 }
 
 type discardSink struct{}

@@ -18,18 +18,27 @@ const (
 	mutatingKind = "mutating"
 )
 
-var (
-	currentInflight = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+// Metrics are a server's in-flight metrics, with kube's names.
+type Metrics struct {
+	currentInflight *prometheus.GaugeVec
+	droppedRequests *prometheus.CounterVec
+}
+
+// NewMetrics creates the in-flight metrics on reg (nil: registered
+// nowhere).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{}
+	m.currentInflight = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "apiserver_current_inflight_requests",
 		Help: "Maximal number of currently used inflight request limit of this apiserver per request kind in last second.",
 	}, []string{"request_kind"})
-	droppedRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+	m.droppedRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "apiserver_dropped_requests_total",
 		Help: "Number of requests dropped with 'Try again later' response.",
 	}, []string{"request_kind"})
-)
-
-func init() { metrics.MustRegister(currentInflight, droppedRequests) }
+	metrics.Register(reg, m.currentInflight, m.droppedRequests)
+	return m
+}
 
 // InFlightConfig are the in-flight limits (kube's
 // --max-requests-inflight and --max-mutating-requests-inflight; 0 is no
@@ -46,16 +55,20 @@ type InFlightConfig struct {
 // mutating apart, sharing each limit fairly between users (see Limiter).
 // Long-running requests are not counted, nor are system:masters and the
 // health probes (kube's exempt priority level). A refused request gets
-// 429 with Retry-After, in kube's words.
-func WithMaxInFlight(h http.Handler, cfg InFlightConfig) http.Handler {
+// 429 with Retry-After, in kube's words. m records the limits' use (nil:
+// nowhere read).
+func WithMaxInFlight(h http.Handler, cfg InFlightConfig, m *Metrics) http.Handler {
 	if cfg.ReadOnly <= 0 && cfg.Mutating <= 0 {
 		return h
+	}
+	if m == nil {
+		m = NewMetrics(nil)
 	}
 	limiter := func(limit int, kind string) *Limiter {
 		if limit <= 0 {
 			return nil
 		}
-		gauge := currentInflight.WithLabelValues(kind)
+		gauge := m.currentInflight.WithLabelValues(kind)
 		return NewLimiter(limit, cfg.QueueLength, cfg.MaxWait, func(n int) { gauge.Set(float64(n)) })
 	}
 	readOnly, mutating := limiter(cfg.ReadOnly, readOnlyKind), limiter(cfg.Mutating, mutatingKind)
@@ -79,7 +92,7 @@ func WithMaxInFlight(h http.Handler, cfg InFlightConfig) http.Handler {
 			flow = u.GetName()
 		}
 		if !l.Acquire(r.Context(), flow) {
-			droppedRequests.WithLabelValues(kind).Inc()
+			m.droppedRequests.WithLabelValues(kind).Inc()
 			tooManyRequests(w)
 			return
 		}

@@ -41,6 +41,14 @@ const (
 	deepWorkerIdle = 100 * time.Millisecond
 )
 
+// The pool is the process's, not a server's, on purpose: what it saves
+// (grown goroutine stacks) and what bounds it (the CPUs) are the
+// process's, as sync.Pool's are; servers side by side in one process
+// share it as they share the Go scheduler, and count nothing in it. No
+// one needs to own or stop it: a worker exits after deepWorkerIdle
+// without work, so a stopped server (or an idle process) leaves none
+// running, and goroutine-leak checks at the end of a test see none once
+// that long has passed.
 var (
 	deepCalls   = make(chan deepCall)
 	deepWorkers = make(chan struct{}, maxDeepWorkers)

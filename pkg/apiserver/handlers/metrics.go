@@ -6,20 +6,33 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/metrics"
 )
 
-// The watch metrics, with kube's names and labels.
-var (
-	watchEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "apiserver_watch_events_total",
-		Help: "Number of events sent in watch clients",
-	}, []string{"group", "version", "resource"})
-	watchEventSizes = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "apiserver_watch_events_sizes",
-		Help:    "Watch event size distribution in bytes",
-		Buckets: prometheus.ExponentialBuckets(1024, 2.0, 8), // 1 KiB .. 128 KiB
-	}, []string{"group", "version", "resource"})
-)
+// Metrics are a server's handler metrics (the watch metrics), with kube's
+// names and labels; Scope.Metrics points at them.
+type Metrics struct {
+	watchEvents     *prometheus.CounterVec
+	watchEventSizes *prometheus.HistogramVec
+}
 
-func init() { metrics.MustRegister(watchEvents, watchEventSizes) }
+// NewMetrics creates the handler metrics on reg (nil: registered
+// nowhere).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		watchEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_watch_events_total",
+			Help: "Number of events sent in watch clients",
+		}, []string{"group", "version", "resource"}),
+		watchEventSizes: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "apiserver_watch_events_sizes",
+			Help:    "Watch event size distribution in bytes",
+			Buckets: prometheus.ExponentialBuckets(1024, 2.0, 8), // 1 KiB .. 128 KiB
+		}, []string{"group", "version", "resource"}),
+	}
+	metrics.Register(reg, m.watchEvents, m.watchEventSizes)
+	return m
+}
+
+// unregistered are the metrics of a Scope built without any (tests).
+var unregistered = NewMetrics(nil)
 
 // watchMetrics are an endpoint's watch metrics, looked up once per watch.
 type watchMetrics struct {
@@ -28,9 +41,13 @@ type watchMetrics struct {
 }
 
 func (s *Scope) watchMetrics() *watchMetrics {
+	m := s.Metrics
+	if m == nil {
+		m = unregistered
+	}
 	r := s.Resource
 	return &watchMetrics{
-		events: watchEvents.WithLabelValues(r.Group, r.Version, r.Resource),
-		sizes:  watchEventSizes.WithLabelValues(r.Group, r.Version, r.Resource),
+		events: m.watchEvents.WithLabelValues(r.Group, r.Version, r.Resource),
+		sizes:  m.watchEventSizes.WithLabelValues(r.Group, r.Version, r.Resource),
 	}
 }

@@ -39,6 +39,9 @@ type Scope struct {
 	// MediaTypes are what the endpoint reads and writes (nil:
 	// negotiation.Builtin).
 	MediaTypes *negotiation.MediaTypes
+	// Metrics are the server's handler metrics (nil: recorded nowhere
+	// read).
+	Metrics *Metrics
 
 	// managed is the endpoint's field manager, built on the first write.
 	managed managedFields

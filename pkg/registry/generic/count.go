@@ -11,24 +11,38 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
-// objectCounts is kube's apiserver_storage_objects: the number of stored
-// objects per resource, refreshed every CountMetricPollPeriod (-1 when
-// the count failed).
-var objectCounts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-	Name: "apiserver_storage_objects",
-	Help: "Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.",
-}, []string{"resource"})
+// Metrics are a server's registry metrics: kube's
+// apiserver_storage_objects, the number of stored objects per resource,
+// refreshed every CountMetricPollPeriod (-1 when the count failed).
+type Metrics struct {
+	objectCounts *prometheus.GaugeVec
+}
 
-func init() { metrics.MustRegister(objectCounts) }
+// NewMetrics creates the registry metrics on reg (nil: registered
+// nowhere).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{objectCounts: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "apiserver_storage_objects",
+		Help: "Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.",
+	}, []string{"resource"})}
+	metrics.Register(reg, m.objectCounts)
+	return m
+}
+
+// unregistered are the metrics of stores built without any (tests).
+var unregistered = NewMetrics(nil)
 
 // startObservingCount counts the objects under prefix now and every
 // period until the returned stop is called (stop waits for a count in
-// progress).
-func (e *Store) startObservingCount(prefix string, period time.Duration) func() {
+// progress), in m (nil: unregistered).
+func (e *Store) startObservingCount(m *Metrics, prefix string, period time.Duration) func() {
 	if period <= 0 {
 		return func() {}
 	}
-	gauge := objectCounts.WithLabelValues(e.qualifiedResource.String())
+	if m == nil {
+		m = unregistered
+	}
+	gauge := m.objectCounts.WithLabelValues(e.qualifiedResource.String())
 	ctx, cancel := context.WithCancel(context.Background())
 	wait := periodic.Every(ctx, 0, period, func() {
 		countCtx, done := context.WithTimeout(ctx, period)

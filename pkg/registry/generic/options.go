@@ -22,6 +22,9 @@ type RESTOptions struct {
 	// CountMetricPollPeriod is how often the object count metric is
 	// refreshed (0: never).
 	CountMetricPollPeriod time.Duration
+	// Metrics are the server's registry metrics, where the object count
+	// is recorded (nil: nowhere read).
+	Metrics *Metrics
 }
 
 // RESTOptionsGetter returns the RESTOptions of a resource. cmd implements

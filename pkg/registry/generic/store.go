@@ -155,7 +155,7 @@ func newStore(r Resource, gv schema.GroupVersion, strategy Strategy, getter REST
 	e.storage = s // before the counter reads it
 	e.counted = new(atomic.Int64)
 	e.counted.Store(-1)
-	stopCounting := e.startObservingCount(opts.ResourcePrefix, opts.CountMetricPollPeriod)
+	stopCounting := e.startObservingCount(opts.Metrics, opts.ResourcePrefix, opts.CountMetricPollPeriod)
 	e.destroyFunc = func() {
 		stopCounting()
 		destroy()

@@ -24,20 +24,25 @@ var (
 		[]string{"storage_cluster_id"}, nil)
 )
 
-// sizeCollector asks every monitored etcd for its size when scraped.
-type sizeCollector struct {
+// SizeCollector asks every monitored etcd of a server for its size when
+// scraped.
+type SizeCollector struct {
 	mu      sync.Mutex
 	clients []*clientv3.Client
 }
 
-var sizes = &sizeCollector{}
+// NewSizeCollector is a server's collector of its etcds' sizes,
+// registered with reg (nil: registered nowhere).
+func NewSizeCollector(reg prometheus.Registerer) *SizeCollector {
+	c := &SizeCollector{}
+	metrics.Register(reg, c)
+	return c
+}
 
-func init() { metrics.MustRegister(sizes) }
-
-// MonitorSize reports the size of client's etcd in the process's metrics
-// until the returned func is called. Servers sharing a process (tests)
-// are told apart as kube tells its etcd clusters apart: etcd-0, etcd-1...
-func MonitorSize(client *clientv3.Client) (stop func()) {
+// MonitorSize reports the size of client's etcd until the returned func
+// is called. The etcds of one server (--etcd-servers-overrides) are told
+// apart as kube tells its etcd clusters apart: etcd-0, etcd-1...
+func (sizes *SizeCollector) MonitorSize(client *clientv3.Client) (stop func()) {
 	sizes.mu.Lock()
 	defer sizes.mu.Unlock()
 	sizes.clients = append(sizes.clients, client)
@@ -53,14 +58,14 @@ func MonitorSize(client *clientv3.Client) (stop func()) {
 	}
 }
 
-func (c *sizeCollector) Describe(ch chan<- *prometheus.Desc) {
+func (c *SizeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- sizeDesc
 	ch <- sizeInUseDesc
 }
 
 // Collect asks one member (at random, as kube) of each etcd, for at most
 // a second; an etcd that does not answer is left out of this scrape.
-func (c *sizeCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *SizeCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	clients := append([]*clientv3.Client(nil), c.clients...)
 	c.mu.Unlock()

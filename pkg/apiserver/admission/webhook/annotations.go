@@ -68,15 +68,15 @@ func annotatePatch(ctx context.Context, h *hook, at callSite, patch jsonpatch.Pa
 	audit.From(ctx).AddAuditAnnotationAtLevel(at.key(patchAnnotationPrefix), string(value), auditv1.LevelRequest)
 }
 
-// failedOpen records, in the audit event and the metrics, that a failure
-// to call h was let pass (failurePolicy Ignore).
-func failedOpen(ctx context.Context, h *hook, at callSite) {
+// failedOpen records, in the audit event and in m, that a failure to
+// call h was let pass (failurePolicy Ignore).
+func failedOpen(ctx context.Context, m *Metrics, h *hook, at callSite) {
 	prefix := failedOpenValidatingPrefix
 	if h.mutating {
 		prefix = failedOpenMutatingPrefix
 	}
 	request.AddAuditAnnotation(ctx, at.key(prefix), h.name)
-	webhookFailOpen.WithLabelValues(h.name, metricType(h)).Inc()
+	m.webhookFailOpen.WithLabelValues(h.name, metricType(h)).Inc()
 }
 
 // annotateAnswer records the auditAnnotations of h's answer, each key

@@ -50,7 +50,7 @@ func TestShouldCallConnect(t *testing.T) {
 	connect := []admissionregistrationv1.OperationType{admissionregistrationv1.Connect}
 	all := []admissionregistrationv1.OperationType{admissionregistrationv1.OperationAll}
 	create := []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
-	d := newDispatcher(NewSource(nil), namespaces{"ns": {ObjectMeta: metav1.ObjectMeta{Name: "ns", Labels: map[string]string{"team": "a"}}}})
+	d := newDispatcher(NewSource(nil, nil), namespaces{"ns": {ObjectMeta: metav1.ObjectMeta{Name: "ns", Labels: map[string]string{"team": "a"}}}})
 	for _, tc := range []struct {
 		name    string
 		webhook admissionregistrationv1.ValidatingWebhook

@@ -16,29 +16,36 @@ import (
 // kube's admission webhook metrics, with its names, labels and buckets,
 // so that dashboards made for kube-apiserver read this server's. type is
 // "admit" for mutating webhooks and "validating" for validating ones;
-// codes over 600 count as 600, as kube bounds them.
-var (
-	webhookDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+// codes over 600 count as 600, as kube bounds them. A server's Source
+// holds them; its dispatchers record in them.
+type Metrics struct {
+	webhookDuration                                     *prometheus.HistogramVec
+	webhookRequests, webhookRejections, webhookFailOpen *prometheus.CounterVec
+}
+
+// NewMetrics creates the webhook metrics on reg (nil: registered
+// nowhere).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{}
+	m.webhookDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "apiserver", Subsystem: "admission", Name: "webhook_admission_duration_seconds",
 		Help:    "Admission webhook latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).",
 		Buckets: []float64{0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25},
 	}, []string{"name", "type", "operation", "rejected"})
-	webhookRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+	m.webhookRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "apiserver", Subsystem: "admission", Name: "webhook_request_total",
 		Help: "Admission webhook request total, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify whether the request was rejected or not and an HTTP status code. Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded.",
 	}, []string{"name", "type", "operation", "code", "rejected"})
-	webhookRejections = prometheus.NewCounterVec(prometheus.CounterOpts{
+	m.webhookRejections = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "apiserver", Subsystem: "admission", Name: "webhook_rejection_count",
 		Help: "Admission webhook rejection count, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify an error type (calling_webhook_error or apiserver_internal_error if an error occurred; no_error otherwise) and optionally a non-zero rejection code if the webhook rejects the request with an HTTP status code (honored by the apiserver when the code is greater or equal to 400). Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded.",
 	}, []string{"name", "type", "operation", "error_type", "rejection_code"})
-	webhookFailOpen = prometheus.NewCounterVec(prometheus.CounterOpts{
+	m.webhookFailOpen = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "apiserver", Subsystem: "admission", Name: "webhook_fail_open_count",
 		Help: "Admission webhook fail open count, identified by name and broken out for each admission type (validating or admit).",
 	}, []string{"name", "type"})
-)
-
-func init() {
-	metrics.MustRegister(webhookDuration, webhookRequests, webhookRejections, webhookFailOpen)
+	metrics.Register(reg, m.webhookDuration, m.webhookRequests, m.webhookRejections, m.webhookFailOpen)
+	return m
 }
 
 func metricType(h *hook) string {
@@ -48,15 +55,15 @@ func metricType(h *hook) string {
 	return "validating"
 }
 
-// observeCall records a call of h for a request of operation that took
+// observeCall records in m a call of h for a request of operation that took
 // elapsed and ended with err (nil: the webhook allowed it), as kube's
 // dispatchers do: a failure to call that the failure policy lets pass is
 // not a rejection, and a request's own cancellation is no webhook's
 // rejection.
-func observeCall(h *hook, operation string, elapsed time.Duration, err error) {
+func (m *Metrics) observeCall(h *hook, operation string, elapsed time.Duration, err error) {
 	rejected, code := false, http.StatusOK
 	reject := func(errorType string, code int) {
-		webhookRejections.WithLabelValues(h.name, metricType(h), operation, errorType, strconv.Itoa(min(code, 600))).Inc()
+		m.webhookRejections.WithLabelValues(h.name, metricType(h), operation, errorType, strconv.Itoa(min(code, 600))).Inc()
 	}
 	var ce *callError
 	var re *rejection
@@ -80,6 +87,6 @@ func observeCall(h *hook, operation string, elapsed time.Duration, err error) {
 		rejected, code = true, 0
 		reject("apiserver_internal_error", 0)
 	}
-	webhookRequests.WithLabelValues(h.name, metricType(h), operation, strconv.Itoa(min(code, 600)), strconv.FormatBool(rejected)).Inc()
-	webhookDuration.WithLabelValues(h.name, metricType(h), operation, strconv.FormatBool(rejected)).Observe(elapsed.Seconds())
+	m.webhookRequests.WithLabelValues(h.name, metricType(h), operation, strconv.Itoa(min(code, 600)), strconv.FormatBool(rejected)).Inc()
+	m.webhookDuration.WithLabelValues(h.name, metricType(h), operation, strconv.FormatBool(rejected)).Observe(elapsed.Seconds())
 }

@@ -99,7 +99,7 @@ func (p *Mutating) round(ctx context.Context, a handlers.Attributes, v *admissio
 		}
 		began := time.Now()
 		changed, err := p.callOne(ctx, h, at, invocation, hv, defaults)
-		observeCall(h, string(v.Attributes.GetOperation()), time.Since(began), err)
+		p.source.metrics.observeCall(h, string(v.Attributes.GetOperation()), time.Since(began), err)
 		annotateMutation(ctx, h, at, changed)
 		if changed && eq != nil {
 			// Patched at another version: the request's object becomes
@@ -122,7 +122,7 @@ func (p *Mutating) round(ctx context.Context, a handlers.Attributes, v *admissio
 			return reqErr
 		}
 		slog.Warn("admission webhooks: failed calling webhook, failing open", "webhook", h.name, "error", err)
-		failedOpen(ctx, h, at)
+		failedOpen(ctx, p.source.metrics, h, at)
 	}
 	return nil
 }

@@ -25,6 +25,9 @@ type Configurations = follow.Source
 // sorted by configuration name (kube's order), published at once.
 type Source struct {
 	services webhookclient.ServiceResolver
+	// metrics are the server's webhook metrics, which its dispatchers
+	// record in.
+	metrics *Metrics
 	// versions are the server's resources, set by Run.
 	versions   atomic.Pointer[Resources]
 	mutating   atomic.Pointer[[]*hook]
@@ -36,9 +39,13 @@ type Source struct {
 
 // NewSource returns a source of the webhooks in the storages of
 // mutating and validating configurations; services finds webhooks
-// served by services. It follows them once Run is called.
-func NewSource(services webhookclient.ServiceResolver) *Source {
-	s := &Source{services: services, synced: make(chan struct{})}
+// served by services. It follows them once Run is called. The calls are
+// counted in m (nil: registered nowhere).
+func NewSource(services webhookclient.ServiceResolver, m *Metrics) *Source {
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	s := &Source{services: services, metrics: m, synced: make(chan struct{})}
 	s.mutating.Store(&[]*hook{})
 	s.validating.Store(&[]*hook{})
 	return s

@@ -72,14 +72,14 @@ func (p *Validating) Validate(ctx context.Context, a handlers.Attributes, obj ru
 func (p *Validating) callOne(ctx context.Context, h *hook, at callSite, inv *invocation, v *admission.VersionedAttributes) error {
 	began := time.Now()
 	_, err := call(ctx, h, inv, v)
-	observeCall(h, string(v.Attributes.GetOperation()), time.Since(began), err)
+	p.source.metrics.observeCall(h, string(v.Attributes.GetOperation()), time.Since(began), err)
 	if err == nil {
 		return nil
 	}
 	reqErr, ignored := failed(ctx, h.failurePolicy, err)
 	if ignored {
 		slog.Warn("admission webhooks: failed calling webhook, failing open", "webhook", h.name, "error", err)
-		failedOpen(ctx, h, at)
+		failedOpen(ctx, p.source.metrics, h, at)
 	}
 	return reqErr
 }
