@@ -122,10 +122,16 @@ func TestOwnerReferencesPermissionEnforcement(t *testing.T) {
 		Verbs: []string{"get", "create", "update"}})
 	ref := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}
 	dependent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dependent", OwnerReferences: []metav1.OwnerReference{ref}}}
-	created, err := cs.CoreV1().ConfigMaps(ns).Create(ctx(t), dependent, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("creating with a reference takes no right: %v", err)
-	}
+	var created *corev1.ConfigMap
+	// The user's role reaches the authorizer's cache a moment after it
+	// is written.
+	eventually(t, func(int) (err error) {
+		created, err = cs.CoreV1().ConfigMaps(ns).Create(ctx(t), dependent, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsForbidden(err) {
+			t.Fatalf("creating with a reference takes no right: %v", err)
+		}
+		return err
+	})
 	created.OwnerReferences = nil
 	_, err = cs.CoreV1().ConfigMaps(ns).Update(ctx(t), created, metav1.UpdateOptions{})
 	wantStatus(t, "dropping a reference without delete", err, http.StatusForbidden,
