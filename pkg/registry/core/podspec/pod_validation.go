@@ -139,6 +139,26 @@ func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, fldPath *
 	allErrs = append(allErrs, validateEnum(spec.DNSPolicy, fldPath.Child("dnsPolicy"),
 		corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone)...)
 	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))...)
+	allErrs = append(allErrs, validatePodSpecReferences(spec, fldPath)...)
+	allErrs = append(allErrs, validateTopologySpreadConstraints(spec.TopologySpreadConstraints, fldPath.Child("topologySpreadConstraints"))...)
+	allErrs = append(allErrs, validateHostnameOverride(spec, fldPath)...)
+	allErrs = append(allErrs, validatePodSpecNames(spec, fldPath)...)
+	allErrs = append(allErrs, validateSysctls(spec, fldPath.Child("securityContext", "sysctls"))...)
+	if spec.OS != nil {
+		if spec.OS.Name == "" {
+			allErrs = append(allErrs, field.Required(fldPath.Child("os", "name"), ""))
+		} else if spec.OS.Name != corev1.Linux && spec.OS.Name != corev1.Windows {
+			allErrs = append(allErrs, field.NotSupported(fldPath.Child("os"), spec.OS.Name, []string{string(corev1.Linux), string(corev1.Windows)}))
+		}
+	}
+	return allErrs
+}
+
+// validatePodSpecReferences validates what a pod spec names of other
+// objects and conditions: pull secrets, DNS configuration, readiness and
+// scheduling gates (in kube's order of validatePodSpec).
+func validatePodSpecReferences(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
 	for i, s := range spec.ImagePullSecrets {
 		if s != (corev1.LocalObjectReference{Name: s.Name}) {
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("imagePullSecrets").Index(i), s, "only name may be set"))
@@ -157,8 +177,15 @@ func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, fldPath *
 		}
 		seenGates.Insert(g.Name)
 	}
-	allErrs = append(allErrs, validateTopologySpreadConstraints(spec.TopologySpreadConstraints, fldPath.Child("topologySpreadConstraints"))...)
-	allErrs = append(allErrs, validateHostnameOverride(spec, fldPath)...)
+	return allErrs
+}
+
+// validatePodSpecNames validates the names a pod spec gives: its service
+// account, node, host and subdomain, host aliases, priority and runtime
+// classes, with its tolerations and deadline (in kube's order of
+// validatePodSpec).
+func validatePodSpecNames(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
 	if spec.ServiceAccountName != "" {
 		for _, msg := range apivalidation.ValidateServiceAccountName(spec.ServiceAccountName, false) {
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("serviceAccountName"), spec.ServiceAccountName, msg))
@@ -191,14 +218,6 @@ func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, fldPath *
 	}
 	if p := spec.PreemptionPolicy; p != nil {
 		allErrs = append(allErrs, validateEnum(*p, fldPath.Child("preemptionPolicy"), corev1.PreemptLowerPriority, corev1.PreemptNever)...)
-	}
-	allErrs = append(allErrs, validateSysctls(spec, fldPath.Child("securityContext", "sysctls"))...)
-	if spec.OS != nil {
-		if spec.OS.Name == "" {
-			allErrs = append(allErrs, field.Required(fldPath.Child("os", "name"), ""))
-		} else if spec.OS.Name != corev1.Linux && spec.OS.Name != corev1.Windows {
-			allErrs = append(allErrs, field.NotSupported(fldPath.Child("os"), spec.OS.Name, []string{string(corev1.Linux), string(corev1.Windows)}))
-		}
 	}
 	return allErrs
 }
