@@ -39,7 +39,7 @@ func TestRegistry(t *testing.T) {
 	t.Parallel()
 	as := func(obj runtime.Object) *apiregistrationv1.APIService { return obj.(*apiregistrationv1.APIService) }
 	stamp := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	info := registrytest.BuildGroup(t, apiregistration.RESTStorageProvider{})
+	info := registrytest.BuildGroup(t, apiregistration.NewRESTStorageProvider())
 	tr := registrytest.Tester{
 		Storage:        registrytest.Storage(t, info, "apiservices").(registrytest.ResourceStorage),
 		Valid:          func(name string) runtime.Object { return apiService(name, 10) },

@@ -76,7 +76,7 @@ func TestRegistry(t *testing.T) {
 	} {
 		t.Run(tc.resource, func(t *testing.T) {
 			t.Parallel()
-			info := registrytest.BuildGroup(t, apps.RESTStorageProvider{})
+			info := registrytest.BuildGroup(t, apps.NewRESTStorageProvider())
 			tr := registrytest.Tester{
 				Storage:                  registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage),
 				Valid:                    func(name string) runtime.Object { return tc.valid(name, 1) },
@@ -149,7 +149,7 @@ func TestRegistryOthers(t *testing.T) {
 	} {
 		t.Run(tc.resource, func(t *testing.T) {
 			t.Parallel()
-			info := registrytest.BuildGroup(t, apps.RESTStorageProvider{})
+			info := registrytest.BuildGroup(t, apps.NewRESTStorageProvider())
 			tr := tc.tester(t, info)
 			tr.Storage = registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage)
 			tr.Run(t)

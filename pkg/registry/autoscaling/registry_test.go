@@ -30,7 +30,7 @@ func TestRegistry(t *testing.T) {
 				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
 				MinReplicas:    ptr.To[int32](1), MaxReplicas: maxReplicas}}
 	}
-	info := registrytest.BuildGroup(t, autoscaling.RESTStorageProvider{})
+	info := registrytest.BuildGroup(t, autoscaling.NewRESTStorageProvider())
 	tr := registrytest.Tester{
 		Storage:                  registrytest.Storage(t, info, "horizontalpodautoscalers").(registrytest.ResourceStorage),
 		Valid:                    func(name string) runtime.Object { return valid(name, 3) },

@@ -138,7 +138,7 @@ func TestRegistry(t *testing.T) {
 	} {
 		t.Run(tc.resource, func(t *testing.T) {
 			t.Parallel()
-			info := registrytest.BuildGroup(t, certificates.RESTStorageProvider{})
+			info := registrytest.BuildGroup(t, certificates.NewRESTStorageProvider())
 			tr := tc.tester(t, info)
 			tr.Storage = registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage)
 			tr.Run(t)

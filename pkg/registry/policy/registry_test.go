@@ -29,7 +29,7 @@ func TestRegistry(t *testing.T) {
 			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}},
 		}}
 	}
-	info := registrytest.BuildGroup(t, policy.RESTStorageProvider{})
+	info := registrytest.BuildGroup(t, policy.NewRESTStorageProvider())
 	tr := registrytest.Tester{
 		Storage: registrytest.Storage(t, info, "poddisruptionbudgets").(registrytest.ResourceStorage),
 		Valid:   func(name string) runtime.Object { return valid(name, 1) },

@@ -29,7 +29,7 @@ func TestRegistry(t *testing.T) {
 			Spec: storagemigrationv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Group: "apps", Resource: resource}}}
 	}
 	stamp := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	info := registrytest.BuildGroup(t, storagemigration.RESTStorageProvider{})
+	info := registrytest.BuildGroup(t, storagemigration.NewRESTStorageProvider())
 	tr := registrytest.Tester{
 		Storage: registrytest.Storage(t, info, "storageversionmigrations").(registrytest.ResourceStorage),
 		Valid:   func(name string) runtime.Object { return valid(name, "deployments") },
