@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/storagemigration"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcdtest"
 )
@@ -35,7 +34,7 @@ func TestRegistry(t *testing.T) {
 		Valid:   func(name string) runtime.Object { return valid(name, "deployments") },
 		Invalid: func(name string) runtime.Object { return valid(name, "") },
 		Status: &registrytest.StatusCheck{
-			Storage: registrytest.Storage(t, info, "storageversionmigrations/status").(rest.Updater),
+			Storage: registrytest.StatusStorage(t, info, "storageversionmigrations"),
 			ChangeStatus: func(obj runtime.Object) {
 				svm(obj).Status.Conditions = []metav1.Condition{{Type: string(storagemigrationv1.MigrationRunning),
 					Status: metav1.ConditionTrue, Reason: "Registrytest", LastTransitionTime: stamp}}
