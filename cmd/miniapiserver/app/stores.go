@@ -106,31 +106,31 @@ func buildStores(o *Options, getter generic.RESTOptionsGetter, deps ProviderDeps
 	b := &groupBuilder{getter: getter}
 	// First the groups the core group reads: the hooks of its new pods
 	// and claims, its pods/eviction and its services/proxy (coreReads).
-	addTyped(b, &st.scheduling, scheduling.RESTStorageProvider{})
-	addTyped(b, &st.node, node.RESTStorageProvider{})
-	addTyped(b, &st.storage, storagegroup.RESTStorageProvider{})
-	addTyped(b, &st.policy, policy.RESTStorageProvider{})
-	addTyped(b, &st.discovery, endpointslice.RESTStorageProvider{})
+	addTyped(b, &st.scheduling, scheduling.NewRESTStorageProvider())
+	addTyped(b, &st.node, node.NewRESTStorageProvider())
+	addTyped(b, &st.storage, storagegroup.NewRESTStorageProvider())
+	addTyped(b, &st.policy, policy.NewRESTStorageProvider())
+	addTyped(b, &st.discovery, endpointslice.NewRESTStorageProvider())
 	addTyped(b, &st.core, coreReads(o, coreProvider, st))
 	// Then those that read the core group's: events.k8s.io serves its
 	// events, resource.k8s.io's admin-access check reads its namespaces.
 	b.add(eventsgroup.RESTStorageProvider{Events: st.core.Events})
-	addTyped(b, &st.resource, resourcegroup.RESTStorageProvider{Namespaces: st.core.Namespaces})
+	addTyped(b, &st.resource, resourcegroup.NewRESTStorageProvider(st.core.Namespaces))
 	// And those that read no other group's stores.
-	addTyped(b, &st.apiRegistration, apiregistration.RESTStorageProvider{})
-	b.add(apps.RESTStorageProvider{})
+	addTyped(b, &st.apiRegistration, apiregistration.NewRESTStorageProvider())
+	b.add(apps.NewRESTStorageProvider())
 	b.add(authentication.RESTStorageProvider{Authenticator: deps.Authenticator, APIAudiences: deps.APIAudiences})
 	b.add(authorizationgroup.RESTStorageProvider{Authorizer: authorization.Authorizer, RuleResolver: authorization.RuleResolver})
-	b.add(autoscaling.RESTStorageProvider{})
-	b.add(batch.RESTStorageProvider{})
-	addTyped(b, &st.certificates, certificates.RESTStorageProvider{})
+	b.add(autoscaling.NewRESTStorageProvider())
+	b.add(batch.NewRESTStorageProvider())
+	addTyped(b, &st.certificates, certificates.NewRESTStorageProvider())
 	addTyped(b, &st.networking, networking.RESTStorageProvider{NoDefaultIngressClass: deps.NoDefaultIngressClass})
 	addTyped(b, &st.rbac, rbac.RESTStorageProvider{Authorizer: authorization.Authorizer, Policy: authorization.Policy})
-	addTyped(b, &st.admissionRegistration, admissionregistration.RESTStorageProvider{})
-	addTyped(b, &st.apiextensions, apiextensions.RESTStorageProvider{})
-	addTyped(b, &st.coordination, coordination.RESTStorageProvider{})
-	addTyped(b, &st.flowControl, flowcontrol.RESTStorageProvider{})
-	b.add(storagemigration.RESTStorageProvider{})
+	addTyped(b, &st.admissionRegistration, admissionregistration.NewRESTStorageProvider())
+	addTyped(b, &st.apiextensions, apiextensions.NewRESTStorageProvider())
+	addTyped(b, &st.coordination, coordination.NewRESTStorageProvider())
+	addTyped(b, &st.flowControl, flowcontrol.NewRESTStorageProvider())
+	b.add(storagemigration.NewRESTStorageProvider())
 	if b.err == nil {
 		st.groups, b.err = inDiscoveryOrder(b.groups)
 	}

@@ -21,7 +21,7 @@ import (
 // an etcd of the test's own.
 func newController(t *testing.T) (*Controller, context.Context) {
 	t.Helper()
-	info, err := flowcontrol.RESTStorageProvider{}.NewRESTStorage(controllertest.NewGetter(t))
+	info, err := flowcontrol.NewRESTStorageProvider().NewRESTStorage(controllertest.NewGetter(t))
 	if err != nil {
 		t.Fatal(err)
 	}

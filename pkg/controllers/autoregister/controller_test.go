@@ -20,7 +20,7 @@ import (
 // own.
 func newStorage(t *testing.T) (Storage, context.Context) {
 	t.Helper()
-	st, info, err := apiregistration.RESTStorageProvider{}.NewGroupStorage(controllertest.NewGetter(t))
+	st, info, err := apiregistration.NewRESTStorageProvider().NewGroupStorage(controllertest.NewGetter(t))
 	if err != nil {
 		t.Fatal(err)
 	}

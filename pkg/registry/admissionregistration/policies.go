@@ -136,9 +136,7 @@ func (validatingPolicyStatusStrategy) GetResetFields() map[fieldpath.APIVersion]
 }
 
 func (validatingPolicyStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	p, oldP := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy), old.(*admissionregistrationv1.ValidatingAdmissionPolicy)
-	p.Spec = oldP.Spec
-	metav1.ResetObjectMetaForStatus(&p.ObjectMeta, &oldP.ObjectMeta)
+	generic.PrepareStatusUpdate(obj, old)
 }
 
 func (validatingPolicyStatusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {

@@ -35,11 +35,8 @@ var (
 // kinds; kube refuses unconditional updates of every one.
 func TestRegistry(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		resource string
-		tester   func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester
-	}{
-		{"validatingwebhookconfigurations", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+	registrytest.RunGroup(t, admissionregistration.NewRESTStorageProvider(), []registrytest.Case{
+		{Resource: "validatingwebhookconfigurations", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name, hook string) runtime.Object {
 				return &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: meta(name),
 					Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: hook, ClientConfig: clientConfig,
@@ -53,7 +50,7 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-		{"mutatingwebhookconfigurations", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "mutatingwebhookconfigurations", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name, hook string) runtime.Object {
 				return &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: meta(name),
 					Webhooks: []admissionregistrationv1.MutatingWebhook{{Name: hook, ClientConfig: clientConfig,
@@ -67,7 +64,7 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-		{"validatingadmissionpolicies", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "validatingadmissionpolicies", Tester: func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
 			vap := func(obj runtime.Object) *admissionregistrationv1.ValidatingAdmissionPolicy {
 				return obj.(*admissionregistrationv1.ValidatingAdmissionPolicy)
 			}
@@ -81,7 +78,7 @@ func TestRegistry(t *testing.T) {
 				Invalid: func(name string) runtime.Object { return valid(name, "") },
 				Change:  func(obj runtime.Object) { vap(obj).Spec.Validations[0].Expression = "1 == 1" },
 				Status: &registrytest.StatusCheck{
-					Storage:      registrytest.Storage(t, info, "validatingadmissionpolicies/status").(rest.Updater),
+					Storage:      registrytest.StatusStorage(t, info, "validatingadmissionpolicies"),
 					ChangeSpec:   func(obj runtime.Object) { vap(obj).Spec.Validations[0].Expression = "2 == 2" },
 					ChangeStatus: func(obj runtime.Object) { vap(obj).Status.ObservedGeneration = 1 },
 					Spec:         func(obj runtime.Object) any { return vap(obj).Spec },
@@ -89,7 +86,7 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-		{"validatingadmissionpolicybindings", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "validatingadmissionpolicybindings", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name, policy string) runtime.Object {
 				return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: meta(name),
 					Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: policy,
@@ -103,7 +100,7 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-		{"mutatingadmissionpolicies", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "mutatingadmissionpolicies", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name, expression string) runtime.Object {
 				return &admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: meta(name),
 					Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{MatchConstraints: matchPods,
@@ -119,7 +116,7 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-		{"mutatingadmissionpolicybindings", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "mutatingadmissionpolicybindings", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name, policy string) runtime.Object {
 				return &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: meta(name),
 					Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: policy}}
@@ -132,13 +129,5 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-	} {
-		t.Run(tc.resource, func(t *testing.T) {
-			t.Parallel()
-			info := registrytest.BuildGroup(t, admissionregistration.RESTStorageProvider{})
-			tr := tc.tester(t, info)
-			tr.Storage = registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage)
-			tr.Run(t)
-		})
-	}
+	})
 }

@@ -15,16 +15,10 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // RESTStorageProvider builds the storage of admissionregistration.k8s.io.
-type RESTStorageProvider struct{}
-
-var _ generic.RESTStorageProvider = RESTStorageProvider{}
-
-// GroupName implements generic.RESTStorageProvider.
-func (RESTStorageProvider) GroupName() string { return admissionregistrationv1.GroupName }
+type RESTStorageProvider = generic.GroupProvider[GroupStorage]
 
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes: the stores admission follows its webhooks and policies from.
@@ -34,31 +28,27 @@ type GroupStorage struct {
 	MutatingAdmissionPolicies, MutatingAdmissionPolicyBindings     *generic.Store
 }
 
-// NewRESTStorage implements generic.RESTStorageProvider.
-func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	_, info, err := p.NewGroupStorage(getter)
-	return info, err
-}
-
-// NewGroupStorage builds the group: the APIGroupInfo its routes are
-// mounted from, and the typed handles of what the wiring uses besides.
-func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
-	info, stores, err := generic.BuildGroupStores(admissionregistrationv1.SchemeGroupVersion, getter,
-		validatingWebhookConfigurations,
-		mutatingWebhookConfigurations,
-		validatingAdmissionPolicies,
-		validatingAdmissionPolicyBindings,
-		mutatingAdmissionPolicies,
-		mutatingAdmissionPolicyBindings,
-	)
-	if err != nil {
-		return GroupStorage{}, rest.APIGroupInfo{}, err
+// NewRESTStorageProvider returns the provider of
+// admissionregistration.k8s.io.
+func NewRESTStorageProvider() RESTStorageProvider {
+	return RESTStorageProvider{
+		GroupVersion: admissionregistrationv1.SchemeGroupVersion,
+		Resources: []generic.Resource{
+			validatingWebhookConfigurations,
+			mutatingWebhookConfigurations,
+			validatingAdmissionPolicies,
+			validatingAdmissionPolicyBindings,
+			mutatingAdmissionPolicies,
+			mutatingAdmissionPolicyBindings,
+		},
+		Handles: func(s []*generic.Store) GroupStorage {
+			return GroupStorage{
+				ValidatingWebhookConfigurations: s[0], MutatingWebhookConfigurations: s[1],
+				ValidatingAdmissionPolicies: s[2], ValidatingAdmissionPolicyBindings: s[3],
+				MutatingAdmissionPolicies: s[4], MutatingAdmissionPolicyBindings: s[5],
+			}
+		},
 	}
-	return GroupStorage{
-		ValidatingWebhookConfigurations: stores[0], MutatingWebhookConfigurations: stores[1],
-		ValidatingAdmissionPolicies: stores[2], ValidatingAdmissionPolicyBindings: stores[3],
-		MutatingAdmissionPolicies: stores[4], MutatingAdmissionPolicyBindings: stores[5],
-	}, info, nil
 }
 
 // apiExtensions is the category kubectl get api-extensions lists.

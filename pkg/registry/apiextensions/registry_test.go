@@ -43,7 +43,7 @@ func newCRD(name string) *apiextensionsv1.CustomResourceDefinition {
 // finalizer once the custom resources are gone.
 func TestRegistry(t *testing.T) {
 	t.Parallel()
-	info := registrytest.BuildGroup(t, apiextensions.RESTStorageProvider{})
+	info := registrytest.BuildGroup(t, apiextensions.NewRESTStorageProvider())
 	status := registrytest.Storage(t, info, "customresourcedefinitions/status").(interface {
 		rest.Getter
 		rest.Updater

@@ -26,28 +26,15 @@ type Storage struct {
 }
 
 // RESTStorageProvider builds the storage of apiextensions.k8s.io.
-type RESTStorageProvider struct{}
+type RESTStorageProvider = generic.GroupProvider[Storage]
 
-var _ generic.RESTStorageProvider = RESTStorageProvider{}
-
-// GroupName implements generic.RESTStorageProvider.
-func (RESTStorageProvider) GroupName() string { return apiextensionsv1.GroupName }
-
-// NewRESTStorage implements generic.RESTStorageProvider.
-func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	_, info, err := p.NewGroupStorage(getter)
-	return info, err
-}
-
-// NewGroupStorage builds the group, and returns the typed handles of its
-// storage beside it.
-func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (Storage, rest.APIGroupInfo, error) {
-	gv := apiextensionsv1.SchemeGroupVersion
-	info := generic.NewGroupInfo(gv)
-	resources := info.VersionedResourcesStorageMap[gv.Version]
-	store, err := customResourceDefinitions.Install(gv, getter, resources)
-	if err != nil {
-		return Storage{}, rest.APIGroupInfo{}, err
+// NewRESTStorageProvider returns the provider of apiextensions.k8s.io.
+func NewRESTStorageProvider() RESTStorageProvider {
+	return RESTStorageProvider{
+		GroupVersion: apiextensionsv1.SchemeGroupVersion,
+		Resources:    []generic.Resource{customResourceDefinitions},
+		Handles: func(s []*generic.Store) Storage {
+			return Storage{CustomResourceDefinitions: s[0], Status: generic.NewStatusREST(s[0], customResourceDefinitions.StatusStrategy)}
+		},
 	}
-	return Storage{CustomResourceDefinitions: store, Status: resources[customResourceDefinitions.Name+"/status"].(rest.Updater)}, info, nil
 }

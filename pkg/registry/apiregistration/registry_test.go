@@ -13,7 +13,6 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcdtest"
 )
 
@@ -39,7 +38,7 @@ func TestRegistry(t *testing.T) {
 	t.Parallel()
 	as := func(obj runtime.Object) *apiregistrationv1.APIService { return obj.(*apiregistrationv1.APIService) }
 	stamp := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	info := registrytest.BuildGroup(t, apiregistration.RESTStorageProvider{})
+	info := registrytest.BuildGroup(t, apiregistration.NewRESTStorageProvider())
 	tr := registrytest.Tester{
 		Storage:        registrytest.Storage(t, info, "apiservices").(registrytest.ResourceStorage),
 		Valid:          func(name string) runtime.Object { return apiService(name, 10) },
@@ -47,7 +46,7 @@ func TestRegistry(t *testing.T) {
 		Change:         func(obj runtime.Object) { as(obj).Spec.VersionPriority = 20 },
 		NoGenerateName: true,
 		Status: &registrytest.StatusCheck{
-			Storage:    registrytest.Storage(t, info, "apiservices/status").(rest.Updater),
+			Storage:    registrytest.StatusStorage(t, info, "apiservices"),
 			ChangeSpec: func(obj runtime.Object) { as(obj).Spec.VersionPriority = 30 },
 			ChangeStatus: func(obj runtime.Object) {
 				as(obj).Status.Conditions = []apiregistrationv1.APIServiceCondition{{Type: apiregistrationv1.Available,

@@ -16,12 +16,7 @@ import (
 )
 
 // RESTStorageProvider builds the storage of apiregistration.k8s.io.
-type RESTStorageProvider struct{}
-
-var _ generic.RESTStorageProvider = RESTStorageProvider{}
-
-// GroupName implements generic.RESTStorageProvider.
-func (RESTStorageProvider) GroupName() string { return apiregistrationv1.GroupName }
+type RESTStorageProvider = generic.GroupProvider[GroupStorage]
 
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes: the store the autoregister controller writes through.
@@ -32,20 +27,13 @@ type GroupStorage struct {
 	APIServiceStatus rest.Updater
 }
 
-// NewRESTStorage implements generic.RESTStorageProvider.
-func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	_, info, err := p.NewGroupStorage(getter)
-	return info, err
-}
-
-// NewGroupStorage builds the group: the APIGroupInfo its routes are
-// mounted from, and the typed handles of its store.
-func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
-	gv := apiregistrationv1.SchemeGroupVersion
-	info := generic.NewGroupInfo(gv)
-	store, err := apiServices.Install(gv, getter, info.VersionedResourcesStorageMap[gv.Version])
-	if err != nil {
-		return GroupStorage{}, rest.APIGroupInfo{}, err
+// NewRESTStorageProvider returns the provider of apiregistration.k8s.io.
+func NewRESTStorageProvider() RESTStorageProvider {
+	return RESTStorageProvider{
+		GroupVersion: apiregistrationv1.SchemeGroupVersion,
+		Resources:    []generic.Resource{apiServices},
+		Handles: func(s []*generic.Store) GroupStorage {
+			return GroupStorage{APIServices: s[0], APIServiceStatus: generic.NewStatusREST(s[0], apiServices.StatusStrategy)}
+		},
 	}
-	return GroupStorage{APIServices: store, APIServiceStatus: generic.NewStatusREST(store, apiServices.StatusStrategy)}, info, nil
 }

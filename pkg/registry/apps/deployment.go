@@ -31,16 +31,11 @@ var deployments = generic.Resource{
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Scale:                generic.WorkloadScale[*appsv1.Deployment]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
+		Columns: podspec.WorkloadColumns(appsv1.DeploymentSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{
 			{Name: "Ready", Type: "string", Description: "Number of the pod with ready state"},
 			{Name: "Up-to-date", Type: "string", Description: appsv1.DeploymentStatus{}.SwaggerDoc()["updatedReplicas"]},
 			{Name: "Available", Type: "string", Description: appsv1.DeploymentStatus{}.SwaggerDoc()["availableReplicas"]},
-			generic.AgeColumn,
-			{Name: "Containers", Type: "string", Priority: 1, Description: podspec.ContainersColumnDescription},
-			{Name: "Images", Type: "string", Priority: 1, Description: podspec.ImagesColumnDescription},
-			{Name: "Selector", Type: "string", Priority: 1, Description: appsv1.DeploymentSpec{}.SwaggerDoc()["selector"]},
-		},
+		}),
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			d := obj.(*appsv1.Deployment)
 			selector, err := selectorString(d.Spec.Selector)

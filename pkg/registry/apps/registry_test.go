@@ -76,7 +76,7 @@ func TestRegistry(t *testing.T) {
 	} {
 		t.Run(tc.resource, func(t *testing.T) {
 			t.Parallel()
-			info := registrytest.BuildGroup(t, apps.RESTStorageProvider{})
+			info := registrytest.BuildGroup(t, apps.NewRESTStorageProvider())
 			tr := registrytest.Tester{
 				Storage:                  registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage),
 				Valid:                    func(name string) runtime.Object { return tc.valid(name, 1) },
@@ -84,7 +84,7 @@ func TestRegistry(t *testing.T) {
 				Change:                   func(obj runtime.Object) { *tc.replicas(obj) = 3 },
 				AllowUnconditionalUpdate: true,
 				Status: &registrytest.StatusCheck{
-					Storage:      registrytest.Storage(t, info, tc.resource+"/status").(rest.Updater),
+					Storage:      registrytest.StatusStorage(t, info, tc.resource),
 					ChangeSpec:   func(obj runtime.Object) { *tc.replicas(obj) = 4 },
 					ChangeStatus: tc.setReady,
 					Status:       tc.status,
@@ -104,11 +104,8 @@ func TestRegistry(t *testing.T) {
 // kinds without a scale subresource.
 func TestRegistryOthers(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		resource string
-		tester   func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester
-	}{
-		{"daemonsets", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+	registrytest.RunGroup(t, apps.NewRESTStorageProvider(), []registrytest.Case{
+		{Resource: "daemonsets", Tester: func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name string) *appsv1.DaemonSet {
 				return &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: name},
 					Spec: appsv1.DaemonSetSpec{Selector: selector, Template: template()}}
@@ -126,7 +123,7 @@ func TestRegistryOthers(t *testing.T) {
 				Change:                   func(obj runtime.Object) { *image(obj) = "busybox:2" },
 				AllowUnconditionalUpdate: true,
 				Status: &registrytest.StatusCheck{
-					Storage:      registrytest.Storage(t, info, "daemonsets/status").(rest.Updater),
+					Storage:      registrytest.StatusStorage(t, info, "daemonsets"),
 					ChangeSpec:   func(obj runtime.Object) { *image(obj) = "busybox:3" },
 					ChangeStatus: func(obj runtime.Object) { obj.(*appsv1.DaemonSet).Status.ObservedGeneration = 1 },
 					Spec:         func(obj runtime.Object) any { return obj.(*appsv1.DaemonSet).Spec },
@@ -134,7 +131,7 @@ func TestRegistryOthers(t *testing.T) {
 				},
 			}
 		}},
-		{"controllerrevisions", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "controllerrevisions", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name string, revision int64) runtime.Object {
 				return &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: name},
 					Data: runtime.RawExtension{Raw: []byte(`{"a":1}`)}, Revision: revision}
@@ -146,13 +143,5 @@ func TestRegistryOthers(t *testing.T) {
 				AllowUnconditionalUpdate: true,
 			}
 		}},
-	} {
-		t.Run(tc.resource, func(t *testing.T) {
-			t.Parallel()
-			info := registrytest.BuildGroup(t, apps.RESTStorageProvider{})
-			tr := tc.tester(t, info)
-			tr.Storage = registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage)
-			tr.Run(t)
-		})
-	}
+	})
 }

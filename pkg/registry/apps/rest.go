@@ -6,24 +6,22 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// RESTStorageProvider builds the storage of the apps group.
-type RESTStorageProvider struct{}
+// RESTStorageProvider builds the storage of the apps group, of which the
+// wiring uses nothing but its routes.
+type RESTStorageProvider = generic.GroupProvider[struct{}]
 
-var _ generic.RESTStorageProvider = RESTStorageProvider{}
-
-// GroupName implements generic.RESTStorageProvider.
-func (RESTStorageProvider) GroupName() string { return appsv1.GroupName }
-
-// NewRESTStorage implements generic.RESTStorageProvider.
-func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	return generic.BuildGroup(appsv1.SchemeGroupVersion, getter,
-		controllerRevisions,
-		daemonSets,
-		deployments,
-		replicaSets,
-		statefulSets,
-	)
+// NewRESTStorageProvider returns the provider of the apps group.
+func NewRESTStorageProvider() RESTStorageProvider {
+	return RESTStorageProvider{
+		GroupVersion: appsv1.SchemeGroupVersion,
+		Resources: []generic.Resource{
+			controllerRevisions,
+			daemonSets,
+			deployments,
+			replicaSets,
+			statefulSets,
+		},
+	}
 }

@@ -32,13 +32,9 @@ var statefulSets = generic.Resource{
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Scale:                generic.WorkloadScale[*appsv1.StatefulSet]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
+		Columns: podspec.WorkloadColumns("", []metav1.TableColumnDefinition{
 			{Name: "Ready", Type: "string", Description: "Number of the pod with ready state"},
-			generic.AgeColumn,
-			{Name: "Containers", Type: "string", Priority: 1, Description: podspec.ContainersColumnDescription},
-			{Name: "Images", Type: "string", Priority: 1, Description: podspec.ImagesColumnDescription},
-		},
+		}),
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			s := obj.(*appsv1.StatefulSet)
 			names, images := podspec.ContainerCells(s.Spec.Template.Spec.Containers)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/autoscaling"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcdtest"
 )
 
@@ -30,7 +29,7 @@ func TestRegistry(t *testing.T) {
 				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
 				MinReplicas:    ptr.To[int32](1), MaxReplicas: maxReplicas}}
 	}
-	info := registrytest.BuildGroup(t, autoscaling.RESTStorageProvider{})
+	info := registrytest.BuildGroup(t, autoscaling.NewRESTStorageProvider())
 	tr := registrytest.Tester{
 		Storage:                  registrytest.Storage(t, info, "horizontalpodautoscalers").(registrytest.ResourceStorage),
 		Valid:                    func(name string) runtime.Object { return valid(name, 3) },
@@ -38,7 +37,7 @@ func TestRegistry(t *testing.T) {
 		Change:                   func(obj runtime.Object) { hpa(obj).Spec.MaxReplicas = 5 },
 		AllowUnconditionalUpdate: true,
 		Status: &registrytest.StatusCheck{
-			Storage:      registrytest.Storage(t, info, "horizontalpodautoscalers/status").(rest.Updater),
+			Storage:      registrytest.StatusStorage(t, info, "horizontalpodautoscalers"),
 			ChangeSpec:   func(obj runtime.Object) { hpa(obj).Spec.MaxReplicas = 6 },
 			ChangeStatus: func(obj runtime.Object) { hpa(obj).Status.CurrentReplicas, hpa(obj).Status.DesiredReplicas = 1, 2 },
 			Spec:         func(obj runtime.Object) any { return hpa(obj).Spec },

@@ -7,18 +7,16 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// RESTStorageProvider builds the storage of autoscaling.
-type RESTStorageProvider struct{}
+// RESTStorageProvider builds the storage of autoscaling, of which the
+// wiring uses nothing but its routes.
+type RESTStorageProvider = generic.GroupProvider[struct{}]
 
-var _ generic.RESTStorageProvider = RESTStorageProvider{}
-
-// GroupName implements generic.RESTStorageProvider.
-func (RESTStorageProvider) GroupName() string { return autoscalingv2.GroupName }
-
-// NewRESTStorage implements generic.RESTStorageProvider.
-func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	return generic.BuildGroup(autoscalingv2.SchemeGroupVersion, getter, horizontalPodAutoscalers)
+// NewRESTStorageProvider returns the provider of autoscaling.
+func NewRESTStorageProvider() RESTStorageProvider {
+	return RESTStorageProvider{
+		GroupVersion: autoscalingv2.SchemeGroupVersion,
+		Resources:    []generic.Resource{horizontalPodAutoscalers},
+	}
 }

@@ -36,18 +36,13 @@ var cronJobs = generic.Resource{
 	StatusStrategy:       workload.StatusStrategy{Main: cronJobMain}, // kube validates nothing else
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
+		Columns: podspec.WorkloadColumns(batchv1.JobSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{
 			{Name: "Schedule", Type: "string", Description: batchv1.CronJobSpec{}.SwaggerDoc()["schedule"]},
 			{Name: "Timezone", Type: "string", Description: batchv1.CronJobSpec{}.SwaggerDoc()["timeZone"]},
 			{Name: "Suspend", Type: "boolean", Description: batchv1.CronJobSpec{}.SwaggerDoc()["suspend"]},
 			{Name: "Active", Type: "integer", Description: batchv1.CronJobStatus{}.SwaggerDoc()["active"]},
 			{Name: "Last Schedule", Type: "string", Description: batchv1.CronJobStatus{}.SwaggerDoc()["lastScheduleTime"]},
-			generic.AgeColumn,
-			{Name: "Containers", Type: "string", Priority: 1, Description: podspec.ContainersColumnDescription},
-			{Name: "Images", Type: "string", Priority: 1, Description: podspec.ImagesColumnDescription},
-			{Name: "Selector", Type: "string", Priority: 1, Description: batchv1.JobSpec{}.SwaggerDoc()["selector"]},
-		},
+		}),
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			cj := obj.(*batchv1.CronJob)
 			lastSchedule := "<none>"

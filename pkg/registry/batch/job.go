@@ -34,16 +34,11 @@ var jobs = generic.Resource{
 	AttrFunc:             jobAttrs,
 	FieldLabelConversion: jobFieldLabelConversion,
 	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
+		Columns: podspec.WorkloadColumns(batchv1.JobSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{
 			{Name: "Status", Type: "string", Description: "Status of the job."},
 			{Name: "Completions", Type: "string", Description: batchv1.JobStatus{}.SwaggerDoc()["succeeded"]},
 			{Name: "Duration", Type: "string", Description: "Time required to complete the job."},
-			generic.AgeColumn,
-			{Name: "Containers", Type: "string", Priority: 1, Description: podspec.ContainersColumnDescription},
-			{Name: "Images", Type: "string", Priority: 1, Description: podspec.ImagesColumnDescription},
-			{Name: "Selector", Type: "string", Priority: 1, Description: batchv1.JobSpec{}.SwaggerDoc()["selector"]},
-		},
+		}),
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			j := obj.(*batchv1.Job)
 			names, images := podspec.ContainerCells(j.Spec.Template.Spec.Containers)

@@ -32,11 +32,8 @@ func podTemplate() corev1.PodTemplateSpec {
 // jobs, with their status subresources.
 func TestRegistry(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		resource string
-		tester   func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester
-	}{
-		{"jobs", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+	registrytest.RunGroup(t, batch.NewRESTStorageProvider(), []registrytest.Case{
+		{Resource: "jobs", Tester: func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name string, parallelism int32) runtime.Object {
 				return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name},
 					Spec: batchv1.JobSpec{Parallelism: ptr.To(parallelism), Template: podTemplate()}}
@@ -52,7 +49,7 @@ func TestRegistry(t *testing.T) {
 				// the garbage collector removes it.
 				Finish: removeFinalizers(registrytest.Storage(t, info, "jobs")),
 				Status: &registrytest.StatusCheck{
-					Storage:      registrytest.Storage(t, info, "jobs/status").(rest.Updater),
+					Storage:      registrytest.StatusStorage(t, info, "jobs"),
 					ChangeSpec:   func(obj runtime.Object) { *parallelism(obj) = 4 },
 					ChangeStatus: func(obj runtime.Object) { obj.(*batchv1.Job).Status.Active = 1 },
 					Spec:         func(obj runtime.Object) any { return obj.(*batchv1.Job).Spec },
@@ -60,7 +57,7 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-		{"cronjobs", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "cronjobs", Tester: func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name, schedule string) runtime.Object {
 				return &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: batchv1.CronJobSpec{
 					Schedule:    schedule,
@@ -74,7 +71,7 @@ func TestRegistry(t *testing.T) {
 				Change:                   func(obj runtime.Object) { obj.(*batchv1.CronJob).Spec.Schedule = "*/7 * * * *" },
 				AllowUnconditionalUpdate: true,
 				Status: &registrytest.StatusCheck{
-					Storage:      registrytest.Storage(t, info, "cronjobs/status").(rest.Updater),
+					Storage:      registrytest.StatusStorage(t, info, "cronjobs"),
 					ChangeSpec:   func(obj runtime.Object) { obj.(*batchv1.CronJob).Spec.Schedule = "*/9 * * * *" },
 					ChangeStatus: func(obj runtime.Object) { obj.(*batchv1.CronJob).Status.LastScheduleTime = &scheduled },
 					Spec:         func(obj runtime.Object) any { return obj.(*batchv1.CronJob).Spec },
@@ -82,15 +79,7 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-	} {
-		t.Run(tc.resource, func(t *testing.T) {
-			t.Parallel()
-			info := registrytest.BuildGroup(t, batch.RESTStorageProvider{})
-			tr := tc.tester(t, info)
-			tr.Storage = registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage)
-			tr.Run(t)
-		})
-	}
+	})
 }
 
 // removeFinalizers is what the garbage collector does once it has dealt

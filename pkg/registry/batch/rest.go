@@ -6,18 +6,16 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// RESTStorageProvider builds the storage of the batch group.
-type RESTStorageProvider struct{}
+// RESTStorageProvider builds the storage of the batch group, of which the
+// wiring uses nothing but its routes.
+type RESTStorageProvider = generic.GroupProvider[struct{}]
 
-var _ generic.RESTStorageProvider = RESTStorageProvider{}
-
-// GroupName implements generic.RESTStorageProvider.
-func (RESTStorageProvider) GroupName() string { return batchv1.GroupName }
-
-// NewRESTStorage implements generic.RESTStorageProvider.
-func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	return generic.BuildGroup(batchv1.SchemeGroupVersion, getter, jobs, cronJobs)
+// NewRESTStorageProvider returns the provider of the batch group.
+func NewRESTStorageProvider() RESTStorageProvider {
+	return RESTStorageProvider{
+		GroupVersion: batchv1.SchemeGroupVersion,
+		Resources:    []generic.Resource{jobs, cronJobs},
+	}
 }

@@ -141,9 +141,7 @@ func (pcrStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Se
 }
 
 func (pcrStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	r, oldR := obj.(*certificatesv1.PodCertificateRequest), old.(*certificatesv1.PodCertificateRequest)
-	r.Spec = oldR.Spec
-	metav1.ResetObjectMetaForStatus(&r.ObjectMeta, &oldR.ObjectMeta)
+	generic.PrepareStatusUpdate(obj, old)
 }
 
 // ValidateUpdate checks the signer's answer. kube also asks its

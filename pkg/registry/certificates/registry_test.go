@@ -62,11 +62,8 @@ func caPEM(t *testing.T) string {
 // kinds, with their status subresources.
 func TestRegistry(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		resource string
-		tester   func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester
-	}{
-		{"certificatesigningrequests", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+	registrytest.RunGroup(t, certificates.NewRESTStorageProvider(), []registrytest.Case{
+		{Resource: "certificatesigningrequests", Tester: func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
 			request := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: csrDER(t)})
 			valid := func(name string, request []byte) runtime.Object {
 				return &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -84,7 +81,7 @@ func TestRegistry(t *testing.T) {
 					"an invalid one is dropped, not refused"},
 				// The spec never changes: an update keeps it.
 				Status: &registrytest.StatusCheck{
-					Storage: registrytest.Storage(t, info, "certificatesigningrequests/status").(rest.Updater),
+					Storage: registrytest.StatusStorage(t, info, "certificatesigningrequests"),
 					ChangeStatus: func(obj runtime.Object) {
 						csr(obj).Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{{
 							Type: certificatesv1.CertificateFailed, Status: corev1.ConditionTrue, Reason: "Registrytest",
@@ -95,7 +92,7 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-		{"clustertrustbundles", func(t *testing.T, _ rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "clustertrustbundles", Tester: func(t *testing.T, _ rest.APIGroupInfo) registrytest.Tester {
 			bundle := caPEM(t)
 			valid := func(name, bundle string) runtime.Object {
 				return &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -106,7 +103,7 @@ func TestRegistry(t *testing.T) {
 				Invalid: func(name string) runtime.Object { return valid(name, "not a bundle") },
 			}
 		}},
-		{"podcertificaterequests", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "podcertificaterequests", Tester: func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
 			stub := csrDER(t)
 			valid := func(name string, maxExpiration int32) runtime.Object {
 				return &certificatesv1.PodCertificateRequest{ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -124,7 +121,7 @@ func TestRegistry(t *testing.T) {
 				Skip: map[string]string{"list/selectors": "kube's field labels of podcertificaterequests " +
 					"leave out metadata.namespace, which the case selects on"},
 				Status: &registrytest.StatusCheck{
-					Storage: registrytest.Storage(t, info, "podcertificaterequests/status").(rest.Updater),
+					Storage: registrytest.StatusStorage(t, info, "podcertificaterequests"),
 					ChangeStatus: func(obj runtime.Object) {
 						pcr(obj).Status.Conditions = []metav1.Condition{{
 							Type: certificatesv1.PodCertificateRequestConditionTypeDenied, Status: metav1.ConditionTrue,
@@ -135,13 +132,5 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-	} {
-		t.Run(tc.resource, func(t *testing.T) {
-			t.Parallel()
-			info := registrytest.BuildGroup(t, certificates.RESTStorageProvider{})
-			tr := tc.tester(t, info)
-			tr.Storage = registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage)
-			tr.Run(t)
-		})
-	}
+	})
 }

@@ -13,16 +13,10 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // RESTStorageProvider builds the storage of certificates.k8s.io.
-type RESTStorageProvider struct{}
-
-var _ generic.RESTStorageProvider = RESTStorageProvider{}
-
-// GroupName implements generic.RESTStorageProvider.
-func (RESTStorageProvider) GroupName() string { return certificatesv1.GroupName }
+type RESTStorageProvider = generic.GroupProvider[GroupStorage]
 
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes.
@@ -31,19 +25,11 @@ type GroupStorage struct {
 	PodCertificateRequests *generic.Store
 }
 
-// NewRESTStorage implements generic.RESTStorageProvider.
-func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	_, info, err := p.NewGroupStorage(getter)
-	return info, err
-}
-
-// NewGroupStorage builds the group: the APIGroupInfo its routes are
-// mounted from, and the typed handles of what the wiring uses besides.
-func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
-	info, stores, err := generic.BuildGroupStores(certificatesv1.SchemeGroupVersion, getter,
-		certificateSigningRequests, clusterTrustBundles, podCertificateRequests)
-	if err != nil {
-		return GroupStorage{}, rest.APIGroupInfo{}, err
+// NewRESTStorageProvider returns the provider of certificates.k8s.io.
+func NewRESTStorageProvider() RESTStorageProvider {
+	return RESTStorageProvider{
+		GroupVersion: certificatesv1.SchemeGroupVersion,
+		Resources:    []generic.Resource{certificateSigningRequests, clusterTrustBundles, podCertificateRequests},
+		Handles:      func(s []*generic.Store) GroupStorage { return GroupStorage{PodCertificateRequests: s[2]} },
 	}
-	return GroupStorage{PodCertificateRequests: stores[2]}, info, nil
 }

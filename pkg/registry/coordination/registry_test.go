@@ -24,7 +24,7 @@ func TestRegistry(t *testing.T) {
 		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: coordinationv1.LeaseSpec{
 			HolderIdentity: ptr.To("holder-1"), LeaseDurationSeconds: ptr.To(duration)}}
 	}
-	info := registrytest.BuildGroup(t, coordination.RESTStorageProvider{})
+	info := registrytest.BuildGroup(t, coordination.NewRESTStorageProvider())
 	tr := registrytest.Tester{
 		Storage: registrytest.Storage(t, info, "leases").(registrytest.ResourceStorage),
 		Valid:   func(name string) runtime.Object { return valid(name, 15) },

@@ -129,7 +129,7 @@ func podTester(info rest.APIGroupInfo, t *testing.T) registrytest.Tester {
 		GracePeriod:              corev1.DefaultTerminationGracePeriodSeconds,
 		AllowUnconditionalUpdate: true,
 		Status: &registrytest.StatusCheck{
-			Storage:      registrytest.Storage(t, info, "pods/status").(rest.Updater),
+			Storage:      registrytest.StatusStorage(t, info, "pods"),
 			ChangeSpec:   func(obj runtime.Object) { obj.(*corev1.Pod).Spec.Containers[0].Image = "busybox:3" },
 			ChangeStatus: func(obj runtime.Object) { obj.(*corev1.Pod).Status.Message = "registrytest" },
 			Spec:         func(obj runtime.Object) any { return obj.(*corev1.Pod).Spec },
@@ -155,7 +155,7 @@ func serviceTester(info rest.APIGroupInfo, t *testing.T) registrytest.Tester {
 		AllowUnconditionalUpdate: true,
 		AllowCreateOnUpdate:      true,
 		Status: &registrytest.StatusCheck{
-			Storage:    registrytest.Storage(t, info, "services/status").(rest.Updater),
+			Storage:    registrytest.StatusStorage(t, info, "services"),
 			ChangeSpec: func(obj runtime.Object) { obj.(*corev1.Service).Spec.Selector = map[string]string{"app": "changed"} },
 			ChangeStatus: func(obj runtime.Object) {
 				obj.(*corev1.Service).Status.Conditions = []metav1.Condition{{
@@ -187,7 +187,7 @@ func namespaceTester(info rest.APIGroupInfo, t *testing.T) registrytest.Tester {
 			return err
 		},
 		Status: &registrytest.StatusCheck{
-			Storage: registrytest.Storage(t, info, "namespaces/status").(rest.Updater),
+			Storage: registrytest.StatusStorage(t, info, "namespaces"),
 			// A namespace's spec changes only through /finalize.
 			ChangeStatus: func(obj runtime.Object) {
 				obj.(*corev1.Namespace).Status.Conditions = []corev1.NamespaceCondition{{
@@ -210,7 +210,7 @@ func nodeTester(info rest.APIGroupInfo, t *testing.T) registrytest.Tester {
 		},
 		AllowUnconditionalUpdate: true,
 		Status: &registrytest.StatusCheck{
-			Storage:    registrytest.Storage(t, info, "nodes/status").(rest.Updater),
+			Storage:    registrytest.StatusStorage(t, info, "nodes"),
 			ChangeSpec: func(obj runtime.Object) { obj.(*corev1.Node).Spec.Unschedulable = true },
 			ChangeStatus: func(obj runtime.Object) {
 				cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
@@ -250,7 +250,7 @@ func replicationControllerTester(info rest.APIGroupInfo, t *testing.T) registryt
 		// finalizer stays until the garbage collector removes it.
 		Finish: removeFinalizers(registrytest.Storage(t, info, "replicationcontrollers")),
 		Status: &registrytest.StatusCheck{
-			Storage:      registrytest.Storage(t, info, "replicationcontrollers/status").(rest.Updater),
+			Storage:      registrytest.StatusStorage(t, info, "replicationcontrollers"),
 			ChangeSpec:   func(obj runtime.Object) { rc(obj).Spec.Replicas = ptr.To[int32](4) },
 			ChangeStatus: func(obj runtime.Object) { rc(obj).Status.Replicas = 1 },
 			Spec:         func(obj runtime.Object) any { return rc(obj).Spec },
@@ -291,7 +291,7 @@ func persistentVolumeTester(info rest.APIGroupInfo, t *testing.T) registrytest.T
 		},
 		AllowUnconditionalUpdate: true,
 		Status: &registrytest.StatusCheck{
-			Storage: registrytest.Storage(t, info, "persistentvolumes/status").(rest.Updater),
+			Storage: registrytest.StatusStorage(t, info, "persistentvolumes"),
 			ChangeSpec: func(obj runtime.Object) {
 				pv(obj).Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
 			},
@@ -316,7 +316,7 @@ func resourceQuotaTester(info rest.APIGroupInfo, t *testing.T) registrytest.Test
 		},
 		AllowUnconditionalUpdate: true,
 		Status: &registrytest.StatusCheck{
-			Storage:      registrytest.Storage(t, info, "resourcequotas/status").(rest.Updater),
+			Storage:      registrytest.StatusStorage(t, info, "resourcequotas"),
 			ChangeSpec:   func(obj runtime.Object) { rq(obj).Spec.Hard = pods("20") },
 			ChangeStatus: func(obj runtime.Object) { rq(obj).Status.Hard, rq(obj).Status.Used = pods("10"), pods("1") },
 			Spec:         func(obj runtime.Object) any { return rq(obj).Spec },
@@ -410,7 +410,7 @@ func persistentVolumeClaimTester(info rest.APIGroupInfo, t *testing.T) registryt
 		// change a label.
 		AllowUnconditionalUpdate: true,
 		Status: &registrytest.StatusCheck{
-			Storage:      registrytest.Storage(t, info, "persistentvolumeclaims/status").(rest.Updater),
+			Storage:      registrytest.StatusStorage(t, info, "persistentvolumeclaims"),
 			ChangeStatus: func(obj runtime.Object) { pvc(obj).Status.Phase = corev1.ClaimLost },
 			Spec:         func(obj runtime.Object) any { return pvc(obj).Spec },
 			Status:       func(obj runtime.Object) any { return pvc(obj).Status },

@@ -32,16 +32,11 @@ var replicationControllers = generic.Resource{
 	FieldLabelConversion: generic.SupportedFieldLabels("status.replicas"),
 	Scale:                generic.WorkloadScale[*corev1.ReplicationController](),
 	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
+		Columns: podspec.WorkloadColumns(corev1.ReplicationControllerSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{
 			{Name: "Desired", Type: "integer", Description: corev1.ReplicationControllerSpec{}.SwaggerDoc()["replicas"]},
 			{Name: "Current", Type: "integer", Description: corev1.ReplicationControllerStatus{}.SwaggerDoc()["replicas"]},
 			{Name: "Ready", Type: "integer", Description: corev1.ReplicationControllerStatus{}.SwaggerDoc()["readyReplicas"]},
-			generic.AgeColumn,
-			{Name: "Containers", Type: "string", Priority: 1, Description: podspec.ContainersColumnDescription},
-			{Name: "Images", Type: "string", Priority: 1, Description: podspec.ImagesColumnDescription},
-			{Name: "Selector", Type: "string", Priority: 1, Description: corev1.ReplicationControllerSpec{}.SwaggerDoc()["selector"]},
-		},
+		}),
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			rc := obj.(*corev1.ReplicationController)
 			var containers []corev1.Container

@@ -23,7 +23,7 @@ func TestRegistry(t *testing.T) {
 			AddressType: discoveryv1.AddressTypeIPv4,
 			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{address}}}}
 	}
-	info := registrytest.BuildGroup(t, endpointslice.RESTStorageProvider{})
+	info := registrytest.BuildGroup(t, endpointslice.NewRESTStorageProvider())
 	tr := registrytest.Tester{
 		Storage: registrytest.Storage(t, info, "endpointslices").(registrytest.ResourceStorage),
 		Valid:   func(name string) runtime.Object { return valid(name, "10.0.0.1") },

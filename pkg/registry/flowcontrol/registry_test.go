@@ -24,11 +24,8 @@ var stamp = metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 // priority levels, with their status subresources.
 func TestRegistry(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		resource string
-		tester   func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester
-	}{
-		{"flowschemas", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+	registrytest.RunGroup(t, flowcontrol.NewRESTStorageProvider(), []registrytest.Case{
+		{Resource: "flowschemas", Tester: func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
 			fs := func(obj runtime.Object) *flowcontrolv1.FlowSchema { return obj.(*flowcontrolv1.FlowSchema) }
 			valid := func(name string, precedence int32) runtime.Object {
 				return &flowcontrolv1.FlowSchema{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: flowcontrolv1.FlowSchemaSpec{
@@ -41,7 +38,7 @@ func TestRegistry(t *testing.T) {
 				Change:                   func(obj runtime.Object) { fs(obj).Spec.MatchingPrecedence = 600 },
 				AllowUnconditionalUpdate: true,
 				Status: &registrytest.StatusCheck{
-					Storage:    registrytest.Storage(t, info, "flowschemas/status").(rest.Updater),
+					Storage:    registrytest.StatusStorage(t, info, "flowschemas"),
 					ChangeSpec: func(obj runtime.Object) { fs(obj).Spec.MatchingPrecedence = 700 },
 					ChangeStatus: func(obj runtime.Object) {
 						fs(obj).Status.Conditions = []flowcontrolv1.FlowSchemaCondition{{Type: flowcontrolv1.FlowSchemaConditionDangling,
@@ -52,7 +49,7 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-		{"prioritylevelconfigurations", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "prioritylevelconfigurations", Tester: func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
 			plc := func(obj runtime.Object) *flowcontrolv1.PriorityLevelConfiguration {
 				return obj.(*flowcontrolv1.PriorityLevelConfiguration)
 			}
@@ -69,7 +66,7 @@ func TestRegistry(t *testing.T) {
 				Change:                   func(obj runtime.Object) { *shares(obj) = ptr.To[int32](20) },
 				AllowUnconditionalUpdate: true,
 				Status: &registrytest.StatusCheck{
-					Storage:    registrytest.Storage(t, info, "prioritylevelconfigurations/status").(rest.Updater),
+					Storage:    registrytest.StatusStorage(t, info, "prioritylevelconfigurations"),
 					ChangeSpec: func(obj runtime.Object) { *shares(obj) = ptr.To[int32](30) },
 					ChangeStatus: func(obj runtime.Object) {
 						plc(obj).Status.Conditions = []flowcontrolv1.PriorityLevelConfigurationCondition{{Type: "Registrytest",
@@ -80,13 +77,5 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-	} {
-		t.Run(tc.resource, func(t *testing.T) {
-			t.Parallel()
-			info := registrytest.BuildGroup(t, flowcontrol.RESTStorageProvider{})
-			tr := tc.tester(t, info)
-			tr.Storage = registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage)
-			tr.Run(t)
-		})
-	}
+	})
 }

@@ -16,12 +16,7 @@ import (
 )
 
 // RESTStorageProvider builds the storage of flowcontrol.apiserver.k8s.io.
-type RESTStorageProvider struct{}
-
-var _ generic.RESTStorageProvider = RESTStorageProvider{}
-
-// GroupName implements generic.RESTStorageProvider.
-func (RESTStorageProvider) GroupName() string { return flowcontrolv1.GroupName }
+type RESTStorageProvider = generic.GroupProvider[Storage]
 
 // Storage is what the server's wiring uses of the group besides its
 // routes: the handles the flow control controller (pkg/controllers/
@@ -33,23 +28,18 @@ type Storage struct {
 	PriorityLevels   *generic.Store
 }
 
-// NewRESTStorage implements generic.RESTStorageProvider.
-func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	_, info, err := p.NewGroupStorage(getter)
-	return info, err
-}
-
-// NewGroupStorage builds the group: the APIGroupInfo its routes are
-// mounted from, and the typed handles of what the wiring uses besides.
-func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (Storage, rest.APIGroupInfo, error) {
-	gv := flowcontrolv1.SchemeGroupVersion
-	info, stores, err := generic.BuildGroupStores(gv, getter, flowSchemas, priorityLevels)
-	if err != nil {
-		return Storage{}, rest.APIGroupInfo{}, err
+// NewRESTStorageProvider returns the provider of
+// flowcontrol.apiserver.k8s.io.
+func NewRESTStorageProvider() RESTStorageProvider {
+	return RESTStorageProvider{
+		GroupVersion: flowcontrolv1.SchemeGroupVersion,
+		Resources:    []generic.Resource{flowSchemas, priorityLevels},
+		Handles: func(s []*generic.Store) Storage {
+			return Storage{
+				FlowSchemas:      s[0],
+				FlowSchemaStatus: generic.NewStatusREST(s[0], flowSchemas.StatusStrategy),
+				PriorityLevels:   s[1],
+			}
+		},
 	}
-	return Storage{
-		FlowSchemas:      stores[0],
-		PriorityLevels:   stores[1],
-		FlowSchemaStatus: info.VersionedResourcesStorageMap[gv.Version]["flowschemas/status"].(rest.Updater),
-	}, info, nil
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -73,6 +74,16 @@ func KeepAllButStatus(obj, old runtime.Object) {
 		}
 		nv.Field(i).Set(ov.Field(i))
 	}
+}
+
+// PrepareStatusUpdate is what most of kube's /status endpoints do before
+// an update: obj keeps everything of old but its status
+// (KeepAllButStatus), and the metadata a status writer may not change
+// (metav1.ResetObjectMetaForStatus: labels, annotations, finalizers,
+// owners).
+func PrepareStatusUpdate(obj, old runtime.Object) {
+	KeepAllButStatus(obj, old)
+	metav1.ResetObjectMetaForStatus(mustAccessor(obj), mustAccessor(old))
 }
 
 // KeepLabels copies old's metadata.labels into obj: an endpoint that

@@ -44,11 +44,8 @@ func backend(port int32) *networkingv1.IngressBackend {
 // kinds, with their status subresources.
 func TestRegistry(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		resource string
-		tester   func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester
-	}{
-		{"ingresses", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+	registrytest.RunGroup(t, networking.RESTStorageProvider{}, []registrytest.Case{
+		{Resource: "ingresses", Tester: func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name string, port int32) runtime.Object {
 				return &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: name},
 					Spec: networkingv1.IngressSpec{DefaultBackend: backend(port)}}
@@ -62,7 +59,7 @@ func TestRegistry(t *testing.T) {
 				Change:                   func(obj runtime.Object) { *port(obj) = 81 },
 				AllowUnconditionalUpdate: true,
 				Status: &registrytest.StatusCheck{
-					Storage:    registrytest.Storage(t, info, "ingresses/status").(rest.Updater),
+					Storage:    registrytest.StatusStorage(t, info, "ingresses"),
 					ChangeSpec: func(obj runtime.Object) { *port(obj) = 82 },
 					ChangeStatus: func(obj runtime.Object) {
 						obj.(*networkingv1.Ingress).Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "192.0.2.1"}}
@@ -72,7 +69,7 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-		{"ingressclasses", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "ingressclasses", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name, controller string) runtime.Object {
 				return &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: name},
 					Spec: networkingv1.IngressClassSpec{Controller: controller}}
@@ -83,7 +80,7 @@ func TestRegistry(t *testing.T) {
 				AllowUnconditionalUpdate: true,
 			}
 		}},
-		{"networkpolicies", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "networkpolicies", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name string, app string) runtime.Object {
 				return &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
 					Spec: networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}
@@ -97,7 +94,7 @@ func TestRegistry(t *testing.T) {
 				AllowUnconditionalUpdate: true,
 			}
 		}},
-		{"ipaddresses", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "ipaddresses", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name string, resource string) runtime.Object {
 				return &networkingv1.IPAddress{ObjectMeta: metav1.ObjectMeta{Name: ipOf(name)},
 					Spec: networkingv1.IPAddressSpec{ParentRef: &networkingv1.ParentReference{
@@ -110,7 +107,7 @@ func TestRegistry(t *testing.T) {
 				NoGenerateName:           true,
 			}
 		}},
-		{"servicecidrs", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "servicecidrs", Tester: func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name string, cidr string) runtime.Object {
 				return &networkingv1.ServiceCIDR{ObjectMeta: metav1.ObjectMeta{Name: name},
 					Spec: networkingv1.ServiceCIDRSpec{CIDRs: []string{cidr}}}
@@ -120,7 +117,7 @@ func TestRegistry(t *testing.T) {
 				Invalid:                  func(name string) runtime.Object { return valid(name, "10.96.0.0/99") },
 				AllowUnconditionalUpdate: true,
 				Status: &registrytest.StatusCheck{
-					Storage: registrytest.Storage(t, info, "servicecidrs/status").(rest.Updater),
+					Storage: registrytest.StatusStorage(t, info, "servicecidrs"),
 					ChangeStatus: func(obj runtime.Object) {
 						obj.(*networkingv1.ServiceCIDR).Status.Conditions = []metav1.Condition{{Type: "Ready",
 							Status: metav1.ConditionTrue, Reason: "Registrytest", LastTransitionTime: transition}}
@@ -130,13 +127,5 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-	} {
-		t.Run(tc.resource, func(t *testing.T) {
-			t.Parallel()
-			info := registrytest.BuildGroup(t, networking.RESTStorageProvider{})
-			tr := tc.tester(t, info)
-			tr.Storage = registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage)
-			tr.Run(t)
-		})
-	}
+	})
 }

@@ -121,9 +121,7 @@ func (serviceCIDRStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fiel
 }
 
 func (serviceCIDRStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepAllButStatus(obj, old)
-	sc, oldSC := obj.(*networkingv1.ServiceCIDR), old.(*networkingv1.ServiceCIDR)
-	metav1.ResetObjectMetaForStatus(&sc.ObjectMeta, &oldSC.ObjectMeta)
+	generic.PrepareStatusUpdate(obj, old)
 }
 
 // ValidateUpdate checks metadata only: kube does not validate the

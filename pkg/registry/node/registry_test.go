@@ -23,7 +23,7 @@ func TestRegistry(t *testing.T) {
 	valid := func(name, handler string) runtime.Object {
 		return &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Handler: handler}
 	}
-	info := registrytest.BuildGroup(t, node.RESTStorageProvider{})
+	info := registrytest.BuildGroup(t, node.NewRESTStorageProvider())
 	tr := registrytest.Tester{
 		Storage:             registrytest.Storage(t, info, "runtimeclasses").(registrytest.ResourceStorage),
 		Valid:               func(name string) runtime.Object { return valid(name, "runc") },

@@ -12,7 +12,6 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/policy"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcdtest"
 )
 
@@ -29,14 +28,14 @@ func TestRegistry(t *testing.T) {
 			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}},
 		}}
 	}
-	info := registrytest.BuildGroup(t, policy.RESTStorageProvider{})
+	info := registrytest.BuildGroup(t, policy.NewRESTStorageProvider())
 	tr := registrytest.Tester{
 		Storage: registrytest.Storage(t, info, "poddisruptionbudgets").(registrytest.ResourceStorage),
 		Valid:   func(name string) runtime.Object { return valid(name, 1) },
 		Invalid: func(name string) runtime.Object { return valid(name, -1) },
 		Change:  func(obj runtime.Object) { pdb(obj).Spec.MinAvailable = ptr.To(intstr.FromInt(2)) },
 		Status: &registrytest.StatusCheck{
-			Storage:      registrytest.Storage(t, info, "poddisruptionbudgets/status").(rest.Updater),
+			Storage:      registrytest.StatusStorage(t, info, "poddisruptionbudgets"),
 			ChangeSpec:   func(obj runtime.Object) { pdb(obj).Spec.MinAvailable = ptr.To(intstr.FromInt(3)) },
 			ChangeStatus: func(obj runtime.Object) { pdb(obj).Status.CurrentHealthy = 1 },
 			Spec:         func(obj runtime.Object) any { return pdb(obj).Spec },

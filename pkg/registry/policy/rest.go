@@ -6,16 +6,10 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // RESTStorageProvider builds the storage of the policy group.
-type RESTStorageProvider struct{}
-
-var _ generic.RESTStorageProvider = RESTStorageProvider{}
-
-// GroupName implements generic.RESTStorageProvider.
-func (RESTStorageProvider) GroupName() string { return policyv1.GroupName }
+type RESTStorageProvider = generic.GroupProvider[GroupStorage]
 
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes.
@@ -25,18 +19,11 @@ type GroupStorage struct {
 	Budgets *Budgets
 }
 
-// NewRESTStorage implements generic.RESTStorageProvider.
-func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	_, info, err := p.NewGroupStorage(getter)
-	return info, err
-}
-
-// NewGroupStorage builds the group: the APIGroupInfo its routes are
-// mounted from, and the typed handles of what the wiring uses besides.
-func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
-	info, stores, err := generic.BuildGroupStores(policyv1.SchemeGroupVersion, getter, podDisruptionBudgets)
-	if err != nil {
-		return GroupStorage{}, rest.APIGroupInfo{}, err
+// NewRESTStorageProvider returns the provider of the policy group.
+func NewRESTStorageProvider() RESTStorageProvider {
+	return RESTStorageProvider{
+		GroupVersion: policyv1.SchemeGroupVersion,
+		Resources:    []generic.Resource{podDisruptionBudgets},
+		Handles:      func(s []*generic.Store) GroupStorage { return GroupStorage{Budgets: newBudgets(s[0])} },
 	}
-	return GroupStorage{Budgets: newBudgets(stores[0])}, info, nil
 }

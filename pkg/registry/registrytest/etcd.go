@@ -56,3 +56,38 @@ func Storage(t testing.TB, info rest.APIGroupInfo, path string) rest.Storage {
 	}
 	return s
 }
+
+// Case is one resource of a group that RunGroup checks: Tester returns
+// its Tester over the group's storage, with Storage left for RunGroup to
+// set to Resource's.
+type Case struct {
+	Resource string
+	Tester   func(t *testing.T, info rest.APIGroupInfo) Tester
+}
+
+// RunGroup runs each case's Tester on its resource, as a parallel subtest
+// named after it, over a group of its own built by p: the cases share no
+// objects.
+func RunGroup(t *testing.T, p generic.RESTStorageProvider, cases []Case) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.Resource, func(t *testing.T) {
+			t.Parallel()
+			info := BuildGroup(t, p)
+			tr := c.Tester(t, info)
+			tr.Storage = Storage(t, info, c.Resource).(ResourceStorage)
+			tr.Run(t)
+		})
+	}
+}
+
+// StatusStorage returns the status subresource of resource in info's
+// preferred version; it fails t when the group does not serve one.
+func StatusStorage(t testing.TB, info rest.APIGroupInfo, resource string) rest.Updater {
+	t.Helper()
+	u, ok := Storage(t, info, resource+"/status").(rest.Updater)
+	if !ok {
+		t.Fatalf("registrytest: %s/status of group %q does not update", resource, info.GroupName)
+	}
+	return u
+}

@@ -118,8 +118,7 @@ func (deviceTaintRuleStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*
 }
 
 func (deviceTaintRuleStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepAllButStatus(obj, old)
-	metav1.ResetObjectMetaForStatus(obj.(*resourcev1.DeviceTaintRule), old.(*resourcev1.DeviceTaintRule))
+	generic.PrepareStatusUpdate(obj, old)
 }
 
 func (deviceTaintRuleStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {

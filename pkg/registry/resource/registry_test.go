@@ -33,11 +33,8 @@ func claimSpec(request string) resourcev1.ResourceClaimSpec {
 // needs no namespaces.
 func TestRegistry(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		resource string
-		tester   func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester
-	}{
-		{"deviceclasses", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+	registrytest.RunGroup(t, resourcegroup.NewRESTStorageProvider(nil), []registrytest.Case{
+		{Resource: "deviceclasses", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name, expression string) runtime.Object {
 				return &resourcev1.DeviceClass{ObjectMeta: meta(name), Spec: resourcev1.DeviceClassSpec{
 					Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: expression}}}}}
@@ -51,7 +48,7 @@ func TestRegistry(t *testing.T) {
 				AllowUnconditionalUpdate: true,
 			}
 		}},
-		{"devicetaintrules", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "devicetaintrules", Tester: func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
 			rule := func(obj runtime.Object) *resourcev1.DeviceTaintRule { return obj.(*resourcev1.DeviceTaintRule) }
 			valid := func(name string, effect resourcev1.DeviceTaintEffect) runtime.Object {
 				return &resourcev1.DeviceTaintRule{ObjectMeta: meta(name), Spec: resourcev1.DeviceTaintRuleSpec{
@@ -63,7 +60,7 @@ func TestRegistry(t *testing.T) {
 				Invalid: func(name string) runtime.Object { return valid(name, "Registrytest") },
 				Change:  func(obj runtime.Object) { rule(obj).Spec.Taint.Value = "yes" },
 				Status: &registrytest.StatusCheck{
-					Storage:    registrytest.Storage(t, info, "devicetaintrules/status").(rest.Updater),
+					Storage:    registrytest.StatusStorage(t, info, "devicetaintrules"),
 					ChangeSpec: func(obj runtime.Object) { rule(obj).Spec.Taint.Value = "no" },
 					ChangeStatus: func(obj runtime.Object) {
 						rule(obj).Status.Conditions = []metav1.Condition{{Type: "EvictionInProgress",
@@ -74,7 +71,7 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-		{"resourceclaims", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "resourceclaims", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			// Its status (an allocation, its consumers) is the scheduler's,
 			// beyond this suite's simple changes.
 			return registrytest.Tester{
@@ -87,7 +84,7 @@ func TestRegistry(t *testing.T) {
 				AllowUnconditionalUpdate: true,
 			}
 		}},
-		{"resourceclaimtemplates", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "resourceclaimtemplates", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			return registrytest.Tester{
 				Valid: func(name string) runtime.Object {
 					return &resourcev1.ResourceClaimTemplate{ObjectMeta: meta(name),
@@ -100,7 +97,7 @@ func TestRegistry(t *testing.T) {
 				AllowUnconditionalUpdate: true,
 			}
 		}},
-		{"resourceslices", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "resourceslices", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name, device string) runtime.Object {
 				return &resourcev1.ResourceSlice{ObjectMeta: meta(name), Spec: resourcev1.ResourceSliceSpec{
 					Driver: "example.com", NodeName: ptr.To("node-1"),
@@ -116,13 +113,5 @@ func TestRegistry(t *testing.T) {
 				AllowUnconditionalUpdate: true,
 			}
 		}},
-	} {
-		t.Run(tc.resource, func(t *testing.T) {
-			t.Parallel()
-			info := registrytest.BuildGroup(t, resourcegroup.RESTStorageProvider{})
-			tr := tc.tester(t, info)
-			tr.Storage = registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage)
-			tr.Run(t)
-		})
-	}
+	})
 }

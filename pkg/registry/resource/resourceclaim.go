@@ -120,8 +120,7 @@ func (claimStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.
 
 func (claimStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	c, oldC := obj.(*resourcev1.ResourceClaim), old.(*resourcev1.ResourceClaim)
-	generic.KeepAllButStatus(obj, old)
-	metav1.ResetObjectMetaForStatus(c, oldC)
+	generic.PrepareStatusUpdate(obj, old)
 	dropDisabledAllocationFields(&c.Status, &oldC.Status)
 	dropDeallocatedDevices(&c.Status, &oldC.Status)
 }

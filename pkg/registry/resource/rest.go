@@ -17,19 +17,7 @@ import (
 )
 
 // RESTStorageProvider builds the storage of resource.k8s.io.
-type RESTStorageProvider struct {
-	// Namespaces are the core group's, read by the admin-access check of
-	// claims and claim templates (a claim asking for admin access to
-	// devices needs its namespace labelled
-	// resource.kubernetes.io/admin-access=true): the core group is built
-	// first.
-	Namespaces rest.Getter
-}
-
-var _ generic.RESTStorageProvider = RESTStorageProvider{}
-
-// GroupName implements generic.RESTStorageProvider.
-func (RESTStorageProvider) GroupName() string { return resourcev1.GroupName }
+type RESTStorageProvider = generic.GroupProvider[GroupStorage]
 
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes.
@@ -38,26 +26,23 @@ type GroupStorage struct {
 	ResourceSlices *generic.Store
 }
 
-// NewRESTStorage implements generic.RESTStorageProvider.
-func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	_, info, err := p.NewGroupStorage(getter)
-	return info, err
-}
-
-// NewGroupStorage builds the group: the APIGroupInfo its routes are
-// mounted from, and the typed handles of what the wiring uses besides.
-// Discovery lists the resources in this order, as kube's does.
-func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
-	admin := adminAccess{namespaces: p.Namespaces}
-	info, stores, err := generic.BuildGroupStores(resourcev1.SchemeGroupVersion, getter,
-		deviceClasses,
-		deviceTaintRules,
-		newResourceClaims(admin),
-		newResourceClaimTemplates(admin),
-		resourceSlices,
-	)
-	if err != nil {
-		return GroupStorage{}, rest.APIGroupInfo{}, err
+// NewRESTStorageProvider returns the provider of resource.k8s.io.
+// namespaces are the core group's, read by the admin-access check of
+// claims and claim templates (a claim asking for admin access to devices
+// needs its namespace labelled resource.kubernetes.io/admin-access=true):
+// the core group is built first. Discovery lists the resources in this
+// order, as kube's does.
+func NewRESTStorageProvider(namespaces rest.Getter) RESTStorageProvider {
+	admin := adminAccess{namespaces: namespaces}
+	return RESTStorageProvider{
+		GroupVersion: resourcev1.SchemeGroupVersion,
+		Resources: []generic.Resource{
+			deviceClasses,
+			deviceTaintRules,
+			newResourceClaims(admin),
+			newResourceClaimTemplates(admin),
+			resourceSlices,
+		},
+		Handles: func(s []*generic.Store) GroupStorage { return GroupStorage{ResourceSlices: s[4]} },
 	}
-	return GroupStorage{ResourceSlices: stores[4]}, info, nil
 }

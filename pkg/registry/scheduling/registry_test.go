@@ -21,7 +21,7 @@ func TestRegistry(t *testing.T) {
 	valid := func(name string, value int32) runtime.Object {
 		return &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
 	}
-	info := registrytest.BuildGroup(t, scheduling.RESTStorageProvider{})
+	info := registrytest.BuildGroup(t, scheduling.NewRESTStorageProvider())
 	tr := registrytest.Tester{
 		Storage: registrytest.Storage(t, info, "priorityclasses").(registrytest.ResourceStorage),
 		Valid:   func(name string) runtime.Object { return valid(name, 1000) },

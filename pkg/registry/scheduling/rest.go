@@ -7,16 +7,10 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // RESTStorageProvider builds the storage of scheduling.k8s.io.
-type RESTStorageProvider struct{}
-
-var _ generic.RESTStorageProvider = RESTStorageProvider{}
-
-// GroupName implements generic.RESTStorageProvider.
-func (RESTStorageProvider) GroupName() string { return schedulingv1.GroupName }
+type RESTStorageProvider = generic.GroupProvider[GroupStorage]
 
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes.
@@ -27,19 +21,11 @@ type GroupStorage struct {
 	PriorityClasses *generic.Store
 }
 
-// NewRESTStorage implements generic.RESTStorageProvider.
-func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	_, info, err := p.NewGroupStorage(getter)
-	return info, err
-}
-
-// NewGroupStorage builds the group: the APIGroupInfo its routes are
-// mounted from, and the typed handles of what the wiring uses besides.
-func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
-	gv := schedulingv1.SchemeGroupVersion
-	info, stores, err := generic.BuildGroupStores(gv, getter, priorityClasses)
-	if err != nil {
-		return GroupStorage{}, rest.APIGroupInfo{}, err
+// NewRESTStorageProvider returns the provider of scheduling.k8s.io.
+func NewRESTStorageProvider() RESTStorageProvider {
+	return RESTStorageProvider{
+		GroupVersion: schedulingv1.SchemeGroupVersion,
+		Resources:    []generic.Resource{priorityClasses},
+		Handles:      func(s []*generic.Store) GroupStorage { return GroupStorage{PriorityClasses: s[0]} },
 	}
-	return GroupStorage{PriorityClasses: stores[0]}, info, nil
 }

@@ -161,9 +161,8 @@ func (csiNodeStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpat
 }
 
 func (csiNodeStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	generic.PrepareStatusUpdate(obj, old)
 	n, oldN := obj.(*storagev1.CSINode), old.(*storagev1.CSINode)
-	n.Spec = oldN.Spec
-	metav1.ResetObjectMetaForStatus(&n.ObjectMeta, &oldN.ObjectMeta)
 	if len(oldN.Status.StorageHealth) == 0 {
 		n.Status.StorageHealth = nil
 	}

@@ -25,11 +25,8 @@ func meta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name} 
 // kinds, with the volume attachments' status subresource.
 func TestRegistry(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		resource string
-		tester   func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester
-	}{
-		{"storageclasses", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+	registrytest.RunGroup(t, storagegroup.NewRESTStorageProvider(), []registrytest.Case{
+		{Resource: "storageclasses", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			return registrytest.Tester{
 				Valid: func(name string) runtime.Object {
 					return &storagev1.StorageClass{ObjectMeta: meta(name), Provisioner: "example.com/csi"}
@@ -40,7 +37,7 @@ func TestRegistry(t *testing.T) {
 				AllowUnconditionalUpdate: true,
 			}
 		}},
-		{"csidrivers", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "csidrivers", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name string, mode storagev1.VolumeLifecycleMode) runtime.Object {
 				return &storagev1.CSIDriver{ObjectMeta: meta(name), Spec: storagev1.CSIDriverSpec{
 					VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{mode}}}
@@ -53,7 +50,7 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-		{"csinodes", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "csinodes", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name, driver string) runtime.Object {
 				return &storagev1.CSINode{ObjectMeta: meta(name), Spec: storagev1.CSINodeSpec{
 					Drivers: []storagev1.CSINodeDriver{{Name: driver, NodeID: "node-1"}}}}
@@ -63,7 +60,7 @@ func TestRegistry(t *testing.T) {
 				Invalid: func(name string) runtime.Object { return valid(name, "not a driver!") },
 			}
 		}},
-		{"csistoragecapacities", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "csistoragecapacities", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name, class string) runtime.Object {
 				return &storagev1.CSIStorageCapacity{ObjectMeta: meta(name), StorageClassName: class,
 					Capacity: ptr.To(resource.MustParse("1Gi"))}
@@ -76,7 +73,7 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-		{"volumeattachments", func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "volumeattachments", Tester: func(t *testing.T, info rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name, attacher string) runtime.Object {
 				return &storagev1.VolumeAttachment{ObjectMeta: meta(name), Spec: storagev1.VolumeAttachmentSpec{
 					Attacher: attacher, NodeName: "node-1",
@@ -87,7 +84,7 @@ func TestRegistry(t *testing.T) {
 				Valid:   func(name string) runtime.Object { return valid(name, "example.com") },
 				Invalid: func(name string) runtime.Object { return valid(name, "") },
 				Status: &registrytest.StatusCheck{
-					Storage: registrytest.Storage(t, info, "volumeattachments/status").(rest.Updater),
+					Storage: registrytest.StatusStorage(t, info, "volumeattachments"),
 					ChangeStatus: func(obj runtime.Object) {
 						va := obj.(*storagev1.VolumeAttachment)
 						va.Status.Attached = true
@@ -98,7 +95,7 @@ func TestRegistry(t *testing.T) {
 				},
 			}
 		}},
-		{"volumeattributesclasses", func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
+		{Resource: "volumeattributesclasses", Tester: func(*testing.T, rest.APIGroupInfo) registrytest.Tester {
 			valid := func(name, driver string) runtime.Object {
 				return &storagev1.VolumeAttributesClass{ObjectMeta: meta(name), DriverName: driver,
 					Parameters: map[string]string{"iops": "100"}}
@@ -109,13 +106,5 @@ func TestRegistry(t *testing.T) {
 				AllowUnconditionalUpdate: true,
 			}
 		}},
-	} {
-		t.Run(tc.resource, func(t *testing.T) {
-			t.Parallel()
-			info := registrytest.BuildGroup(t, storagegroup.RESTStorageProvider{})
-			tr := tc.tester(t, info)
-			tr.Storage = registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage)
-			tr.Run(t)
-		})
-	}
+	})
 }

@@ -9,16 +9,10 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // RESTStorageProvider builds the storage of storage.k8s.io.
-type RESTStorageProvider struct{}
-
-var _ generic.RESTStorageProvider = RESTStorageProvider{}
-
-// GroupName implements generic.RESTStorageProvider.
-func (RESTStorageProvider) GroupName() string { return storagev1.GroupName }
+type RESTStorageProvider = generic.GroupProvider[GroupStorage]
 
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes.
@@ -31,19 +25,15 @@ type GroupStorage struct {
 	VolumeAttachments, CSIDrivers *generic.Store
 }
 
-// NewRESTStorage implements generic.RESTStorageProvider.
-func (p RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	_, info, err := p.NewGroupStorage(getter)
-	return info, err
-}
-
-// NewGroupStorage builds the group: the APIGroupInfo its routes are
-// mounted from, and the typed handles of what the wiring uses besides.
-func (RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (GroupStorage, rest.APIGroupInfo, error) {
-	info, stores, err := generic.BuildGroupStores(storagev1.SchemeGroupVersion, getter,
-		storageClasses, volumeAttachments, volumeAttributesClasses, csiNodes, csiDrivers, csiStorageCapacities)
-	if err != nil {
-		return GroupStorage{}, rest.APIGroupInfo{}, err
+// NewRESTStorageProvider returns the provider of storage.k8s.io.
+func NewRESTStorageProvider() RESTStorageProvider {
+	return RESTStorageProvider{
+		GroupVersion: storagev1.SchemeGroupVersion,
+		Resources: []generic.Resource{
+			storageClasses, volumeAttachments, volumeAttributesClasses, csiNodes, csiDrivers, csiStorageCapacities,
+		},
+		Handles: func(s []*generic.Store) GroupStorage {
+			return GroupStorage{StorageClasses: s[0], VolumeAttachments: s[1], CSIDrivers: s[4]}
+		},
 	}
-	return GroupStorage{StorageClasses: stores[0], VolumeAttachments: stores[1], CSIDrivers: stores[4]}, info, nil
 }

@@ -174,7 +174,5 @@ func (volumeAttachmentStatusStrategy) GetResetFields() map[fieldpath.APIVersion]
 }
 
 func (volumeAttachmentStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	va, oldVA := obj.(*storagev1.VolumeAttachment), old.(*storagev1.VolumeAttachment)
-	va.Spec = oldVA.Spec
-	metav1.ResetObjectMetaForStatus(&va.ObjectMeta, &oldVA.ObjectMeta)
+	generic.PrepareStatusUpdate(obj, old)
 }

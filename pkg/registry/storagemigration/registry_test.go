@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/storagemigration"
 	"github.com/miniapiserver/miniapiserver/pkg/storage/etcdtest"
 )
@@ -29,13 +28,13 @@ func TestRegistry(t *testing.T) {
 			Spec: storagemigrationv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Group: "apps", Resource: resource}}}
 	}
 	stamp := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	info := registrytest.BuildGroup(t, storagemigration.RESTStorageProvider{})
+	info := registrytest.BuildGroup(t, storagemigration.NewRESTStorageProvider())
 	tr := registrytest.Tester{
 		Storage: registrytest.Storage(t, info, "storageversionmigrations").(registrytest.ResourceStorage),
 		Valid:   func(name string) runtime.Object { return valid(name, "deployments") },
 		Invalid: func(name string) runtime.Object { return valid(name, "") },
 		Status: &registrytest.StatusCheck{
-			Storage: registrytest.Storage(t, info, "storageversionmigrations/status").(rest.Updater),
+			Storage: registrytest.StatusStorage(t, info, "storageversionmigrations"),
 			ChangeStatus: func(obj runtime.Object) {
 				svm(obj).Status.Conditions = []metav1.Condition{{Type: string(storagemigrationv1.MigrationRunning),
 					Status: metav1.ConditionTrue, Reason: "Registrytest", LastTransitionTime: stamp}}

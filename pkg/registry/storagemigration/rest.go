@@ -7,18 +7,16 @@ import (
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// RESTStorageProvider builds the storage of storagemigration.k8s.io.
-type RESTStorageProvider struct{}
+// RESTStorageProvider builds the storage of storagemigration.k8s.io, of
+// which the wiring uses nothing but its routes.
+type RESTStorageProvider = generic.GroupProvider[struct{}]
 
-var _ generic.RESTStorageProvider = RESTStorageProvider{}
-
-// GroupName implements generic.RESTStorageProvider.
-func (RESTStorageProvider) GroupName() string { return storagemigrationv1.GroupName }
-
-// NewRESTStorage implements generic.RESTStorageProvider.
-func (RESTStorageProvider) NewRESTStorage(getter generic.RESTOptionsGetter) (rest.APIGroupInfo, error) {
-	return generic.BuildGroup(storagemigrationv1.SchemeGroupVersion, getter, storageVersionMigrations)
+// NewRESTStorageProvider returns the provider of storagemigration.k8s.io.
+func NewRESTStorageProvider() RESTStorageProvider {
+	return RESTStorageProvider{
+		GroupVersion: storagemigrationv1.SchemeGroupVersion,
+		Resources:    []generic.Resource{storageVersionMigrations},
+	}
 }

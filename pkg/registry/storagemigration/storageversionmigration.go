@@ -114,9 +114,7 @@ func (svmStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Se
 }
 
 func (svmStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	svm, oldSVM := obj.(*storagemigrationv1.StorageVersionMigration), old.(*storagemigrationv1.StorageVersionMigration)
-	svm.Spec = oldSVM.Spec
-	metav1.ResetObjectMetaForStatus(&svm.ObjectMeta, &oldSVM.ObjectMeta)
+	generic.PrepareStatusUpdate(obj, old)
 }
 
 func (svmStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
