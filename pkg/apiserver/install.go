@@ -103,7 +103,7 @@ func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope
 		m.subresource(item + "/" + sc.Subresource)
 		return
 	}
-	m.collection(prefix, collection)
+	m.listAndWatch(prefix, collection)
 	if c, ok := sc.Storage.(rest.Creater); ok {
 		m.handle(http.MethodPost, collection, "create", sc.Create(c))
 	}
@@ -170,10 +170,10 @@ func (m *mounter) subresource(path string) {
 	}
 }
 
-// collection mounts list and watch on the collection, and for a namespaced
+// listAndWatch mounts list and watch on the collection, and for a namespaced
 // resource on every namespace at once; kube's legacy /watch/... paths watch
 // without ?watch=true.
-func (m *mounter) collection(prefix, collection string) {
+func (m *mounter) listAndWatch(prefix, collection string) {
 	sc := m.sc
 	if l, ok := sc.Storage.(rest.Lister); ok {
 		m.handle(http.MethodGet, collection, "list", sc.List(l))
