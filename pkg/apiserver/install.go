@@ -89,100 +89,121 @@ func apiResource(e *Endpoint) metav1.APIResource {
 // installEndpoint mounts the routes of one endpoint under prefix; every
 // answer carries warning, or kube's warning of a deprecated kind.
 func (s *Server) installEndpoint(r chi.Router, prefix string, sc *handlers.Scope, warning string) {
-	resource := sc.Resource.Resource
-	var collection, item string
-	if sc.Namespaced {
-		collection = prefix + "/namespaces/{namespace}/" + resource
-	} else {
-		collection = prefix + "/" + resource
-	}
-	item = collection + "/{name}"
 	// As kube: a deprecated kind warns on every request to its endpoint.
 	if warning == "" {
 		warning = handlers.DeprecationWarning(sc.Storage.New(), sc.Kind, s.apiMajor, s.apiMinor)
 	}
-	handle := func(method, path, verb string, h http.Handler) {
-		h = s.instrument(sc, handlers.WithWarning(h, warning))
-		// What a connect subresource consumes and produces is its
-		// backend's business; custom resources negotiate their own.
-		if verb != "connect" && (sc.MediaTypes == nil || sc.MediaTypes.Routed()) {
-			produces := negotiation.ProducesResource
-			if verb == "list" || verb == "watch" {
-				produces = negotiation.ProducesStreaming
-			}
-			var consumes []string
-			if verb == "patch" {
-				// kube's PATCH routes consume the patch types alone:
-				// anything else is the router's 415, before the handler.
-				consumes = negotiation.Builtin.PatchTypes()
-			}
-			h = routeChecks(consumes, produces, h)
-		}
-		r.Method(method, path, h)
+	m := &mounter{s: s, r: r, sc: sc, warning: warning}
+	collection := prefix + "/" + sc.Resource.Resource
+	if sc.Namespaced {
+		collection = prefix + "/namespaces/{namespace}/" + sc.Resource.Resource
 	}
+	item := collection + "/{name}"
 	if sc.Subresource != "" {
-		path := item + "/" + sc.Subresource
-		if c, ok := sc.Storage.(rest.Connecter); ok {
-			_, subpath, _ := c.NewConnectOptions()
-			for _, method := range c.ConnectMethods() {
-				handle(method, path, "connect", sc.Connect(c))
-				if subpath {
-					handle(method, path+"/*", "connect", sc.Connect(c))
-				}
+		m.subresource(item + "/" + sc.Subresource)
+		return
+	}
+	m.listAndWatch(prefix, collection)
+	if c, ok := sc.Storage.(rest.Creater); ok {
+		m.handle(http.MethodPost, collection, "create", sc.Create(c))
+	}
+	if d, ok := sc.Storage.(rest.CollectionDeleter); ok {
+		m.handle(http.MethodDelete, collection, "deletecollection", sc.DeleteCollection(d))
+	}
+	m.readWrite(item)
+	if d, ok := sc.Storage.(rest.GracefulDeleter); ok {
+		m.handle(http.MethodDelete, item, "delete", sc.Delete(d))
+	}
+}
+
+// mounter mounts the handlers of one endpoint's scope on a router.
+type mounter struct {
+	s       *Server
+	r       chi.Router
+	sc      *handlers.Scope
+	warning string
+}
+
+// handle mounts h for method and path, instrumented, with the endpoint's
+// warning and the router's checks of what verb consumes and produces.
+func (m *mounter) handle(method, path, verb string, h http.Handler) {
+	h = m.s.instrument(m.sc, handlers.WithWarning(h, m.warning))
+	// What a connect subresource consumes and produces is its
+	// backend's business; custom resources negotiate their own.
+	if verb != "connect" && (m.sc.MediaTypes == nil || m.sc.MediaTypes.Routed()) {
+		produces := negotiation.ProducesResource
+		if verb == "list" || verb == "watch" {
+			produces = negotiation.ProducesStreaming
+		}
+		var consumes []string
+		if verb == "patch" {
+			// kube's PATCH routes consume the patch types alone:
+			// anything else is the router's 415, before the handler.
+			consumes = negotiation.Builtin.PatchTypes()
+		}
+		h = routeChecks(consumes, produces, h)
+	}
+	m.r.Method(method, path, h)
+}
+
+// subresource mounts a subresource at path: a connecter's methods, a
+// getter with options, or the verbs of an ordinary object.
+func (m *mounter) subresource(path string) {
+	sc := m.sc
+	if c, ok := sc.Storage.(rest.Connecter); ok {
+		_, subpath, _ := c.NewConnectOptions()
+		for _, method := range c.ConnectMethods() {
+			m.handle(method, path, "connect", sc.Connect(c))
+			if subpath {
+				m.handle(method, path+"/*", "connect", sc.Connect(c))
 			}
-			return
-		}
-		if g, ok := sc.Storage.(rest.GetterWithOptions); ok {
-			handle(http.MethodGet, path, "connect", sc.GetWithOptions(g))
-			return
-		}
-		if g, ok := sc.Storage.(rest.Getter); ok {
-			handle(http.MethodGet, path, "get", sc.Get(g))
-		}
-		if u, ok := sc.Storage.(rest.Updater); ok {
-			handle(http.MethodPut, path, "update", sc.Update(u))
-			if _, getter := sc.Storage.(rest.Getter); getter {
-				handle(http.MethodPatch, path, "patch", sc.Patch(u))
-			}
-		}
-		if c, ok := sc.Storage.(rest.Creater); ok {
-			handle(http.MethodPost, path, "create", sc.Create(c))
 		}
 		return
 	}
+	if g, ok := sc.Storage.(rest.GetterWithOptions); ok {
+		m.handle(http.MethodGet, path, "connect", sc.GetWithOptions(g))
+		return
+	}
+	m.readWrite(path)
+	if c, ok := sc.Storage.(rest.Creater); ok {
+		m.handle(http.MethodPost, path, "create", sc.Create(c))
+	}
+}
+
+// listAndWatch mounts list and watch on the collection, and for a namespaced
+// resource on every namespace at once; kube's legacy /watch/... paths watch
+// without ?watch=true.
+func (m *mounter) listAndWatch(prefix, collection string) {
+	sc := m.sc
 	if l, ok := sc.Storage.(rest.Lister); ok {
-		handle(http.MethodGet, collection, "list", sc.List(l))
+		m.handle(http.MethodGet, collection, "list", sc.List(l))
 		if sc.Namespaced {
-			// Every namespace at once.
-			handle(http.MethodGet, prefix+"/"+resource, "list", sc.List(l))
+			m.handle(http.MethodGet, prefix+"/"+sc.Resource.Resource, "list", sc.List(l))
 		}
 	}
 	if w, ok := sc.Storage.(rest.Watcher); ok {
-		// kube's legacy watch paths: /watch/... without ?watch=true.
 		watchPrefix := strings.Replace(collection, prefix, prefix+"/watch", 1)
-		handle(http.MethodGet, watchPrefix, "watch", sc.Watch(w, false))
-		handle(http.MethodGet, watchPrefix+"/{name}", "watch", sc.Watch(w, true))
+		m.handle(http.MethodGet, watchPrefix, "watch", sc.Watch(w, false))
+		m.handle(http.MethodGet, watchPrefix+"/{name}", "watch", sc.Watch(w, true))
 		if sc.Namespaced {
-			handle(http.MethodGet, prefix+"/watch/"+resource, "watch", sc.Watch(w, false))
+			m.handle(http.MethodGet, prefix+"/watch/"+sc.Resource.Resource, "watch", sc.Watch(w, false))
 		}
 	}
-	if c, ok := sc.Storage.(rest.Creater); ok {
-		handle(http.MethodPost, collection, "create", sc.Create(c))
-	}
-	if d, ok := sc.Storage.(rest.CollectionDeleter); ok {
-		handle(http.MethodDelete, collection, "deletecollection", sc.DeleteCollection(d))
-	}
-	if g, ok := sc.Storage.(rest.Getter); ok {
-		handle(http.MethodGet, item, "get", sc.Get(g))
+}
+
+// readWrite mounts get, update and (on a storage that also gets) patch of
+// the object at path.
+func (m *mounter) readWrite(path string) {
+	sc := m.sc
+	g, getter := sc.Storage.(rest.Getter)
+	if getter {
+		m.handle(http.MethodGet, path, "get", sc.Get(g))
 	}
 	if u, ok := sc.Storage.(rest.Updater); ok {
-		handle(http.MethodPut, item, "update", sc.Update(u))
-		if _, getter := sc.Storage.(rest.Getter); getter {
-			handle(http.MethodPatch, item, "patch", sc.Patch(u))
+		m.handle(http.MethodPut, path, "update", sc.Update(u))
+		if getter {
+			m.handle(http.MethodPatch, path, "patch", sc.Patch(u))
 		}
-	}
-	if d, ok := sc.Storage.(rest.GracefulDeleter); ok {
-		handle(http.MethodDelete, item, "delete", sc.Delete(d))
 	}
 }
 

@@ -106,6 +106,51 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	ec, clientURL := etcdConfig(cfg, clientPort, peerPort)
+	timeout := cfg.StartTimeout
+	if cfg.Cluster != nil {
+		if timeout == 0 {
+			timeout = 5 * time.Minute
+		}
+		if cfg.ClientTLS != nil && *cfg.ClientTLS != cfg.Cluster.TLS {
+			return nil, errors.New("embedetcd: a member of a cluster serves its clients with the cluster's TLS files, not others")
+		}
+		if err := cfg.Cluster.configure(ctx, ec, cfg.Dir); err != nil {
+			return nil, err
+		}
+	} else if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	if err := checkName(cfg.Dir, ec.Name); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	e, err := startEtcd(ctx, ec, cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Cluster != nil {
+		if err := promote(ctx, e); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
+	s := &Server{etcd: e, clientURL: clientURL, stopping: make(chan struct{}), failed: make(chan error, 1)}
+	if cfg.ClientTLS != nil {
+		s.clientTLS = *cfg.ClientTLS
+	}
+	if err := writeRecord(cfg.Dir, e, s.clientURL, s.clientTLS); err != nil {
+		e.Close()
+		return nil, err
+	}
+	go s.watchStop()
+	return s, nil
+}
+
+// etcdConfig is the configuration of the one member, listening on
+// 127.0.0.1 at the ports given, and the URL its clients reach it at.
+func etcdConfig(cfg Config, clientPort, peerPort int) (*embed.Config, string) {
 	ec := embed.NewConfig()
 	ec.Name = memberName
 	ec.Dir = memberDir(cfg.Dir)
@@ -142,45 +187,7 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	// No metrics or pprof endpoints of etcd's own.
 	ec.ListenMetricsUrls = nil
-	timeout := cfg.StartTimeout
-	if cfg.Cluster != nil {
-		if timeout == 0 {
-			timeout = 5 * time.Minute
-		}
-		if cfg.ClientTLS != nil && *cfg.ClientTLS != cfg.Cluster.TLS {
-			return nil, errors.New("embedetcd: a member of a cluster serves its clients with the cluster's TLS files, not others")
-		}
-		if err := cfg.Cluster.configure(ctx, ec, cfg.Dir); err != nil {
-			return nil, err
-		}
-	} else if timeout == 0 {
-		timeout = 30 * time.Second
-	}
-	if err := checkName(cfg.Dir, ec.Name); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	e, err := startEtcd(ctx, ec, cfg.Dir)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Cluster != nil {
-		if err := promote(ctx, e); err != nil {
-			e.Close()
-			return nil, err
-		}
-	}
-	s := &Server{etcd: e, clientURL: cu.String(), stopping: make(chan struct{}), failed: make(chan error, 1)}
-	if cfg.ClientTLS != nil {
-		s.clientTLS = *cfg.ClientTLS
-	}
-	if err := writeRecord(cfg.Dir, e, s.clientURL, s.clientTLS); err != nil {
-		e.Close()
-		return nil, err
-	}
-	go s.watchStop()
-	return s, nil
+	return ec, cu.String()
 }
 
 // startEtcd starts etcd with ec and waits until it is ready: it has

@@ -5,15 +5,11 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/version"
 	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
 
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -50,16 +46,9 @@ func (v *NodeDeclaredFeatureValidator) Validate(ctx context.Context, a handlers.
 	if reqs.IsEmpty() {
 		return nil
 	}
-	nodeObj, err := v.Nodes.Get(request.WithNamespace(ctx, ""), pod.Spec.NodeName, &metav1.GetOptions{ResourceVersion: "0"})
-	if apierrors.IsNotFound(err) {
-		return forbidden(a, fmt.Errorf("node %q not found", pod.Spec.NodeName))
-	}
+	node, err := podNode(ctx, a, v.Nodes, pod)
 	if err != nil {
-		return forbidden(a, fmt.Errorf("failed to get node %q: %w", pod.Spec.NodeName, err))
-	}
-	node, ok := nodeObj.(*corev1.Node)
-	if !ok {
-		return forbidden(a, fmt.Errorf("failed to get node %q: read as %T", pod.Spec.NodeName, nodeObj))
+		return err
 	}
 	result, err := ndf.DefaultFramework.MatchNode(reqs, node)
 	if err != nil {

@@ -42,16 +42,9 @@ func (p *PodResizeValidator) Validate(ctx context.Context, a handlers.Attributes
 	if err != nil || pod == nil {
 		return err
 	}
-	nodeObj, err := p.Nodes.Get(request.WithNamespace(ctx, ""), pod.Spec.NodeName, &metav1.GetOptions{ResourceVersion: "0"})
-	if apierrors.IsNotFound(err) {
-		return forbidden(a, fmt.Errorf("node %q not found", pod.Spec.NodeName))
-	}
+	node, err := podNode(ctx, a, p.Nodes, pod)
 	if err != nil {
-		return forbidden(a, fmt.Errorf("failed to get node %q: %w", pod.Spec.NodeName, err))
-	}
-	node, ok := nodeObj.(*corev1.Node)
-	if !ok {
-		return forbidden(a, fmt.Errorf("failed to get node %q: read as %T", pod.Spec.NodeName, nodeObj))
+		return err
 	}
 	// The OS label is always set by kubelets; a node without it passes.
 	if os, ok := node.Labels[corev1.LabelOSStable]; ok && os != "linux" {
@@ -90,6 +83,23 @@ func resizeRefusal(a handlers.Attributes, err error, reason metav1.CauseType) er
 		status.ErrStatus.Details.Causes = append(status.ErrStatus.Details.Causes, metav1.StatusCause{Type: reason})
 	}
 	return refusal
+}
+
+// podNode reads the node pod is bound to, from the watch cache; failing
+// that, it returns the request's refusal.
+func podNode(ctx context.Context, a handlers.Attributes, nodes rest.Getter, pod *corev1.Pod) (*corev1.Node, error) {
+	nodeObj, err := nodes.Get(request.WithNamespace(ctx, ""), pod.Spec.NodeName, &metav1.GetOptions{ResourceVersion: "0"})
+	if apierrors.IsNotFound(err) {
+		return nil, forbidden(a, fmt.Errorf("node %q not found", pod.Spec.NodeName))
+	}
+	if err != nil {
+		return nil, forbidden(a, fmt.Errorf("failed to get node %q: %w", pod.Spec.NodeName, err))
+	}
+	node, ok := nodeObj.(*corev1.Node)
+	if !ok {
+		return nil, forbidden(a, fmt.Errorf("failed to get node %q: read as %T", pod.Spec.NodeName, nodeObj))
+	}
+	return node, nil
 }
 
 // boundPodSpecUpdate returns the old and new pod of an update of a pod

@@ -83,12 +83,10 @@ func (p *Proxy) checkOnce(ctx context.Context, client *http.Client, s *apiregist
 	if s.Name == "v1." {
 		u.Path = "/api/" + s.Spec.Version
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := checkRequest(ctx, u)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
-	SetUserHeaders(req.Header, checkUser)
 	resp, err := client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -158,12 +156,10 @@ func (p *Proxy) OpenAPI(ctx context.Context, s *apiregistrationv1.APIService) (v
 	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
 	fetch := func(path string) ([]byte, error) {
 		u := &url.URL{Scheme: "https", Host: loc.Host, Path: path}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		req, err := checkRequest(ctx, u)
 		if err != nil {
 			return nil, err
 		}
-		req.Header.Set("Accept", "application/json")
-		SetUserHeaders(req.Header, checkUser)
 		resp, err := client.Do(req)
 		if err != nil {
 			return nil, err
@@ -191,4 +187,16 @@ func (p *Proxy) OpenAPI(ctx context.Context, s *apiregistrationv1.APIService) (v
 		return nil, nil, err
 	}
 	return v2, v3, nil
+}
+
+// checkRequest is a GET of u for JSON, made as the availability checker's
+// user.
+func checkRequest(ctx context.Context, u *url.URL) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	SetUserHeaders(req.Header, checkUser)
+	return req, nil
 }

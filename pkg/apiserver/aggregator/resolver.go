@@ -3,19 +3,16 @@ package aggregator
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/url"
-	"sort"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/endpointslice"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -53,43 +50,18 @@ func (r EndpointsResolver) ResolveEndpoint(ctx context.Context, namespace, name 
 	if r.EndpointSlices == nil {
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("no endpoints available for service %q", svc.Name))
 	}
-	slices, err := ServiceEndpointSlices(ctx, r.EndpointSlices, namespace, name)
-	if err != nil {
-		return nil, err
-	}
 	preferred := discoveryv1.AddressTypeIPv4
 	if len(svc.Spec.IPFamilies) > 0 {
 		preferred = discoveryv1.AddressType(svc.Spec.IPFamilies[0])
 	}
-	rand.Shuffle(len(slices), func(i, j int) { slices[i], slices[j] = slices[j], slices[i] })
-	sort.SliceStable(slices, func(i, j int) bool {
-		return slices[i].AddressType == preferred && slices[j].AddressType != preferred
-	})
-	if hostPort := randomEndpoint(slices, svcPort.Name); hostPort != "" {
+	slices, err := endpointslice.ServiceSlices(request.WithNamespace(ctx, namespace), r.EndpointSlices, name, preferred)
+	if err != nil {
+		return nil, err
+	}
+	if hostPort := endpointslice.RandomEndpoint(slices, svcPort.Name, nil); hostPort != "" {
 		return &url.URL{Scheme: "https", Host: hostPort}, nil
 	}
 	return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("no endpoints available for service %q", svc.Name))
-}
-
-// randomEndpoint is a ready endpoint, from a random start, of the first
-// slice serving the named port ("" when there is none).
-func randomEndpoint(slices []*discoveryv1.EndpointSlice, portName string) string {
-	for _, slice := range slices {
-		for _, p := range slice.Ports {
-			if p.Name == nil || *p.Name != portName || p.Port == nil || len(slice.Endpoints) == 0 {
-				continue
-			}
-			offset := rand.IntN(len(slice.Endpoints))
-			for i := range slice.Endpoints {
-				ep := &slice.Endpoints[(i+offset)%len(slice.Endpoints)]
-				if (ep.Conditions.Ready != nil && !*ep.Conditions.Ready) || len(ep.Addresses) == 0 {
-					continue
-				}
-				return net.JoinHostPort(ep.Addresses[0], strconv.Itoa(int(*p.Port)))
-			}
-		}
-	}
-	return ""
 }
 
 // ClusterIPResolver routes to the service's cluster IP (an ExternalName
@@ -140,24 +112,4 @@ func findServicePort(svc *corev1.Service, port int32) (*corev1.ServicePort, erro
 		}
 	}
 	return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("no service port %d found for service %q", port, svc.Name))
-}
-
-// ServiceEndpointSlices lists the EndpointSlices of a service (those
-// labelled kubernetes.io/service-name with its name).
-func ServiceEndpointSlices(ctx context.Context, slices rest.Lister, namespace, name string) ([]*discoveryv1.EndpointSlice, error) {
-	list, err := slices.List(request.WithNamespace(ctx, namespace), &metainternalversion.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: name}),
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*discoveryv1.EndpointSlice, 0, len(list.Items))
-	for _, item := range list.Items {
-		s := &discoveryv1.EndpointSlice{}
-		if err := item.Decode(s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, nil
 }

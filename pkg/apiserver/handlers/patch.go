@@ -98,16 +98,10 @@ func (s *Scope) Patch(updater rest.Updater) http.HandlerFunc {
 		}
 		apply := patchType == types.ApplyYAMLPatchType
 		updateOpts := &metav1.UpdateOptions{DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
-		admitted := s.mutateUpdate(ns, name, p, updateOpts)
-		result, created, err := updater.Update(ctx, name, admitted,
-			s.validation(Create, ns, name, updateOpts), s.updateValidation(ns, name, updateOpts), apply, updateOpts)
+		result, code, err := s.update(ctx, updater, ns, name, p, apply, updateOpts)
 		if err != nil {
 			WriteError(w, r, err)
 			return
-		}
-		code := http.StatusOK
-		if created {
-			code = http.StatusCreated
 		}
 		s.writeWritten(w, r, out, code, result, written)
 	}

@@ -1,11 +1,13 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -37,17 +39,28 @@ func (s *Scope) Update(updater rest.Updater) http.HandlerFunc {
 		info := &rest.DefaultUpdatedObjectInfo{Obj: obj, Transformers: []rest.TransformFunc{
 			s.updateTracker(managerOrUserAgent(opts.FieldManager, r.UserAgent())),
 		}}
-		admitted := s.mutateUpdate(ns, name, info, opts)
-		result, created, err := updater.Update(ctx, name, admitted,
-			s.validation(Create, ns, name, opts), s.updateValidation(ns, name, opts), false, opts)
+		result, code, err := s.update(ctx, updater, ns, name, info, false, opts)
 		if err != nil {
 			WriteError(w, r, err)
 			return
 		}
-		code := http.StatusOK
-		if created {
-			code = http.StatusCreated
-		}
 		s.writeWritten(w, r, out, code, result, written)
 	}
+}
+
+// update runs an update (of a PUT or a PATCH) through admission and
+// validation, and returns the stored object with the status code that
+// answers it: 201 when the update created the object, else 200.
+func (s *Scope) update(ctx context.Context, updater rest.Updater, ns, name string, info rest.UpdatedObjectInfo,
+	forceAllowCreate bool, opts *metav1.UpdateOptions) (runtime.Object, int, error) {
+	admitted := s.mutateUpdate(ns, name, info, opts)
+	result, created, err := updater.Update(ctx, name, admitted,
+		s.validation(Create, ns, name, opts), s.updateValidation(ns, name, opts), forceAllowCreate, opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	if created {
+		return result, http.StatusCreated, nil
+	}
+	return result, http.StatusOK, nil
 }

@@ -85,7 +85,13 @@ func (s *Scope) serveWatch(w http.ResponseWriter, r *http.Request, watcher rest.
 	// the bookmark that ends them: they go out in full buffers, not one
 	// flush (and one gzip member) per event when the encoder keeps up
 	// with the watch cache.
-	initial := isWatchList
+	writeEvents(ctx, r, wch, enc, stream, isWatchList)
+}
+
+// writeEvents writes the events of wch to stream until the watch ends or
+// a write fails. initial is set while the initial events of a WatchList
+// are still to come.
+func writeEvents(ctx context.Context, r *http.Request, wch storage.Watcher, enc *eventEncoder, stream *watchStream, initial bool) {
 	flush := func() bool { return enc.flush() && stream.Flush() == nil }
 	for {
 		// Events are taken in this goroutine (straight from the watch

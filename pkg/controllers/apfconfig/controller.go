@@ -21,6 +21,7 @@ import (
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/queue"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
@@ -63,7 +64,7 @@ type Controller struct {
 	statusWriter   *fieldmanager.Writer
 
 	ensured atomic.Bool
-	wake    chan struct{}
+	wake    queue.Signal
 }
 
 // New returns a controller over cfg's storages.
@@ -81,7 +82,7 @@ func New(cfg Config) *Controller {
 		priorityLevels: newConfigKind(cfg.PriorityLevels, flowcontrolv1.SchemeGroupVersion.WithKind("PriorityLevelConfiguration"),
 			bootstrap.MandatoryPriorityLevelConfigurations, bootstrap.SuggestedPriorityLevelConfigurations, priorityLevelSpec),
 		statusWriter: fieldmanager.NewWriter(cfg.FlowSchemaStatus, flowcontrolv1.SchemeGroupVersion.WithKind("FlowSchema"), "status", consumerManager),
-		wake:         make(chan struct{}, 1),
+		wake:         queue.NewSignal(),
 	}
 }
 
@@ -105,8 +106,8 @@ func (c *Controller) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		follow.RunAll(ctx, nil,
-			follow.New(follow.Config{Name: "flow control bootstrap: flow schemas", Source: c.cfg.FlowSchemas, Handler: follow.Changes(c.poke)}),
-			follow.New(follow.Config{Name: "flow control bootstrap: priority levels", Source: c.cfg.PriorityLevels, Handler: follow.Changes(c.poke)}))
+			follow.New(follow.Config{Name: "flow control bootstrap: flow schemas", Source: c.cfg.FlowSchemas, Handler: follow.Changes(c.wake.Notify)}),
+			follow.New(follow.Config{Name: "flow control bootstrap: priority levels", Source: c.cfg.PriorityLevels, Handler: follow.Changes(c.wake.Notify)}))
 	})
 	wg.Go(func() { c.keepDangling(ctx) })
 	c.keepEnsured(ctx)
@@ -151,11 +152,4 @@ func (c *Controller) ensure(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func (c *Controller) poke() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
 }

@@ -24,7 +24,7 @@ func (c *Controller) keepDangling(ctx context.Context) {
 		}
 		if err := c.syncDangling(ctx); err != nil && ctx.Err() == nil {
 			slog.Warn("flow control: the Dangling condition of flow schemas", "error", err)
-			time.AfterFunc(c.cfg.Retry, c.poke)
+			time.AfterFunc(c.cfg.Retry, c.wake.Notify)
 		}
 	}
 }

@@ -38,6 +38,7 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/backoff"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/queue"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
@@ -97,7 +98,7 @@ type Controller struct {
 	atStart map[string]bool
 	// pending are the names to sync next.
 	pending map[string]bool
-	wake    chan struct{}
+	wake    queue.Signal
 }
 
 // New returns a controller writing through storage.
@@ -109,7 +110,7 @@ func New(storage Storage) *Controller {
 		desired: map[string]*apiregistrationv1.APIService{},
 		synced:  map[string]bool{},
 		pending: map[string]bool{},
-		wake:    make(chan struct{}, 1),
+		wake:    queue.NewSignal(),
 	}
 }
 
@@ -216,10 +217,7 @@ func (c *Controller) enqueue(name string) {
 
 func (c *Controller) enqueueLocked(name string) {
 	c.pending[name] = true
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
+	c.wake.Notify()
 }
 
 // work syncs the pending names as they come, several at once (kube's

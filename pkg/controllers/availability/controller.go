@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/queue"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
@@ -121,7 +122,7 @@ type Controller struct {
 	// failures counts each name's failed syncs in a row (its backoff).
 	failures map[string]int
 	pending  map[string]bool
-	wake     chan struct{}
+	wake     queue.Signal
 }
 
 // New returns a controller of cfg.
@@ -133,7 +134,7 @@ func New(cfg Config) *Controller {
 		fetched:  map[string]Served{},
 		failures: map[string]int{},
 		pending:  map[string]bool{},
-		wake:     make(chan struct{}, 1),
+		wake:     queue.NewSignal(),
 	}
 }
 
@@ -177,22 +178,10 @@ func (c *Controller) Run(ctx context.Context) {
 // replaceKnown makes a list of the APIServices the known ones, queues
 // every one and those gone since, and publishes them.
 func (c *Controller) replaceKnown(list []*apiregistrationv1.APIService, _ int64) {
-	known := make(map[string]*apiregistrationv1.APIService, len(list))
-	for _, s := range list {
-		known[s.Name] = s
-	}
 	c.mu.Lock()
-	for name := range c.known {
-		if known[name] == nil {
-			c.pending[name] = true // gone while nobody watched
-		}
-	}
-	c.known = known
-	for name := range known {
-		c.pending[name] = true
-	}
+	c.known = queue.Relist(c.known, list, c.pending)
 	c.mu.Unlock()
-	c.signal()
+	c.wake.Notify()
 	c.publish()
 }
 
@@ -208,7 +197,7 @@ func (c *Controller) observe(t watch.EventType, s *apiregistrationv1.APIService)
 	}
 	c.pending[s.Name] = true
 	c.mu.Unlock()
-	c.signal()
+	c.wake.Notify()
 	c.publish()
 }
 
@@ -220,7 +209,7 @@ func (c *Controller) enqueueReferencing(namespace, name string) {
 		}
 	}
 	c.mu.Unlock()
-	c.signal()
+	c.wake.Notify()
 }
 
 // resync queues every APIService every 30 s.
@@ -238,14 +227,7 @@ func (c *Controller) resync(ctx context.Context) {
 			c.pending[name] = true
 		}
 		c.mu.Unlock()
-		c.signal()
-	}
-}
-
-func (c *Controller) signal() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
+		c.wake.Notify()
 	}
 }
 
@@ -294,7 +276,7 @@ func (c *Controller) syncAndRetry(ctx context.Context, name string) {
 		c.mu.Lock()
 		c.pending[name] = true
 		c.mu.Unlock()
-		c.signal()
+		c.wake.Notify()
 	})
 }
 

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/autoregister"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/queue"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apiextensions/customresource"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -91,7 +92,7 @@ type Controller struct {
 	pending map[string]bool
 	// failed are queued again on the next tick.
 	failed map[string]bool
-	wake   chan struct{}
+	wake   queue.Signal
 	// registered are the group versions given to apiServices.
 	registered map[schema.GroupVersion]bool
 	// definitionsLoop follows the definitions; it synced once they have
@@ -134,7 +135,7 @@ func New(cfg Config) *Controller {
 		apiServices: cfg.APIServices, retry: time.Second,
 		known: map[string]*apiextensionsv1.CustomResourceDefinition{}, pending: map[string]bool{}, failed: map[string]bool{},
 		registered: map[schema.GroupVersion]bool{},
-		wake:       make(chan struct{}, 1), served: map[string]*servedDefinition{},
+		wake:       queue.NewSignal(), served: map[string]*servedDefinition{},
 	}
 	c.definitionsLoop = follow.New(follow.Config{
 		Name: "crd controller: definitions", Source: cfg.Definitions,
@@ -164,23 +165,11 @@ func (c *Controller) Run(ctx context.Context) {
 // replaceKnown makes a list of the definitions the known ones, and queues
 // every one, and those gone since the last list or event.
 func (c *Controller) replaceKnown(list []*apiextensionsv1.CustomResourceDefinition, _ int64) {
-	known := make(map[string]*apiextensionsv1.CustomResourceDefinition, len(list))
-	for _, crd := range list {
-		known[crd.Name] = crd
-	}
 	c.mu.Lock()
-	for name := range c.known {
-		if known[name] == nil {
-			c.pending[name] = true // gone while nobody watched
-		}
-	}
-	c.known = known
-	for name := range known {
-		c.pending[name] = true
-	}
+	c.known = queue.Relist(c.known, list, c.pending)
 	c.registerGroupVersionsLocked()
 	c.mu.Unlock()
-	c.signal()
+	c.wake.Notify()
 }
 
 // observe records a state the watch reports and queues its definition.
@@ -194,7 +183,7 @@ func (c *Controller) observe(t watch.EventType, crd *apiextensionsv1.CustomResou
 	}
 	c.pending[crd.Name] = true
 	c.mu.Unlock()
-	c.signal()
+	c.wake.Notify()
 }
 
 // rememberLocked keeps crd unless a newer state is known already (the
@@ -241,13 +230,6 @@ func revision(crd *apiextensionsv1.CustomResourceDefinition) int64 {
 	return rv
 }
 
-func (c *Controller) signal() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
 // enqueueGroup queues every known definition of group but except, whose
 // names may have been freed.
 func (c *Controller) enqueueGroup(group, except string) {
@@ -258,7 +240,7 @@ func (c *Controller) enqueueGroup(group, except string) {
 		}
 	}
 	c.mu.Unlock()
-	c.signal()
+	c.wake.Notify()
 }
 
 // groupDefinitions returns the known definitions of group.

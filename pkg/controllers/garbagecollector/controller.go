@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/queue"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
@@ -62,7 +63,7 @@ type Controller struct {
 	// name, and whether their first list is in.
 	following map[string]*follower
 	queue     map[types.UID]bool
-	wake      chan struct{}
+	wake      queue.Signal
 }
 
 // follower lists and watches one resource into the graph.
@@ -78,7 +79,7 @@ type follower struct {
 func New(resources []Resource, more func() []Resource) *Controller {
 	return &Controller{
 		resources: resources, more: more, resync: time.Second,
-		graph: newGraph(), following: map[string]*follower{}, queue: map[types.UID]bool{}, wake: make(chan struct{}, 1),
+		graph: newGraph(), following: map[string]*follower{}, queue: map[types.UID]bool{}, wake: queue.NewSignal(),
 	}
 }
 
@@ -175,15 +176,7 @@ func (c *Controller) syncedLocked() bool {
 
 func (c *Controller) enqueueLocked(uid types.UID) {
 	c.queue[uid] = true
-	c.signal()
-}
-
-// signal wakes Run, to follow new resources and work.
-func (c *Controller) signal() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
+	c.wake.Notify()
 }
 
 // work processes the queued objects once the graph is complete; those

@@ -56,7 +56,7 @@ func (fd feeder) OnList(items []*storage.Object, _ int64) error {
 		c.upsertLocked(n)
 	}
 	f.synced = true
-	c.signal() // the queue may have waited for this list
+	c.wake.Notify() // the queue may have waited for this list
 	return nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/queue"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -57,7 +58,7 @@ type Controller struct {
 
 	mu      sync.Mutex
 	pending map[string]bool
-	wake    chan struct{}
+	wake    queue.Signal
 }
 
 // New returns a controller over the given storages: resources, and
@@ -66,7 +67,7 @@ type Controller struct {
 func New(namespaces Namespaces, finalizer rest.Updater, resources []Resource, more func() []Resource) *Controller {
 	return &Controller{
 		namespaces: namespaces, finalizer: finalizer, resources: resources, more: more,
-		retry: time.Second, pending: map[string]bool{}, wake: make(chan struct{}, 1),
+		retry: time.Second, pending: map[string]bool{}, wake: queue.NewSignal(),
 	}
 }
 
@@ -94,10 +95,7 @@ func (c *Controller) enqueue(name string) {
 	c.mu.Lock()
 	c.pending[name] = true
 	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
+	c.wake.Notify()
 }
 
 // work processes queued namespaces; those not done are tried again after

@@ -153,6 +153,7 @@ func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (
 		return r.Install(SchemeGroupVersion, getter, resources)
 	}
 	var legacy LegacyRESTStorage
+	connect := newProxies(p.Kubelet)
 	for _, r := range []struct {
 		resource generic.Resource
 		handle   **generic.Store // nil: the wiring uses none
@@ -164,6 +165,13 @@ func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (
 		{podTemplates, nil},
 		{replicationControllers, nil},
 		{newEvents(p.EventTTL), &legacy.Events},
+		// Service account tokens may be bound to these.
+		{secrets, &legacy.Secrets},
+		{withSubresources(nodes, connect.nodes()), &legacy.Nodes},
+		// New namespaces and new pods use these.
+		{configMaps, &legacy.ConfigMaps},
+		{serviceAccounts, &legacy.ServiceAccounts},
+		{limitRanges, &legacy.LimitRanges},
 	} {
 		store, err := install(r.resource)
 		if err != nil {
@@ -174,53 +182,13 @@ func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (
 		}
 	}
 	legacy.ResourceQuotaStatus = generic.NewStatusREST(legacy.ResourceQuotas, resourceQuotas.StatusStrategy)
-	var err error
-	// Service account tokens may be bound to these.
-	if legacy.Secrets, err = install(secrets); err != nil {
-		return fail(err)
-	}
-	connect := newProxies(p.Kubelet)
-	if legacy.Nodes, err = install(withSubresources(nodes, connect.nodes())); err != nil {
-		return fail(err)
-	}
-	// New namespaces and new pods use these.
-	if legacy.ConfigMaps, err = install(configMaps); err != nil {
-		return fail(err)
-	}
-	if legacy.ServiceAccounts, err = install(serviceAccounts); err != nil {
-		return fail(err)
-	}
-	if legacy.LimitRanges, err = install(limitRanges); err != nil {
-		return fail(err)
-	}
-	// Created as kube's controller manager creates them.
-	defaults := namespaceDefaults{
-		configMaps: fieldmanager.TrackingCreater(legacy.ConfigMaps, SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
-		rootCA:     p.RootCA,
-	}
-	if p.DefaultServiceAccounts {
-		defaults.serviceAccounts = fieldmanager.TrackingCreater(legacy.ServiceAccounts, SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager)
-	}
-	ns := newNamespaces(defaults)
-	if _, err = install(ns.Resource); err != nil {
+	ns := newNamespaces(p.namespaceDefaults(&legacy))
+	_, err := install(ns.Resource)
+	if err != nil {
 		return fail(err)
 	}
 	legacy.Namespaces, legacy.NamespaceFinalize = ns.served, ns.finalize
-	lookups := podLookups{limitRanges: legacy.LimitRanges, priority: p.PodPriority, runtimeClass: p.PodRuntimeClass,
-		budgets: p.DisruptionBudgets}
-	if p.NoPodLimitRanges {
-		lookups.limitRanges = nil
-	}
-	if !p.NoPodTopologyLabels {
-		lookups.topology = &PodTopologyLabels{Nodes: legacy.Nodes}
-	}
-	if !p.NoPodTolerations {
-		lookups.tolerations = cmp.Or(p.PodTolerations, &KubeDefaultTolerationSeconds)
-	}
-	if !p.NoPodServiceAccount {
-		lookups.serviceAccount = PodServiceAccount{ServiceAccounts: legacy.ServiceAccounts, Namespaces: legacy.Namespaces}
-	}
-	if legacy.Pods, err = install(withSubresources(newPods(lookups), connect.pods())); err != nil {
+	if legacy.Pods, err = install(withSubresources(newPods(p.podLookups(&legacy)), connect.pods())); err != nil {
 		return fail(err)
 	}
 	// After pods: services/proxy reaches the services' pods.
@@ -244,6 +212,39 @@ func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (
 	}
 	resources["componentstatuses"] = NewComponentStatusREST(p.Components)
 	return legacy, info, nil
+}
+
+// namespaceDefaults is what a new namespace gets, created as kube's
+// controller manager creates it.
+func (p RESTStorageProvider) namespaceDefaults(legacy *LegacyRESTStorage) namespaceDefaults {
+	defaults := namespaceDefaults{
+		configMaps: fieldmanager.TrackingCreater(legacy.ConfigMaps, SchemeGroupVersion.WithKind("ConfigMap"), kubeControllerManager),
+		rootCA:     p.RootCA,
+	}
+	if p.DefaultServiceAccounts {
+		defaults.serviceAccounts = fieldmanager.TrackingCreater(legacy.ServiceAccounts, SchemeGroupVersion.WithKind("ServiceAccount"), kubeControllerManager)
+	}
+	return defaults
+}
+
+// podLookups is what pods read from the stores built before them, less
+// what the provider turns off.
+func (p RESTStorageProvider) podLookups(legacy *LegacyRESTStorage) podLookups {
+	lookups := podLookups{limitRanges: legacy.LimitRanges, priority: p.PodPriority, runtimeClass: p.PodRuntimeClass,
+		budgets: p.DisruptionBudgets}
+	if p.NoPodLimitRanges {
+		lookups.limitRanges = nil
+	}
+	if !p.NoPodTopologyLabels {
+		lookups.topology = &PodTopologyLabels{Nodes: legacy.Nodes}
+	}
+	if !p.NoPodTolerations {
+		lookups.tolerations = cmp.Or(p.PodTolerations, &KubeDefaultTolerationSeconds)
+	}
+	if !p.NoPodServiceAccount {
+		lookups.serviceAccount = PodServiceAccount{ServiceAccounts: legacy.ServiceAccounts, Namespaces: legacy.Namespaces}
+	}
+	return lookups
 }
 
 // withSubresources returns r declaring subresources besides its own. A

@@ -3,22 +3,18 @@ package core
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/endpointslice"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -91,10 +87,8 @@ func (r *ServiceProxyREST) location(ctx context.Context, id string) (*url.URL, e
 	if err != nil {
 		return nil, err
 	}
-	hostPort, err := r.randomEndpoint(ctx, slices, portName)
-	if err != nil {
-		return nil, err
-	}
+	// Only the address of a pod the endpoint names, as kube requires.
+	hostPort := endpointslice.RandomEndpoint(slices, portName, func(ep *discoveryv1.Endpoint) bool { return r.podHasAddress(ctx, ep) })
 	if hostPort == "" {
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("no endpoints available for service %q", name))
 	}
@@ -124,45 +118,11 @@ func (r *ServiceProxyREST) serviceSlices(ctx context.Context, service string) ([
 	if request.NamespaceValue(ctx) == "" {
 		return nil, apierrors.NewBadRequest("missing required namespace")
 	}
-	list, err := r.slices.List(ctx, &metainternalversion.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: service})})
+	slices, err := endpointslice.ServiceSlices(ctx, r.slices, service, r.family)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	slices := make([]discoveryv1.EndpointSlice, len(list.Items))
-	for i, item := range list.Items {
-		if err := item.Decode(&slices[i]); err != nil {
-			return nil, apierrors.NewInternalError(err)
-		}
-	}
-	rand.Shuffle(len(slices), func(i, j int) { slices[i], slices[j] = slices[j], slices[i] })
-	sort.SliceStable(slices, func(i, j int) bool { return slices[i].AddressType == r.family && slices[j].AddressType != r.family })
 	return slices, nil
-}
-
-// randomEndpoint is a ready endpoint, chosen from a random start, of the
-// first slice serving the named port whose address is the IP of the pod
-// it names ("" when there is none).
-func (r *ServiceProxyREST) randomEndpoint(ctx context.Context, slices []discoveryv1.EndpointSlice, portName string) (string, error) {
-	for _, slice := range slices {
-		for _, port := range slice.Ports {
-			if port.Name == nil || *port.Name != portName || port.Port == nil || len(slice.Endpoints) == 0 {
-				continue
-			}
-			offset := rand.IntN(len(slice.Endpoints))
-			for i := range slice.Endpoints {
-				ep := &slice.Endpoints[(i+offset)%len(slice.Endpoints)]
-				if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
-					continue
-				}
-				if !r.podHasAddress(ctx, ep) {
-					continue
-				}
-				return net.JoinHostPort(ep.Addresses[0], strconv.Itoa(int(*port.Port))), nil
-			}
-		}
-	}
-	return "", nil
 }
 
 // podHasAddress says whether the endpoint names a pod of the request's

@@ -39,92 +39,129 @@ func (e *Store) update(ctx context.Context, path *updatePath, name string, objIn
 	if p := objInfo.Preconditions(); p != nil {
 		preconditions = &storage.Preconditions{UID: p.UID, ResourceVersion: p.ResourceVersion}
 	}
-	allowCreate := path.strategy.AllowCreateOnUpdate() || forceAllowCreate
-	mutate := rest.MutationOf(objInfo)
-	var (
-		creating  bool
-		deleteObj runtime.Object
-		// finish ends the Begin hook of the latest attempt; an attempt
-		// that lost a race is undone before the next one begins.
-		finish = FinishFunc(finishNothing)
-	)
-	out := e.newFunc()
-	err = e.storageUpdate(ctx, key, out, allowCreate, preconditions,
-		func(existing runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
-			finish(ctx, false)
-			finish = finishNothing
-			creating = false
-			existingRV := res.ResourceVersion
-			if existingRV == 0 && !allowCreate {
-				return nil, nil, apierrors.NewNotFound(e.qualifiedResource, name)
-			}
-			obj, err := objInfo.UpdatedObject(ctx, existing)
-			if err != nil {
-				return nil, nil, err
-			}
-			newRV, err := storage.ObjectResourceVersion(obj)
-			if err != nil {
-				return nil, nil, apierrors.NewBadRequest(err.Error())
-			}
-			if existingRV == 0 {
-				creating = true
-				obj, ttl, f, err := e.prepareCreateOnUpdate(ctx, path, obj, mutate, createValidation, options)
-				finish = f
-				return obj, ttl, err
-			}
-			if err := e.checkResourceVersion(path.strategy, name, newRV, existingRV); err != nil {
-				return nil, nil, err
-			}
-			if newRV == 0 {
-				// An unconditional update applies to the stored revision
-				// (kube sets it, so metadata validation sees one).
-				if err := storage.SetResourceVersion(obj, existingRV); err != nil {
-					return nil, nil, apierrors.NewInternalError(err)
-				}
-			}
-			if finish, err = e.beforeUpdate(ctx, path, obj, existing, mutate, options); err != nil {
-				finish = finishNothing
-				return nil, nil, err
-			}
-			// The field manager cannot tell an update that changes
-			// nothing (once normalised and defaulted) from one that does.
-			keepManagedFieldsTimes(obj, existing)
-			if updateValidation != nil {
-				if err := updateValidation(ctx, obj.DeepCopyObject(), existing.DeepCopyObject()); err != nil {
-					return nil, nil, err
-				}
-			}
-			if shouldDeleteDuringUpdate(path.strategy, obj, existing) {
-				deleteObj = obj
-				return nil, nil, errEmptiedFinalizers
-			}
-			ttl, err := e.ttl(obj, uint64(res.TTL), true)
-			if err != nil {
-				return nil, nil, err
-			}
-			if int64(ttl) != res.TTL {
-				return obj, &ttl, nil
-			}
-			return obj, nil, nil
-		}, isDryRun(options.DryRun))
-	finish(ctx, err == nil)
-	if err != nil {
-		if errors.Is(err, errEmptiedFinalizers) {
-			return e.deleteWithoutFinalizers(ctx, name, key, deleteObj, preconditions, options)
-		}
-		var failed *storage.PreconditionError
-		if errors.As(err, &failed) {
-			// kube's storage words a failed precondition as an invalid
-			// object of the key.
-			return nil, false, apierrors.NewConflict(e.qualifiedResource, name, fmt.Errorf(
-				"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: %s", key, failed.Msg))
-		}
-		if creating {
-			return nil, false, interpretCreateError(err, e.qualifiedResource, name)
-		}
-		return nil, false, interpretUpdateError(err, e.qualifiedResource, name)
+	u := &updateAttempt{
+		e:                e,
+		path:             path,
+		name:             name,
+		objInfo:          objInfo,
+		mutate:           rest.MutationOf(objInfo),
+		createValidation: createValidation,
+		updateValidation: updateValidation,
+		options:          options,
+		allowCreate:      path.strategy.AllowCreateOnUpdate() || forceAllowCreate,
+		finish:           finishNothing,
 	}
-	return out, creating, nil
+	out := e.newFunc()
+	err = e.storageUpdate(ctx, key, out, u.allowCreate, preconditions,
+		func(existing runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			return u.try(ctx, existing, res)
+		}, isDryRun(options.DryRun))
+	u.finish(ctx, err == nil)
+	if err == nil {
+		return out, u.creating, nil
+	}
+	if errors.Is(err, errEmptiedFinalizers) {
+		return e.deleteWithoutFinalizers(ctx, name, key, u.deleteObj, preconditions, options)
+	}
+	var failed *storage.PreconditionError
+	if errors.As(err, &failed) {
+		// kube's storage words a failed precondition as an invalid
+		// object of the key.
+		return nil, false, apierrors.NewConflict(e.qualifiedResource, name, fmt.Errorf(
+			"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: %s", key, failed.Msg))
+	}
+	if u.creating {
+		return nil, false, interpretCreateError(err, e.qualifiedResource, name)
+	}
+	return nil, false, interpretUpdateError(err, e.qualifiedResource, name)
+}
+
+// updateAttempt is one Update's inputs and what its latest attempt at the
+// read-modify-write left behind.
+type updateAttempt struct {
+	e                *Store
+	path             *updatePath
+	name             string
+	objInfo          rest.UpdatedObjectInfo
+	mutate           rest.MutateObjectFunc
+	createValidation rest.ValidateObjectFunc
+	updateValidation rest.ValidateObjectUpdateFunc
+	options          *metav1.UpdateOptions
+	allowCreate      bool
+
+	creating  bool
+	deleteObj runtime.Object // the object to delete on errEmptiedFinalizers
+	// finish ends the Begin hook of the latest attempt; an attempt
+	// that lost a race is undone before the next one begins.
+	finish FinishFunc
+}
+
+// try is the storage's update function: it computes the new object from
+// existing (zero revision: none stored) and its TTL.
+func (u *updateAttempt) try(ctx context.Context, existing runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
+	u.finish(ctx, false)
+	u.finish = finishNothing
+	u.creating = false
+	existingRV := res.ResourceVersion
+	if existingRV == 0 && !u.allowCreate {
+		return nil, nil, apierrors.NewNotFound(u.e.qualifiedResource, u.name)
+	}
+	obj, err := u.objInfo.UpdatedObject(ctx, existing)
+	if err != nil {
+		return nil, nil, err
+	}
+	newRV, err := storage.ObjectResourceVersion(obj)
+	if err != nil {
+		return nil, nil, apierrors.NewBadRequest(err.Error())
+	}
+	if existingRV == 0 {
+		u.creating = true
+		obj, ttl, f, err := u.e.prepareCreateOnUpdate(ctx, u.path, obj, u.mutate, u.createValidation, u.options)
+		u.finish = f
+		return obj, ttl, err
+	}
+	return u.tryUpdate(ctx, obj, existing, newRV, res)
+}
+
+// tryUpdate prepares and validates obj as the update of existing, stored
+// at res, and chooses its TTL.
+func (u *updateAttempt) tryUpdate(ctx context.Context, obj, existing runtime.Object, newRV int64, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
+	e, existingRV := u.e, res.ResourceVersion
+	if err := e.checkResourceVersion(u.path.strategy, u.name, newRV, existingRV); err != nil {
+		return nil, nil, err
+	}
+	if newRV == 0 {
+		// An unconditional update applies to the stored revision
+		// (kube sets it, so metadata validation sees one).
+		if err := storage.SetResourceVersion(obj, existingRV); err != nil {
+			return nil, nil, apierrors.NewInternalError(err)
+		}
+	}
+	finish, err := e.beforeUpdate(ctx, u.path, obj, existing, u.mutate, u.options)
+	if err != nil {
+		return nil, nil, err
+	}
+	u.finish = finish
+	// The field manager cannot tell an update that changes
+	// nothing (once normalised and defaulted) from one that does.
+	keepManagedFieldsTimes(obj, existing)
+	if u.updateValidation != nil {
+		if err := u.updateValidation(ctx, obj.DeepCopyObject(), existing.DeepCopyObject()); err != nil {
+			return nil, nil, err
+		}
+	}
+	if shouldDeleteDuringUpdate(u.path.strategy, obj, existing) {
+		u.deleteObj = obj
+		return nil, nil, errEmptiedFinalizers
+	}
+	ttl, err := e.ttl(obj, uint64(res.TTL), true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(ttl) != res.TTL {
+		return obj, &ttl, nil
+	}
+	return obj, nil, nil
 }
 
 // checkResourceVersion enforces optimistic concurrency: an update names

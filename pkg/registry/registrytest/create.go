@@ -66,30 +66,34 @@ func (tr *Tester) createCases() []testCase {
 				t.Error("created an object with neither name nor generateName")
 			}
 		}},
-		{"dry run", func(t *testing.T, e *env) {
-			base := e.name()
-			obj := e.inNamespace(t, tr.Valid(base), nil)
-			name := accessor(t, obj).GetName()
-			out, err := tr.Storage.Create(e.ctx(), obj, nil, &metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			if err != nil {
-				t.Fatalf("dry-run create: %v", err)
-			}
-			if accessor(t, out).GetName() != name {
-				t.Errorf("dry-run create returned %q, want %q", accessor(t, out).GetName(), name)
-			}
-			e.wantNotFound(t, name, "after a dry-run create")
-			if got := e.list(t, e.ctx(), "", "metadata.name="+name); len(got) != 0 {
-				t.Errorf("list after a dry-run create: %q, want none", got)
-			}
-			// A dry run of an existing name fails as the create would.
-			created := e.create(t, e.inNamespace(t, tr.Valid(base), nil))
-			_, err = tr.Storage.Create(e.ctx(), e.inNamespace(t, tr.Valid(base), nil), nil, &metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			if !apierrors.IsAlreadyExists(err) {
-				t.Errorf("dry-run create of an existing name: %v, want AlreadyExists", err)
-			}
-			e.wantUnchanged(t, created, "after a dry-run create of its name")
-		}},
+		{"dry run", tr.testDryRunCreate},
 	}
+}
+
+// testDryRunCreate: a dry-run create stores nothing, and fails where the
+// create would.
+func (tr *Tester) testDryRunCreate(t *testing.T, e *env) {
+	base := e.name()
+	obj := e.inNamespace(t, tr.Valid(base), nil)
+	name := accessor(t, obj).GetName()
+	out, err := tr.Storage.Create(e.ctx(), obj, nil, &metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		t.Fatalf("dry-run create: %v", err)
+	}
+	if accessor(t, out).GetName() != name {
+		t.Errorf("dry-run create returned %q, want %q", accessor(t, out).GetName(), name)
+	}
+	e.wantNotFound(t, name, "after a dry-run create")
+	if got := e.list(t, e.ctx(), "", "metadata.name="+name); len(got) != 0 {
+		t.Errorf("list after a dry-run create: %q, want none", got)
+	}
+	// A dry run of an existing name fails as the create would.
+	created := e.create(t, e.inNamespace(t, tr.Valid(base), nil))
+	_, err = tr.Storage.Create(e.ctx(), e.inNamespace(t, tr.Valid(base), nil), nil, &metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if !apierrors.IsAlreadyExists(err) {
+		t.Errorf("dry-run create of an existing name: %v, want AlreadyExists", err)
+	}
+	e.wantUnchanged(t, created, "after a dry-run create of its name")
 }
 
 func (tr *Tester) getCases() []testCase {

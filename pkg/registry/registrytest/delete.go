@@ -105,93 +105,101 @@ func (tr *Tester) deleteCases() []testCase {
 				e.wantUnchanged(t, created, "after a dry-run delete")
 			}
 		}},
-		{"graceful", func(t *testing.T, e *env) {
-			if tr.GracePeriod == 0 {
-				created := e.createValid(t, nil)
-				name := accessor(t, created).GetName()
-				_, now, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{})
-				if err != nil || now == (tr.Finish != nil) {
-					t.Fatalf("delete without grace period: deleted at once %v, %v", now, err)
-				}
-				e.wantDeleted(t, name, "after a delete of a resource without grace period")
-				return
-			}
-			created := e.createValid(t, nil)
-			name := accessor(t, created).GetName()
-			out, now, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{DryRun: dryRunAll})
-			if err != nil || now {
-				t.Fatalf("dry-run graceful delete: deleted at once %v, %v", now, err)
-			}
-			if m, ok := out.(metav1.Object); ok && m.GetDeletionTimestamp() == nil {
-				t.Error("dry-run graceful delete returned no deletionTimestamp")
-			}
-			e.wantUnchanged(t, created, "after a dry-run graceful delete")
-			if _, now, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{}); err != nil || now {
-				t.Fatalf("graceful delete: deleted at once %v, %v", now, err)
-			}
-			marked := e.get(t, name)
-			m := accessor(t, marked)
-			if m.GetDeletionTimestamp() == nil || m.GetDeletionGracePeriodSeconds() == nil || *m.GetDeletionGracePeriodSeconds() != tr.GracePeriod {
-				t.Fatalf("after a graceful delete: deletionTimestamp %v, grace period %v; want set, %d",
-					m.GetDeletionTimestamp(), m.GetDeletionGracePeriodSeconds(), tr.GracePeriod)
-			}
-			// A longer grace period changes nothing; a dry run of a
-			// shorter one neither.
-			if _, now, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{GracePeriodSeconds: ptr.To(tr.GracePeriod + 10)}); err != nil || now {
-				t.Errorf("delete with a longer grace period: deleted at once %v, %v", now, err)
-			}
-			e.wantUnchanged(t, marked, "after a delete with a longer grace period")
-			if _, _, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{DryRun: dryRunAll, GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
-				t.Errorf("dry-run delete with no grace period: %v", err)
-			}
-			e.wantUnchanged(t, marked, "after a dry-run delete with no grace period")
-			e.deleteNow(t, name)
-		}},
-		{"finalizers", func(t *testing.T, e *env) {
-			base := e.name()
-			obj := e.inNamespace(t, tr.Valid(base), nil)
-			accessor(t, obj).SetFinalizers([]string{testFinalizer})
-			created := e.create(t, obj)
-			name := accessor(t, created).GetName()
-			if _, now, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{DryRun: dryRunAll, GracePeriodSeconds: ptr.To[int64](0)}); err != nil || now {
-				t.Errorf("dry-run delete of an object with finalizers: deleted at once %v, %v", now, err)
-			}
-			e.wantUnchanged(t, created, "after a dry-run delete")
-			if _, now, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil || now {
-				t.Fatalf("delete of an object with finalizers: deleted at once %v, %v", now, err)
-			}
-			marked := e.get(t, name)
-			if m := accessor(t, marked); m.GetDeletionTimestamp() == nil {
-				t.Fatal("an object held by a finalizer has no deletionTimestamp after its delete")
-			}
-			// Deleting again keeps it as it is marked (kube may record a
-			// zero deletionGracePeriodSeconds where there was none).
-			if _, now, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{}); err != nil || now {
-				t.Errorf("second delete of an object held by a finalizer: deleted at once %v, %v", now, err)
-			}
-			again := e.get(t, name)
-			if m, am := accessor(t, marked), accessor(t, again); !am.GetDeletionTimestamp().Equal(m.GetDeletionTimestamp()) ||
-				!slices.Equal(am.GetFinalizers(), m.GetFinalizers()) {
-				t.Errorf("after a second delete: deletionTimestamp %v finalizers %q, want %v %q",
-					am.GetDeletionTimestamp(), am.GetFinalizers(), m.GetDeletionTimestamp(), m.GetFinalizers())
-			}
-			marked = again
-			// Nothing new may be created under its name meanwhile.
-			if _, err := tr.Storage.Create(e.ctx(), e.inNamespace(t, tr.Valid(base), nil), nil, &metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
-				t.Errorf("create over an object being deleted: %v, want AlreadyExists", err)
-			}
-			// A dry run of the update that removes the finalizer keeps it.
-			dry := marked.DeepCopyObject()
-			accessor(t, dry).SetFinalizers(nil)
-			if _, _, err := e.update(dry, &metav1.UpdateOptions{DryRun: dryRunAll}); err != nil {
-				t.Errorf("dry-run removal of the finalizer: %v", err)
-			}
-			e.wantUnchanged(t, marked, "after a dry-run removal of its finalizer")
-			e.release(t, name)
-			e.finish(t, name)
-			e.wantNotFound(t, name, "after its last finalizer went")
-		}},
+		{"graceful", tr.testGracefulDelete},
+		{"finalizers", tr.testDeleteWithFinalizers},
 	}
+}
+
+// testGracefulDelete: a delete marks the object for its grace period;
+// what follows it changes nothing until the object goes.
+func (tr *Tester) testGracefulDelete(t *testing.T, e *env) {
+	if tr.GracePeriod == 0 {
+		created := e.createValid(t, nil)
+		name := accessor(t, created).GetName()
+		_, now, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{})
+		if err != nil || now == (tr.Finish != nil) {
+			t.Fatalf("delete without grace period: deleted at once %v, %v", now, err)
+		}
+		e.wantDeleted(t, name, "after a delete of a resource without grace period")
+		return
+	}
+	created := e.createValid(t, nil)
+	name := accessor(t, created).GetName()
+	out, now, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{DryRun: dryRunAll})
+	if err != nil || now {
+		t.Fatalf("dry-run graceful delete: deleted at once %v, %v", now, err)
+	}
+	if m, ok := out.(metav1.Object); ok && m.GetDeletionTimestamp() == nil {
+		t.Error("dry-run graceful delete returned no deletionTimestamp")
+	}
+	e.wantUnchanged(t, created, "after a dry-run graceful delete")
+	if _, now, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{}); err != nil || now {
+		t.Fatalf("graceful delete: deleted at once %v, %v", now, err)
+	}
+	marked := e.get(t, name)
+	m := accessor(t, marked)
+	if m.GetDeletionTimestamp() == nil || m.GetDeletionGracePeriodSeconds() == nil || *m.GetDeletionGracePeriodSeconds() != tr.GracePeriod {
+		t.Fatalf("after a graceful delete: deletionTimestamp %v, grace period %v; want set, %d",
+			m.GetDeletionTimestamp(), m.GetDeletionGracePeriodSeconds(), tr.GracePeriod)
+	}
+	// A longer grace period changes nothing; a dry run of a
+	// shorter one neither.
+	if _, now, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{GracePeriodSeconds: ptr.To(tr.GracePeriod + 10)}); err != nil || now {
+		t.Errorf("delete with a longer grace period: deleted at once %v, %v", now, err)
+	}
+	e.wantUnchanged(t, marked, "after a delete with a longer grace period")
+	if _, _, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{DryRun: dryRunAll, GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Errorf("dry-run delete with no grace period: %v", err)
+	}
+	e.wantUnchanged(t, marked, "after a dry-run delete with no grace period")
+	e.deleteNow(t, name)
+}
+
+// testDeleteWithFinalizers: an object with a finalizer is marked, not
+// deleted, until its last finalizer goes.
+func (tr *Tester) testDeleteWithFinalizers(t *testing.T, e *env) {
+	base := e.name()
+	obj := e.inNamespace(t, tr.Valid(base), nil)
+	accessor(t, obj).SetFinalizers([]string{testFinalizer})
+	created := e.create(t, obj)
+	name := accessor(t, created).GetName()
+	if _, now, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{DryRun: dryRunAll, GracePeriodSeconds: ptr.To[int64](0)}); err != nil || now {
+		t.Errorf("dry-run delete of an object with finalizers: deleted at once %v, %v", now, err)
+	}
+	e.wantUnchanged(t, created, "after a dry-run delete")
+	if _, now, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil || now {
+		t.Fatalf("delete of an object with finalizers: deleted at once %v, %v", now, err)
+	}
+	marked := e.get(t, name)
+	if m := accessor(t, marked); m.GetDeletionTimestamp() == nil {
+		t.Fatal("an object held by a finalizer has no deletionTimestamp after its delete")
+	}
+	// Deleting again keeps it as it is marked (kube may record a
+	// zero deletionGracePeriodSeconds where there was none).
+	if _, now, err := tr.Storage.Delete(e.ctx(), name, nil, &metav1.DeleteOptions{}); err != nil || now {
+		t.Errorf("second delete of an object held by a finalizer: deleted at once %v, %v", now, err)
+	}
+	again := e.get(t, name)
+	if m, am := accessor(t, marked), accessor(t, again); !am.GetDeletionTimestamp().Equal(m.GetDeletionTimestamp()) ||
+		!slices.Equal(am.GetFinalizers(), m.GetFinalizers()) {
+		t.Errorf("after a second delete: deletionTimestamp %v finalizers %q, want %v %q",
+			am.GetDeletionTimestamp(), am.GetFinalizers(), m.GetDeletionTimestamp(), m.GetFinalizers())
+	}
+	marked = again
+	// Nothing new may be created under its name meanwhile.
+	if _, err := tr.Storage.Create(e.ctx(), e.inNamespace(t, tr.Valid(base), nil), nil, &metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
+		t.Errorf("create over an object being deleted: %v, want AlreadyExists", err)
+	}
+	// A dry run of the update that removes the finalizer keeps it.
+	dry := marked.DeepCopyObject()
+	accessor(t, dry).SetFinalizers(nil)
+	if _, _, err := e.update(dry, &metav1.UpdateOptions{DryRun: dryRunAll}); err != nil {
+		t.Errorf("dry-run removal of the finalizer: %v", err)
+	}
+	e.wantUnchanged(t, marked, "after a dry-run removal of its finalizer")
+	e.release(t, name)
+	e.finish(t, name)
+	e.wantNotFound(t, name, "after its last finalizer went")
 }
 
 func (tr *Tester) deleteCollectionCases() []testCase {

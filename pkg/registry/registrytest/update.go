@@ -9,7 +9,7 @@ import (
 )
 
 func (tr *Tester) updateCases() []testCase {
-	return []testCase{
+	cases := []testCase{
 		{"valid", func(t *testing.T, e *env) {
 			created := e.createValid(t, nil)
 			changed := e.change(t, created)
@@ -73,6 +73,15 @@ func (tr *Tester) updateCases() []testCase {
 				e.wantUnchanged(t, created, "after a refused update")
 			}
 		}},
+	}
+	cases = append(cases, tr.updateMissingCases()...)
+	return append(cases, testCase{"invalid", tr.testInvalidUpdate})
+}
+
+// updateMissingCases update an object that does not exist: a create
+// where the resource allows it, else NotFound.
+func (tr *Tester) updateMissingCases() []testCase {
+	return []testCase{
 		{"create on update", func(t *testing.T, e *env) {
 			obj := e.valid(t, nil)
 			name := accessor(t, obj).GetName()
@@ -110,24 +119,27 @@ func (tr *Tester) updateCases() []testCase {
 				t.Errorf("update of a missing object: %v, want NotFound", err)
 			}
 		}},
-		{"invalid", func(t *testing.T, e *env) {
-			if tr.Invalid == nil {
-				t.Skip("no Invalid object")
-			}
-			created := e.createValid(t, nil)
-			m := accessor(t, created)
-			invalid := e.inNamespace(t, tr.Invalid(m.GetName()), nil)
-			im := accessor(t, invalid)
-			if im.GetName() != m.GetName() {
-				t.Skip("the Invalid object is invalid by its name")
-			}
-			im.SetResourceVersion(m.GetResourceVersion())
-			im.SetUID(m.GetUID())
-			im.SetCreationTimestamp(m.GetCreationTimestamp())
-			if _, _, err := e.update(invalid, nil); !apierrors.IsInvalid(err) {
-				t.Errorf("update to the invalid object: %v, want Invalid", err)
-			}
-			e.wantUnchanged(t, created, "after a refused update")
-		}},
 	}
+}
+
+// testInvalidUpdate: an update to an invalid object is refused and
+// changes nothing.
+func (tr *Tester) testInvalidUpdate(t *testing.T, e *env) {
+	if tr.Invalid == nil {
+		t.Skip("no Invalid object")
+	}
+	created := e.createValid(t, nil)
+	m := accessor(t, created)
+	invalid := e.inNamespace(t, tr.Invalid(m.GetName()), nil)
+	im := accessor(t, invalid)
+	if im.GetName() != m.GetName() {
+		t.Skip("the Invalid object is invalid by its name")
+	}
+	im.SetResourceVersion(m.GetResourceVersion())
+	im.SetUID(m.GetUID())
+	im.SetCreationTimestamp(m.GetCreationTimestamp())
+	if _, _, err := e.update(invalid, nil); !apierrors.IsInvalid(err) {
+		t.Errorf("update to the invalid object: %v, want Invalid", err)
+	}
+	e.wantUnchanged(t, created, "after a refused update")
 }

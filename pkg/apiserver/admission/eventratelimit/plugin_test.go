@@ -58,64 +58,49 @@ func TestServerLimit(t *testing.T) {
 	accept(t, p, ctx, eventCreate("d"), &corev1.Event{}, full)
 }
 
+// eventRequest is the create of an event by user in namespace, from a
+// component about a pod.
+type eventRequest struct {
+	user, namespace, component, pod string
+}
+
+// accept asks p for the event and checks the decision as accept does.
+func (e eventRequest) accept(t *testing.T, p *Plugin, want string) {
+	t.Helper()
+	ctx := request.WithUser(context.Background(), &user.DefaultInfo{Name: e.user})
+	event := &corev1.Event{Source: corev1.EventSource{Component: e.component, Host: "node1"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: e.pod, UID: "u1", APIVersion: "v1"}}
+	accept(t, p, ctx, eventCreate(e.namespace), event, want)
+}
+
 // TestKeyedLimits: a bucket per namespace, user, or source and object.
 func TestKeyedLimits(t *testing.T) {
-	alice := request.WithUser(context.Background(), &user.DefaultInfo{Name: "alice"})
-	bob := request.WithUser(context.Background(), &user.DefaultInfo{Name: "bob"})
-	event := func(component, name string) *corev1.Event {
-		return &corev1.Event{Source: corev1.EventSource{Component: component, Host: "node1"},
-			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: name, UID: "u1", APIVersion: "v1"}}
-	}
+	first := eventRequest{user: "alice", namespace: "a", component: "x", pod: "p"}
 	tests := []struct {
 		name        string
 		limit       LimitType
-		first, same func() (context.Context, handlers.Attributes, runtime.Object)
-		other       func() (context.Context, handlers.Attributes, runtime.Object)
+		same, other eventRequest // of first's bucket, and of another
 		wantMessage string
 	}{
 		{name: "namespace", limit: NamespaceLimitType,
-			first: func() (context.Context, handlers.Attributes, runtime.Object) {
-				return alice, eventCreate("a"), event("x", "p")
-			},
-			same: func() (context.Context, handlers.Attributes, runtime.Object) {
-				return bob, eventCreate("a"), event("y", "q")
-			},
-			other: func() (context.Context, handlers.Attributes, runtime.Object) {
-				return alice, eventCreate("b"), event("x", "p")
-			},
+			same:        eventRequest{user: "bob", namespace: "a", component: "y", pod: "q"},
+			other:       eventRequest{user: "alice", namespace: "b", component: "x", pod: "p"},
 			wantMessage: "Too many requests: limit reached on type Namespace for key a"},
 		{name: "user", limit: UserLimitType,
-			first: func() (context.Context, handlers.Attributes, runtime.Object) {
-				return alice, eventCreate("a"), event("x", "p")
-			},
-			same: func() (context.Context, handlers.Attributes, runtime.Object) {
-				return alice, eventCreate("b"), event("y", "q")
-			},
-			other: func() (context.Context, handlers.Attributes, runtime.Object) {
-				return bob, eventCreate("a"), event("x", "p")
-			},
+			same:        eventRequest{user: "alice", namespace: "b", component: "y", pod: "q"},
+			other:       eventRequest{user: "bob", namespace: "a", component: "x", pod: "p"},
 			wantMessage: "Too many requests: limit reached on type User for key alice"},
 		{name: "source and object", limit: SourceAndObjectLimitType,
-			first: func() (context.Context, handlers.Attributes, runtime.Object) {
-				return alice, eventCreate("a"), event("x", "p")
-			},
-			same: func() (context.Context, handlers.Attributes, runtime.Object) {
-				return bob, eventCreate("b"), event("x", "p")
-			},
-			other: func() (context.Context, handlers.Attributes, runtime.Object) {
-				return alice, eventCreate("a"), event("x", "q")
-			},
+			same:        eventRequest{user: "bob", namespace: "b", component: "x", pod: "p"},
+			other:       eventRequest{user: "alice", namespace: "a", component: "x", pod: "q"},
 			wantMessage: "Too many requests: limit reached on type SourceAndObject for key xnode1Podnspu1v1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := newPlugin(t, Limit{Type: tc.limit, QPS: 1, Burst: 1})
-			ctx, a, obj := tc.first()
-			accept(t, p, ctx, a, obj, "")
-			ctx, a, obj = tc.same()
-			accept(t, p, ctx, a, obj, tc.wantMessage)
-			ctx, a, obj = tc.other()
-			accept(t, p, ctx, a, obj, "")
+			first.accept(t, p, "")
+			tc.same.accept(t, p, tc.wantMessage)
+			tc.other.accept(t, p, "")
 		})
 	}
 }

@@ -109,12 +109,44 @@ func PodWarnings(pod *corev1.Pod) []string {
 }
 
 // podSpecWarnings checks a pod's metadata and spec; base is nil for a pod
-// (paths start at spec) and the template's path for a template.
+// (paths start at spec) and the template's path for a template. The
+// warnings come in kube's order.
 func podSpecWarnings(base *field.Path, meta *metav1.ObjectMeta, spec *corev1.PodSpec) []string {
 	var w warnings
 	specPath := base.Child("spec")
 	annotationsPath := base.Child("metadata", "annotations")
 
+	w.add(placementWarnings(specPath, spec)...)
+	for _, d := range deprecatedPodAnnotations {
+		if _, ok := meta.Annotations[d.key]; ok {
+			w.addf("%s: %s", annotationsPath.Key(d.key), d.message)
+		}
+	}
+	w.add(volumeWarnings(specPath, spec.Volumes)...)
+	w.add(duplicateListWarnings(specPath, spec)...)
+	w.add(fractionalBytes(specPath.Child("overhead"), spec.Overhead, corev1.ResourceMemory)...)
+	w.add(fractionalBytes(specPath.Child("overhead"), spec.Overhead, corev1.ResourceEphemeralStorage)...)
+	w.add(containerWarnings(base, meta, spec)...)
+	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		w.addf("%s: must be >= 0; negative values are invalid and will be treated as 1", specPath.Child("terminationGracePeriodSeconds"))
+	}
+	if a := spec.Affinity; a != nil {
+		if pa := a.PodAffinity; pa != nil {
+			p := specPath.Child("affinity", "podAffinity")
+			w.add(podAffinityTermWarnings(p, pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)...)
+		}
+		if pa := a.PodAntiAffinity; pa != nil {
+			p := specPath.Child("affinity", "podAntiAffinity")
+			w.add(podAffinityTermWarnings(p, pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)...)
+		}
+	}
+	return w
+}
+
+// placementWarnings checks the node labels a pod is placed by: its node
+// selector, node affinity and topology spread constraints.
+func placementWarnings(specPath *field.Path, spec *corev1.PodSpec) []string {
+	var w warnings
 	// Kube walks the nodeSelector map in random order; sorted keys give
 	// the same set in a stable order.
 	for _, k := range sortedKeys(spec.NodeSelector) {
@@ -143,15 +175,15 @@ func podSpecWarnings(base *field.Path, meta *metav1.ObjectMeta, spec *corev1.Pod
 			w.addf("%s: a null labelSelector results in matching no pod", p.Child("labelSelector"))
 		}
 	}
+	return w
+}
 
-	for _, d := range deprecatedPodAnnotations {
-		if _, ok := meta.Annotations[d.key]; ok {
-			w.addf("%s: %s", annotationsPath.Key(d.key), d.message)
-		}
-	}
-
-	for i := range spec.Volumes {
-		v := &spec.Volumes[i].VolumeSource
+// volumeWarnings checks volumes of removed plugins, ephemeral volumes'
+// claim templates and overlapping paths.
+func volumeWarnings(specPath *field.Path, volumes []corev1.Volume) []string {
+	var w warnings
+	for i := range volumes {
+		v := &volumes[i].VolumeSource
 		p := specPath.Child("volumes").Index(i)
 		for _, plugin := range removedVolumePlugins {
 			if plugin.inPod(v) {
@@ -163,8 +195,14 @@ func podSpecWarnings(base *field.Path, meta *metav1.ObjectMeta, spec *corev1.Pod
 			}
 		}
 	}
-	w.add(overlappingPathWarnings(spec.Volumes)...)
+	w.add(overlappingPathWarnings(volumes)...)
+	return w
+}
 
+// duplicateListWarnings checks host aliases for repeated IPs and image pull
+// secrets for repeated and empty names.
+func duplicateListWarnings(specPath *field.Path, spec *corev1.PodSpec) []string {
+	var w warnings
 	seen := map[string]bool{}
 	for i, a := range spec.HostAliases {
 		if seen[a.IP] {
@@ -184,10 +222,15 @@ func podSpecWarnings(base *field.Path, meta *metav1.ObjectMeta, spec *corev1.Pod
 			w.addf("%s: invalid empty name %q", specPath.Child("imagePullSecrets").Index(i).Child("name"), s.Name)
 		}
 	}
+	return w
+}
 
-	w.add(fractionalBytes(specPath.Child("overhead"), spec.Overhead, corev1.ResourceMemory)...)
-	w.add(fractionalBytes(specPath.Child("overhead"), spec.Overhead, corev1.ResourceEphemeralStorage)...)
-
+// containerWarnings checks the seccomp and AppArmor annotations that fields
+// replaced, and each container's resources, environment and ports.
+func containerWarnings(base *field.Path, meta *metav1.ObjectMeta, spec *corev1.PodSpec) []string {
+	var w warnings
+	specPath := base.Child("spec")
+	annotationsPath := base.Child("metadata", "annotations")
 	if spec.SecurityContext == nil || spec.SecurityContext.SeccompProfile == nil {
 		if _, ok := meta.Annotations[seccompPodAnnotation]; ok {
 			w.addf(`%s: non-functional in v1.27+; use the "seccompProfile" field instead`, annotationsPath.Key(seccompPodAnnotation))
@@ -215,21 +258,6 @@ func podSpecWarnings(base *field.Path, meta *metav1.ObjectMeta, spec *corev1.Pod
 		w.add(duplicateEnvWarnings(c.path, c.Env)...)
 	}
 	w.add(portWarnings(containers)...)
-
-	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
-		w.addf("%s: must be >= 0; negative values are invalid and will be treated as 1", specPath.Child("terminationGracePeriodSeconds"))
-	}
-
-	if a := spec.Affinity; a != nil {
-		if pa := a.PodAffinity; pa != nil {
-			p := specPath.Child("affinity", "podAffinity")
-			w.add(podAffinityTermWarnings(p, pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)...)
-		}
-		if pa := a.PodAntiAffinity; pa != nil {
-			p := specPath.Child("affinity", "podAntiAffinity")
-			w.add(podAffinityTermWarnings(p, pa.RequiredDuringSchedulingIgnoredDuringExecution, pa.PreferredDuringSchedulingIgnoredDuringExecution)...)
-		}
-	}
 	return w
 }
 

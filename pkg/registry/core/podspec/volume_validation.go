@@ -54,115 +54,145 @@ func validateVolumes(volumes []corev1.Volume, podMeta *metav1.ObjectMeta, fldPat
 func validateVolumeSource(src *corev1.VolumeSource, fldPath *field.Path, volName string, podMeta *metav1.ObjectMeta) field.ErrorList {
 	var allErrs field.ErrorList
 	n := 0
-	one := func(set bool, name string, validate func(p *field.Path) field.ErrorList) {
-		if !set {
-			return
+	for _, t := range volumeTypes(src, volName, podMeta) {
+		if !t.set {
+			continue
 		}
 		if n > 0 {
-			allErrs = append(allErrs, field.Forbidden(fldPath.Child(name), "may not specify more than 1 volume type"))
-			return
+			allErrs = append(allErrs, field.Forbidden(fldPath.Child(t.name), "may not specify more than 1 volume type"))
+			continue
 		}
 		n++
-		if validate != nil {
-			allErrs = append(allErrs, validate(fldPath.Child(name))...)
+		if t.validate != nil {
+			allErrs = append(allErrs, t.validate(fldPath.Child(t.name))...)
 		}
 	}
-	one(src.EmptyDir != nil, "emptyDir", func(p *field.Path) field.ErrorList {
-		var errs field.ErrorList
-		if l := src.EmptyDir.SizeLimit; l != nil && l.Sign() < 0 {
-			errs = append(errs, field.Forbidden(p.Child("sizeLimit"), "SizeLimit field must be a valid resource quantity"))
-		}
-		return errs
-	})
-	one(src.HostPath != nil, "hostPath", func(p *field.Path) field.ErrorList { return validateHostPath(src.HostPath, p) })
-	one(src.GitRepo != nil, "gitRepo", nil)
-	one(src.GCEPersistentDisk != nil, "gcePersistentDisk", nil)
-	one(src.AWSElasticBlockStore != nil, "awsElasticBlockStore", nil)
-	one(src.Secret != nil, "secret", func(p *field.Path) field.ErrorList {
-		s := src.Secret
-		return validateKeysVolume(s.SecretName == "", "secretName", s.DefaultMode, s.Items, p)
-	})
-	one(src.NFS != nil, "nfs", func(p *field.Path) field.ErrorList {
-		var errs field.ErrorList
-		if src.NFS.Server == "" {
-			errs = append(errs, field.Required(p.Child("server"), ""))
-		}
-		if src.NFS.Path == "" {
-			errs = append(errs, field.Required(p.Child("path"), ""))
-		}
-		if !path.IsAbs(src.NFS.Path) {
-			errs = append(errs, field.Invalid(p.Child("path"), src.NFS.Path, "must be an absolute path"))
-		}
-		return errs
-	})
-	one(src.ISCSI != nil, "iscsi", nil)
-	one(src.Glusterfs != nil, "glusterfs", nil)
-	one(src.Flocker != nil, "flocker", nil)
-	one(src.PersistentVolumeClaim != nil, "persistentVolumeClaim", func(p *field.Path) field.ErrorList {
-		if src.PersistentVolumeClaim.ClaimName == "" {
-			return field.ErrorList{field.Required(p.Child("claimName"), "")}
-		}
-		return nil
-	})
-	one(src.RBD != nil, "rbd", nil)
-	one(src.Cinder != nil, "cinder", nil)
-	one(src.CephFS != nil, "cephFS", nil)
-	one(src.Quobyte != nil, "quobyte", nil)
-	one(src.DownwardAPI != nil, "downwardAPI", func(p *field.Path) field.ErrorList {
-		errs := validateFileMode(src.DownwardAPI.DefaultMode, p.Child("defaultMode"))
-		for _, f := range src.DownwardAPI.Items {
-			errs = append(errs, validateDownwardAPIFile(&f, p)...)
-		}
-		return errs
-	})
-	one(src.FC != nil, "fc", nil)
-	one(src.FlexVolume != nil, "flexVolume", nil)
-	one(src.ConfigMap != nil, "configMap", func(p *field.Path) field.ErrorList {
-		c := src.ConfigMap
-		return validateKeysVolume(c.Name == "", "name", c.DefaultMode, c.Items, p)
-	})
-	one(src.AzureFile != nil, "azureFile", nil)
-	one(src.VsphereVolume != nil, "vsphereVolume", nil)
-	one(src.PhotonPersistentDisk != nil, "photonPersistentDisk", nil)
-	one(src.PortworxVolume != nil, "portworxVolume", nil)
-	one(src.AzureDisk != nil, "azureDisk", nil)
-	one(src.StorageOS != nil, "storageos", nil)
-	one(src.Projected != nil, "projected", func(p *field.Path) field.ErrorList { return validateProjected(src.Projected, p) })
-	one(src.ScaleIO != nil, "scaleIO", nil)
-	one(src.CSI != nil, "csi", func(p *field.Path) field.ErrorList {
-		var errs field.ErrorList
-		if src.CSI.Driver == "" {
-			errs = append(errs, field.Required(p.Child("driver"), ""))
-		}
-		if r := src.CSI.NodePublishSecretRef; r != nil && r.Name == "" {
-			errs = append(errs, field.Required(p.Child("nodePublishSecretRef", "name"), ""))
-		}
-		return errs
-	})
-	one(src.Ephemeral != nil, "ephemeral", func(p *field.Path) field.ErrorList {
-		var errs field.ErrorList
-		if src.Ephemeral.VolumeClaimTemplate == nil {
-			errs = append(errs, field.Required(p.Child("volumeClaimTemplate"), ""))
-		}
-		if podMeta != nil && podMeta.Name != "" && volName != "" {
-			pvcName := podMeta.Name + "-" + volName
-			for _, msg := range apivalidation.NameIsDNSSubdomain(pvcName, false) {
-				errs = append(errs, field.Invalid(p.Child("name"), volName, fmt.Sprintf("PVC name %q: %v", pvcName, msg)))
-			}
-		}
-		return errs
-	})
-	one(src.Image != nil, "image", func(p *field.Path) field.ErrorList {
-		var errs field.ErrorList
-		if src.Image.Reference == "" {
-			errs = append(errs, field.Required(p.Child("reference"), ""))
-		}
-		return append(errs, validateEnum(src.Image.PullPolicy, p.Child("pullPolicy"), corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever)...)
-	})
 	if n == 0 {
 		allErrs = append(allErrs, field.Required(fldPath, "must specify a volume type"))
 	}
 	return allErrs
+}
+
+// volumeType is one member of a VolumeSource: whether it is set, its field
+// name and, for the types checked, its validation.
+type volumeType struct {
+	set      bool
+	name     string
+	validate func(p *field.Path) field.ErrorList
+}
+
+// volumeTypes lists src's members in kube's order, which decides which of
+// several set types is named as the extra one.
+func volumeTypes(src *corev1.VolumeSource, volName string, podMeta *metav1.ObjectMeta) []volumeType {
+	return []volumeType{
+		{src.EmptyDir != nil, "emptyDir", func(p *field.Path) field.ErrorList { return validateEmptyDir(src.EmptyDir, p) }},
+		{src.HostPath != nil, "hostPath", func(p *field.Path) field.ErrorList { return validateHostPath(src.HostPath, p) }},
+		{src.GitRepo != nil, "gitRepo", nil},
+		{src.GCEPersistentDisk != nil, "gcePersistentDisk", nil},
+		{src.AWSElasticBlockStore != nil, "awsElasticBlockStore", nil},
+		{src.Secret != nil, "secret", func(p *field.Path) field.ErrorList {
+			s := src.Secret
+			return validateKeysVolume(s.SecretName == "", "secretName", s.DefaultMode, s.Items, p)
+		}},
+		{src.NFS != nil, "nfs", func(p *field.Path) field.ErrorList { return validateNFS(src.NFS, p) }},
+		{src.ISCSI != nil, "iscsi", nil},
+		{src.Glusterfs != nil, "glusterfs", nil},
+		{src.Flocker != nil, "flocker", nil},
+		{src.PersistentVolumeClaim != nil, "persistentVolumeClaim", func(p *field.Path) field.ErrorList {
+			if src.PersistentVolumeClaim.ClaimName == "" {
+				return field.ErrorList{field.Required(p.Child("claimName"), "")}
+			}
+			return nil
+		}},
+		{src.RBD != nil, "rbd", nil},
+		{src.Cinder != nil, "cinder", nil},
+		{src.CephFS != nil, "cephFS", nil},
+		{src.Quobyte != nil, "quobyte", nil},
+		{src.DownwardAPI != nil, "downwardAPI", func(p *field.Path) field.ErrorList { return validateDownwardAPIVolume(src.DownwardAPI, p) }},
+		{src.FC != nil, "fc", nil},
+		{src.FlexVolume != nil, "flexVolume", nil},
+		{src.ConfigMap != nil, "configMap", func(p *field.Path) field.ErrorList {
+			c := src.ConfigMap
+			return validateKeysVolume(c.Name == "", "name", c.DefaultMode, c.Items, p)
+		}},
+		{src.AzureFile != nil, "azureFile", nil},
+		{src.VsphereVolume != nil, "vsphereVolume", nil},
+		{src.PhotonPersistentDisk != nil, "photonPersistentDisk", nil},
+		{src.PortworxVolume != nil, "portworxVolume", nil},
+		{src.AzureDisk != nil, "azureDisk", nil},
+		{src.StorageOS != nil, "storageos", nil},
+		{src.Projected != nil, "projected", func(p *field.Path) field.ErrorList { return validateProjected(src.Projected, p) }},
+		{src.ScaleIO != nil, "scaleIO", nil},
+		{src.CSI != nil, "csi", func(p *field.Path) field.ErrorList { return validateCSIVolume(src.CSI, p) }},
+		{src.Ephemeral != nil, "ephemeral", func(p *field.Path) field.ErrorList {
+			return validateEphemeral(src.Ephemeral, p, volName, podMeta)
+		}},
+		{src.Image != nil, "image", func(p *field.Path) field.ErrorList { return validateImageVolume(src.Image, p) }},
+	}
+}
+
+func validateEmptyDir(e *corev1.EmptyDirVolumeSource, p *field.Path) field.ErrorList {
+	if l := e.SizeLimit; l != nil && l.Sign() < 0 {
+		return field.ErrorList{field.Forbidden(p.Child("sizeLimit"), "SizeLimit field must be a valid resource quantity")}
+	}
+	return nil
+}
+
+func validateNFS(nfs *corev1.NFSVolumeSource, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if nfs.Server == "" {
+		errs = append(errs, field.Required(p.Child("server"), ""))
+	}
+	if nfs.Path == "" {
+		errs = append(errs, field.Required(p.Child("path"), ""))
+	}
+	if !path.IsAbs(nfs.Path) {
+		errs = append(errs, field.Invalid(p.Child("path"), nfs.Path, "must be an absolute path"))
+	}
+	return errs
+}
+
+func validateDownwardAPIVolume(d *corev1.DownwardAPIVolumeSource, p *field.Path) field.ErrorList {
+	errs := validateFileMode(d.DefaultMode, p.Child("defaultMode"))
+	for _, f := range d.Items {
+		errs = append(errs, validateDownwardAPIFile(&f, p)...)
+	}
+	return errs
+}
+
+func validateCSIVolume(csi *corev1.CSIVolumeSource, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if csi.Driver == "" {
+		errs = append(errs, field.Required(p.Child("driver"), ""))
+	}
+	if r := csi.NodePublishSecretRef; r != nil && r.Name == "" {
+		errs = append(errs, field.Required(p.Child("nodePublishSecretRef", "name"), ""))
+	}
+	return errs
+}
+
+// validateEphemeral also checks the name of the claim kube will create for
+// the pod's volume, when the pod's name is known.
+func validateEphemeral(e *corev1.EphemeralVolumeSource, p *field.Path, volName string, podMeta *metav1.ObjectMeta) field.ErrorList {
+	var errs field.ErrorList
+	if e.VolumeClaimTemplate == nil {
+		errs = append(errs, field.Required(p.Child("volumeClaimTemplate"), ""))
+	}
+	if podMeta != nil && podMeta.Name != "" && volName != "" {
+		pvcName := podMeta.Name + "-" + volName
+		for _, msg := range apivalidation.NameIsDNSSubdomain(pvcName, false) {
+			errs = append(errs, field.Invalid(p.Child("name"), volName, fmt.Sprintf("PVC name %q: %v", pvcName, msg)))
+		}
+	}
+	return errs
+}
+
+func validateImageVolume(img *corev1.ImageVolumeSource, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if img.Reference == "" {
+		errs = append(errs, field.Required(p.Child("reference"), ""))
+	}
+	return append(errs, validateEnum(img.PullPolicy, p.Child("pullPolicy"), corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever)...)
 }
 
 var supportedHostPathTypes = []corev1.HostPathType{

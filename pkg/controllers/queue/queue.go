@@ -1,0 +1,41 @@
+// Package queue holds what the controllers that sync objects by name
+// share: the signal that wakes their worker, and the queueing of every
+// name after a re-list.
+//
+// Layers: part of pkg/controllers; it imports nothing of this project.
+package queue
+
+// Signal wakes one worker: any number of Notify calls before the worker
+// receives from it wake it once, and Notify never blocks. Make it with
+// NewSignal.
+type Signal chan struct{}
+
+// NewSignal returns a Signal that no one has notified yet.
+func NewSignal() Signal { return make(Signal, 1) }
+
+// Notify wakes the worker, unless a wake is pending already.
+func (s Signal) Notify() {
+	select {
+	case s <- struct{}{}:
+	default:
+	}
+}
+
+// Relist returns the objects of list by name, and marks pending every one
+// of them and every name of known that list lacks (deleted while nobody
+// watched): after a re-list, each is synced again.
+func Relist[T interface{ GetName() string }](known map[string]T, list []T, pending map[string]bool) map[string]T {
+	relisted := make(map[string]T, len(list))
+	for _, obj := range list {
+		relisted[obj.GetName()] = obj
+	}
+	for name := range known {
+		if _, ok := relisted[name]; !ok {
+			pending[name] = true
+		}
+	}
+	for name := range relisted {
+		pending[name] = true
+	}
+	return relisted
+}
