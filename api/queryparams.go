@@ -15,7 +15,7 @@ import (
 
 // addQueryConversions registers how the options of core's connect and
 // log subresources (PodLogOptions, PodExecOptions, ...) are read from a
-// query string, so that runtime.NewParameterCodec(Scheme) decodes them.
+// query string, so that runtime.NewParameterCodec(Scheme()) decodes them.
 // kube generates one function per type; each field, named by its JSON
 // tag, is read by the conversion kube's generated code calls for its Go
 // type (the first value of a scalar, "false"/"0" for a false bool,

@@ -4,6 +4,8 @@
 package api
 
 import (
+	"sync"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -35,12 +37,18 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
-// Scheme knows every Go type served, by group, version and kind: the
-// decoders and encoders of the HTTP layer use it to recognise request
-// bodies and to name what they write.
-var Scheme = runtime.NewScheme()
+// Scheme returns the scheme of every Go type served, by group, version
+// and kind: the decoders and encoders of the HTTP layer use it to
+// recognise request bodies and to name what they write. It is built on
+// the first call (a process that only answers --help never builds it)
+// and is the same scheme for every later call; callers must not add to
+// it.
+func Scheme() *runtime.Scheme { return scheme() }
 
-func init() {
+var scheme = sync.OnceValue(newScheme)
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme,
 		appsv1.AddToScheme,
@@ -66,7 +74,7 @@ func init() {
 		authorizationv1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
-		utilruntime.Must(add(Scheme))
+		utilruntime.Must(add(s))
 	}
 	// Status, WatchEvent, ListOptions, ... in every group version, as
 	// kube's API machinery expects.
@@ -81,12 +89,13 @@ func init() {
 		networkingv1.SchemeGroupVersion, discoveryv1.SchemeGroupVersion, resourcev1.SchemeGroupVersion,
 		rbacv1.SchemeGroupVersion, authorizationv1.SchemeGroupVersion,
 	} {
-		metav1.AddToGroupVersion(Scheme, gv)
+		metav1.AddToGroupVersion(s, gv)
 	}
-	utilruntime.Must(Scheme.SetVersionPriority(corev1.SchemeGroupVersion))
-	addV1beta1Eviction(Scheme)
-	addQueryConversions(Scheme)
-	addAPIRegistration(Scheme)
+	utilruntime.Must(s.SetVersionPriority(corev1.SchemeGroupVersion))
+	addV1beta1Eviction(s)
+	addQueryConversions(s)
+	addAPIRegistration(s)
+	return s
 }
 
 // addV1beta1Eviction registers policy/v1beta1 Eviction, which

@@ -60,7 +60,7 @@ func generate() (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	namer, err := newDefinitionNamer(api.Scheme)
+	namer, err := newDefinitionNamer(api.Scheme())
 	if err != nil {
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func kindOf(gv schema.GroupVersion, st rest.Storage) (schema.GroupVersionKind, e
 	if p, ok := st.(rest.GroupVersionKindProvider); ok {
 		return p.GroupVersionKind(gv), nil
 	}
-	kinds, _, err := api.Scheme.ObjectKinds(st.New())
+	kinds, _, err := api.Scheme().ObjectKinds(st.New())
 	if err != nil {
 		return schema.GroupVersionKind{}, err
 	}

@@ -30,7 +30,7 @@ func BenchmarkStorageMediaType(b *testing.B) {
 	for _, mediaType := range []string{storage.MediaTypeJSON, storage.MediaTypeProtobuf} {
 		b.Run("storage="+mediaType[len("application/"):], func(b *testing.B) {
 			etcd := etcdtest.Start(b)
-			c, err := codec.New(api.Scheme, mediaType)
+			c, err := codec.New(api.Scheme(), mediaType)
 			if err != nil {
 				b.Fatal(err)
 			}

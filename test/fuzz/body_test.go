@@ -166,7 +166,7 @@ func mustJSON(f *testing.F, obj runtime.Object) []byte {
 
 func mustProtobuf(f *testing.F, obj runtime.Object) []byte {
 	f.Helper()
-	data, err := runtime.Encode(protobuf.NewSerializer(api.Scheme, api.Scheme), obj)
+	data, err := runtime.Encode(protobuf.NewSerializer(api.Scheme(), api.Scheme()), obj)
 	if err != nil {
 		f.Fatal(err)
 	}

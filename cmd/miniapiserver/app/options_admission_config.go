@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,12 +21,13 @@ func (o *AdmissionOptions) addConfigFileFlag(fs *pflag.FlagSet) {
 
 // apiserverConfigScheme decodes the apiserver.config.k8s.io files
 // (AdmissionConfiguration, AuthenticationConfiguration), as kube's readers
-// do (their own scheme: nothing else is decoded with it).
-var apiserverConfigScheme = func() *runtime.Scheme {
+// do (their own scheme: nothing else is decoded with it). It is built
+// when a file is first read, not at every start.
+var apiserverConfigScheme = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	apiserverinstall.Install(s)
 	return s
-}()
+})
 
 // pluginConfig returns the configuration --admission-control-config-file
 // gives plugin name, nil when it gives none (or there is no file), with
@@ -38,7 +40,7 @@ func (o *AdmissionOptions) pluginConfig(name string) (io.Reader, error) {
 	for _, p := range kubeAdmissionPlugins {
 		names = append(names, p.name)
 	}
-	provider, err := admission.ReadAdmissionConfiguration(names, o.ConfigFile, apiserverConfigScheme)
+	provider, err := admission.ReadAdmissionConfiguration(names, o.ConfigFile, apiserverConfigScheme())
 	if err != nil {
 		return nil, fmt.Errorf("--admission-control-config-file: %w", err)
 	}

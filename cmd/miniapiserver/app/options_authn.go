@@ -179,7 +179,7 @@ func decodeAuthenticationConfiguration(data []byte) (*apiserverconfig.Authentica
 	if len(data) == 0 {
 		return nil, errors.New("empty config data")
 	}
-	obj, err := runtime.Decode(serializer.NewCodecFactory(apiserverConfigScheme, serializer.EnableStrict).UniversalDecoder(), data)
+	obj, err := runtime.Decode(serializer.NewCodecFactory(apiserverConfigScheme(), serializer.EnableStrict).UniversalDecoder(), data)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 
 	"github.com/spf13/pflag"
 )
@@ -50,7 +51,11 @@ func (o *EmbeddedEtcdOptions) addFlags(fs *pflag.FlagSet) {
 
 // memberName is what etcd accepts as a member name here: a DNS label,
 // as host names are.
-var memberName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$`)
+// It is compiled when a name is first checked (its counted repetition
+// makes a large program), not at every start.
+var memberName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$`)
+})
 
 // validate checks the flags; only with --embedded-etcd-cluster-init or
 // --embedded-etcd-join are the others used.
@@ -64,7 +69,7 @@ func (o *EmbeddedEtcdOptions) validate(etcdServers []string) error {
 	if len(etcdServers) > 0 {
 		return fmt.Errorf("--etcd-servers: not with the embedded etcd cluster flags (--embedded-etcd-cluster-init, --embedded-etcd-join)")
 	}
-	if !memberName.MatchString(o.Name) {
+	if !memberName().MatchString(o.Name) {
 		return fmt.Errorf("--embedded-etcd-name: %q is not a valid member name (letters, digits, '.', '-', '_')", o.Name)
 	}
 	if o.PeerURL == "" {

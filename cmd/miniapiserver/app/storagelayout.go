@@ -43,11 +43,11 @@ var jsonGroups = map[string]bool{"apiextensions.k8s.io": true, "apiregistration.
 // custom resources (which have no protobuf encoding). Every codec reads
 // every media type.
 func storageCodecs(mediaType string) (func(schema.GroupResource) storage.Codec, error) {
-	chosen, err := codec.New(api.Scheme, mediaType)
+	chosen, err := codec.New(api.Scheme(), mediaType)
 	if err != nil {
 		return nil, err
 	}
-	asJSON, err := codec.New(api.Scheme, storage.MediaTypeJSON)
+	asJSON, err := codec.New(api.Scheme(), storage.MediaTypeJSON)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -204,7 +205,7 @@ func withoutManagedFields(raw []byte) []byte {
 }
 
 // protobufCodec reads the protobuf bodies the server answers with.
-var protobufCodec = protobuf.NewSerializer(api.Scheme, api.Scheme)
+var protobufCodec = sync.OnceValue(func() *protobuf.Serializer { return protobuf.NewSerializer(api.Scheme(), api.Scheme()) })
 
 // ResponseJSON is an answer's body as an event keeps it: JSON as it is, a
 // protobuf body decoded and written in JSON (as kube encodes the response
@@ -216,7 +217,7 @@ func ResponseJSON(contentType string, body []byte) ([]byte, bool) {
 		body = bytes.TrimRight(body, "\n")
 		return body, json.Valid(body)
 	case runtime.ContentTypeProtobuf:
-		obj, _, err := protobufCodec.Decode(body, nil, nil)
+		obj, _, err := protobufCodec().Decode(body, nil, nil)
 		if err != nil {
 			return nil, false
 		}

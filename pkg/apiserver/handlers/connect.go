@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,7 +20,7 @@ import (
 
 // parameterCodec reads options objects (PodLogOptions, PodExecOptions,
 // ...) from a query string.
-var parameterCodec = runtime.NewParameterCodec(api.Scheme)
+var parameterCodec = sync.OnceValue(func() runtime.ParameterCodec { return runtime.NewParameterCodec(api.Scheme()) })
 
 // Connect serves a connect subresource (pods/exec, nodes/proxy, ...), for
 // every method it accepts: the query becomes its options, and the
@@ -105,7 +106,7 @@ func (s *Scope) decodeOptions(r *http.Request, opts runtime.Object, subpath bool
 	if subpath {
 		query = withSubpath(r, query, subpathKey, s.Subresource != "")
 	}
-	if err := parameterCodec.DecodeParameters(query, s.Kind.GroupVersion(), opts); err != nil {
+	if err := parameterCodec().DecodeParameters(query, s.Kind.GroupVersion(), opts); err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
 	return nil

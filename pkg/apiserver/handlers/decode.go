@@ -149,7 +149,7 @@ func (s *Scope) acceptedConversion(obj runtime.Object, gvk *schema.GroupVersionK
 		return nil, false
 	}
 	out := s.Storage.New()
-	if err := api.Scheme.Convert(obj, out, nil); err != nil {
+	if err := api.Scheme().Convert(obj, out, nil); err != nil {
 		return nil, false
 	}
 	return out, true

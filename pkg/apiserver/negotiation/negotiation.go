@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/munnerz/goautoneg"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,17 +28,18 @@ const (
 	MediaTypeProtobuf = "application/vnd.kubernetes.protobuf"
 )
 
-// Codecs serves the scheme's serializers by media type. Each media type
-// has a plain Serializer and a StrictSerializer; the plain one must stay
-// lenient, or fieldValidation=Ignore would still report unknown fields.
-var Codecs = serializer.NewCodecFactory(api.Scheme)
+// Codecs returns the scheme's serializers by media type, built on first
+// use. Each media type has a plain Serializer and a StrictSerializer; the
+// plain one must stay lenient, or fieldValidation=Ignore would still
+// report unknown fields.
+var Codecs = sync.OnceValue(func() serializer.CodecFactory { return serializer.NewCodecFactory(api.Scheme()) })
 
 // serverMediaTypes is the order the server prefers and names in errors.
 var serverMediaTypes = []string{MediaTypeJSON, MediaTypeYAML, MediaTypeProtobuf}
 
 // Serializer returns the serializers of a media type the server speaks.
 func Serializer(mediaType string) (runtime.SerializerInfo, bool) {
-	for _, info := range Codecs.SupportedMediaTypes() {
+	for _, info := range Codecs().SupportedMediaTypes() {
 		if info.MediaType == mediaType {
 			return info, true
 		}

@@ -29,7 +29,7 @@ func ServedResources(groups []rest.APIGroupInfo) []Resource {
 // storageKind is the group and kind of the objects a storage of group
 // serves, as owner references name them.
 func storageKind(st rest.Storage, group string) (schema.GroupKind, bool) {
-	kinds, _, err := api.Scheme.ObjectKinds(st.New())
+	kinds, _, err := api.Scheme().ObjectKinds(st.New())
 	if err != nil {
 		return schema.GroupKind{}, false
 	}

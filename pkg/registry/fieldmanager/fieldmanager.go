@@ -56,7 +56,7 @@ func New(kind schema.GroupVersionKind, subresource string, storage any) (*manage
 	if err != nil {
 		return nil, fmt.Errorf("fieldmanager: building the type converter: %w", err)
 	}
-	return managedfields.NewDefaultFieldManager(tc, objectConvertor(), Defaulter(storage), api.Scheme,
+	return managedfields.NewDefaultFieldManager(tc, objectConvertor(), Defaulter(storage), api.Scheme(),
 		kind, hub(kind, storage), subresource, resetFields(storage))
 }
 
@@ -107,7 +107,7 @@ func hub(kind schema.GroupVersionKind, storage any) schema.GroupVersion {
 // objectConvertor converts between the versions of the kinds served at
 // several (conversion.Builtin); any other kind has one version.
 var objectConvertor = sync.OnceValue(func() runtime.ObjectConvertor {
-	return conversion.Builtin().ObjectConvertor(runtime.UnsafeObjectConvertor(api.Scheme))
+	return conversion.Builtin().ObjectConvertor(runtime.UnsafeObjectConvertor(api.Scheme()))
 })
 
 // Defaulter applies the defaults of the kind storage serves, when it is a

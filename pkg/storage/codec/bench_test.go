@@ -37,7 +37,7 @@ func benchObjects() map[string]runtime.Object {
 func BenchmarkCodec(b *testing.B) {
 	for name, obj := range benchObjects() {
 		for _, mediaType := range []string{storage.MediaTypeJSON, storage.MediaTypeProtobuf} {
-			c, _ := codec.New(api.Scheme, mediaType)
+			c, _ := codec.New(api.Scheme(), mediaType)
 			data, _ := storage.Encode(obj.DeepCopyObject())
 			stored, _ := c.Encode(obj, data)
 			mt := mediaType[len("application/"):]

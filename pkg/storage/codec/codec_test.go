@@ -47,8 +47,8 @@ func TestDecode(t *testing.T) {
 		want      string
 		wantOther bool
 	}{
-		{"kube's protobuf", storage.MediaTypeProtobuf, kubeProtobuf(t, api.Scheme, cm), newConfigMap, cmJSON, false},
-		{"kube's protobuf read by a JSON codec", storage.MediaTypeJSON, kubeProtobuf(t, api.Scheme, cm), newConfigMap, cmJSON, true},
+		{"kube's protobuf", storage.MediaTypeProtobuf, kubeProtobuf(t, api.Scheme(), cm), newConfigMap, cmJSON, false},
+		{"kube's protobuf read by a JSON codec", storage.MediaTypeJSON, kubeProtobuf(t, api.Scheme(), cm), newConfigMap, cmJSON, true},
 		{"kube's JSON, with its newline", storage.MediaTypeProtobuf, []byte(cmJSON + "\n"), newConfigMap, cmJSON, true},
 		{"JSON by a JSON codec", storage.MediaTypeJSON, []byte(cmJSON), newConfigMap, cmJSON, false},
 		{"YAML", storage.MediaTypeYAML, []byte("apiVersion: v1\ndata:\n  k: v\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: ns\n"), newConfigMap, cmJSON, false},
@@ -63,7 +63,7 @@ func TestDecode(t *testing.T) {
 			`{"kind":"ClusterTrustBundle","apiVersion":"certificates.k8s.io/v1","metadata":{"name":"b"},"spec":{"trustBundle":"pem"}}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := codec.New(api.Scheme, tc.mediaType)
+			c, err := codec.New(api.Scheme(), tc.mediaType)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,14 +90,14 @@ func TestEncode(t *testing.T) {
 		data      []byte
 		want      []byte
 	}{
-		{"protobuf: kube's bytes", storage.MediaTypeProtobuf, cm, data, kubeProtobuf(t, api.Scheme, cm)},
+		{"protobuf: kube's bytes", storage.MediaTypeProtobuf, cm, data, kubeProtobuf(t, api.Scheme(), cm)},
 		{"JSON", storage.MediaTypeJSON, cm, data, data},
 		{"YAML", storage.MediaTypeYAML, cm, data, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n")},
 		{"custom resources stay JSON", storage.MediaTypeProtobuf, cr, crData, crData},
 		{"custom resources stay JSON, YAML asked", storage.MediaTypeYAML, cr, crData, crData},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := codec.New(api.Scheme, tc.mediaType)
+			c, err := codec.New(api.Scheme(), tc.mediaType)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,11 +107,11 @@ func TestEncode(t *testing.T) {
 			}
 		})
 	}
-	c, _ := codec.New(api.Scheme, storage.MediaTypeProtobuf)
+	c, _ := codec.New(api.Scheme(), storage.MediaTypeProtobuf)
 	if _, err := c.Encode(&corev1.ConfigMap{}, []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "without its kind") {
 		t.Errorf("encoding an object without its kind: %v, want an error", err)
 	}
-	if _, err := codec.New(api.Scheme, "text/plain"); err == nil {
+	if _, err := codec.New(api.Scheme(), "text/plain"); err == nil {
 		t.Error("codec.New accepted text/plain")
 	}
 }
@@ -125,8 +125,8 @@ func TestDecodeRestoresEmbeddedKinds(t *testing.T) {
 	sts := &appsv1.StatefulSet{TypeMeta: metav1.TypeMeta{Kind: "StatefulSet", APIVersion: "apps/v1"}, ObjectMeta: metav1.ObjectMeta{Name: "s"},
 		Spec: appsv1.StatefulSetSpec{VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
 			TypeMeta: metav1.TypeMeta{Kind: "PersistentVolumeClaim", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "data"}}}}}
-	c, _ := codec.New(api.Scheme, storage.MediaTypeProtobuf)
-	got, _, err := c.Decode(kubeProtobuf(t, api.Scheme, sts), func() runtime.Object { return &appsv1.StatefulSet{} })
+	c, _ := codec.New(api.Scheme(), storage.MediaTypeProtobuf)
+	got, _, err := c.Decode(kubeProtobuf(t, api.Scheme(), sts), func() runtime.Object { return &appsv1.StatefulSet{} })
 	if err != nil || !strings.Contains(string(got), `"volumeClaimTemplates":[{"kind":"PersistentVolumeClaim","apiVersion":"v1","metadata":{"name":"data"}`) {
 		t.Errorf("Decode = %s, %v", got, err)
 	}

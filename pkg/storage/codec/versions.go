@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
@@ -16,23 +17,22 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
-// olderVersions knows the versions kube-apiserver v1.37.2 stores some
+// olderProto decodes the versions kube-apiserver v1.37.2 stores some
 // resources at that are older than the ones this server serves and
 // stores (k8s.io/kubernetes pkg/kubeapiserver, ResourceEncodingOverrides:
 // clustertrustbundles and podcertificaterequests at certificates/v1beta1,
 // storageversionmigrations at v1beta1, devicetaintrules at resource
 // v1beta2), so that their values are read too.
-var olderVersions = func() *runtime.Scheme {
+// It is built on the first value read at one of them, not at every start.
+var olderProto = sync.OnceValue(func() *protobuf.Serializer {
 	s := runtime.NewScheme()
 	utilruntime.Must(certificatesv1beta1.AddToScheme(s))
 	utilruntime.Must(resourcev1beta2.AddToScheme(s))
 	utilruntime.Must(storagemigrationv1beta1.AddToScheme(s))
-	return s
-}()
+	return protobuf.NewSerializer(s, s)
+})
 
-var olderProto = protobuf.NewSerializer(olderVersions, olderVersions)
-
-// olderAPIVersions are the apiVersions of olderVersions.
+// olderAPIVersions are the apiVersions olderProto decodes.
 var olderAPIVersions = map[string]bool{
 	certificatesv1beta1.SchemeGroupVersion.String():     true,
 	resourcev1beta2.SchemeGroupVersion.String():         true,
@@ -41,7 +41,7 @@ var olderAPIVersions = map[string]bool{
 
 var apiVersionKey = []byte(`"apiVersion":"`)
 
-// isOlderVersionJSON tells whether a JSON value is of olderVersions, from
+// isOlderVersionJSON tells whether a JSON value is of one of those versions, from
 // the apiVersion near its start (kube writes kind and apiVersion first).
 func isOlderVersionJSON(data []byte) bool {
 	head := data[:min(len(data), 160)]
@@ -54,7 +54,7 @@ func isOlderVersionJSON(data []byte) bool {
 	return end > 0 && olderAPIVersions[string(rest[:end])]
 }
 
-// olderVersionJSON decodes a JSON value of olderVersions into newFunc's
+// olderVersionJSON decodes a JSON value of one of those versions into newFunc's
 // type, and returns the JSON of that.
 func olderVersionJSON(data []byte, newFunc func() runtime.Object, served runtime.ObjectTyper) ([]byte, error) {
 	into := newFunc()
@@ -70,12 +70,12 @@ func olderVersionJSON(data []byte, newFunc func() runtime.Object, served runtime
 }
 
 // decodeOlderVersion decodes a protobuf value stored at one of
-// olderVersions into newFunc's type, through JSON: the versions kube
+// those versions into newFunc's type, through JSON: the versions kube
 // stores there differ from the served ones by their name only (a
 // graduation), and fields the served version lacks are dropped, as a
 // conversion would.
 func decodeOlderVersion(stored []byte, newFunc func() runtime.Object, served runtime.ObjectTyper) (runtime.Object, error) {
-	older, _, err := olderProto.Decode(stored, nil, nil)
+	older, _, err := olderProto().Decode(stored, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func kubeValue(t *testing.T, obj runtime.Object, mediaType string) []byte {
 	var buf bytes.Buffer
 	switch mediaType {
 	case storage.MediaTypeProtobuf:
-		if err := protobuf.NewSerializer(api.Scheme, api.Scheme).Encode(obj, &buf); err != nil {
+		if err := protobuf.NewSerializer(api.Scheme(), api.Scheme()).Encode(obj, &buf); err != nil {
 			t.Fatal(err)
 		}
 	case storage.MediaTypeJSON, storage.MediaTypeYAML:
@@ -55,7 +55,7 @@ func kubeValue(t *testing.T, obj runtime.Object, mediaType string) []byte {
 
 func protobufStore(t *testing.T, etcd *etcdtest.Etcd, cfg storage.Config, mediaType string) *etcd3.Store {
 	t.Helper()
-	c, err := codec.New(api.Scheme, mediaType)
+	c, err := codec.New(api.Scheme(), mediaType)
 	if err != nil {
 		t.Fatal(err)
 	}

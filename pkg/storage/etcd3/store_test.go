@@ -67,7 +67,7 @@ func TestConformanceMediaTypes(t *testing.T) {
 		{"yaml", storage.MediaTypeYAML, value.Identity},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := codec.New(api.Scheme, tc.mediaType)
+			c, err := codec.New(api.Scheme(), tc.mediaType)
 			if err != nil {
 				t.Fatal(err)
 			}

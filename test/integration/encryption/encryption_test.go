@@ -221,7 +221,7 @@ func TestKubeWrittenProtobufSecret(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "enc-proto", Namespace: "default", UID: "uid-enc-proto", CreationTimestamp: metav1.Now()},
 		Data:       map[string][]byte{"password": []byte("hunter2")}, Type: corev1.SecretTypeOpaque}
 	var plain bytes.Buffer
-	if err := protobuf.NewSerializer(api.Scheme, api.Scheme).Encode(secret, &plain); err != nil {
+	if err := protobuf.NewSerializer(api.Scheme(), api.Scheme()).Encode(secret, &plain); err != nil {
 		t.Fatal(err)
 	}
 	const key = "/registry/secrets/default/enc-proto"

@@ -31,7 +31,7 @@ import (
 func kubeProtobuf(t *testing.T, obj runtime.Object) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := protobuf.NewSerializer(api.Scheme, api.Scheme).Encode(obj, &buf); err != nil {
+	if err := protobuf.NewSerializer(api.Scheme(), api.Scheme()).Encode(obj, &buf); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()

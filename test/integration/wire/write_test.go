@@ -205,7 +205,7 @@ func fixtureObject(t *testing.T, ns, resource string) []byte {
 // unless the server's JSON serializer writes exactly body for it.
 func sameAsEncoded(t *testing.T, what string, body []byte) *unstructured.Unstructured {
 	t.Helper()
-	typed, _, err := negotiation.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	typed, _, err := negotiation.Codecs().UniversalDeserializer().Decode(body, nil, nil)
 	if err != nil {
 		t.Fatalf("%s: decoding the answer: %v\n%s", what, err, body)
 	}

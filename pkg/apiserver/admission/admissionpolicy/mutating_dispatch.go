@@ -331,7 +331,7 @@ func (r *mutation) typed(u *unstructured.Unstructured, want schema.GroupVersionK
 		}
 		return typed, nil
 	}
-	at, err := api.Scheme.New(u.GroupVersionKind())
+	at, err := api.Scheme().New(u.GroupVersionKind())
 	if err != nil {
 		return nil, err
 	}
@@ -393,10 +393,10 @@ func (r *mutation) denial() error {
 // objectInterfaces are the scheme's, for the JSON patcher's serializer.
 type objectInterfaces struct{ resources *Resources }
 
-func (objectInterfaces) GetObjectCreater() runtime.ObjectCreater     { return api.Scheme }
-func (objectInterfaces) GetObjectTyper() runtime.ObjectTyper         { return api.Scheme }
-func (objectInterfaces) GetObjectDefaulter() runtime.ObjectDefaulter { return api.Scheme }
-func (objectInterfaces) GetObjectConvertor() runtime.ObjectConvertor { return api.Scheme }
+func (objectInterfaces) GetObjectCreater() runtime.ObjectCreater     { return api.Scheme() }
+func (objectInterfaces) GetObjectTyper() runtime.ObjectTyper         { return api.Scheme() }
+func (objectInterfaces) GetObjectDefaulter() runtime.ObjectDefaulter { return api.Scheme() }
+func (objectInterfaces) GetObjectConvertor() runtime.ObjectConvertor { return api.Scheme() }
 func (o objectInterfaces) GetEquivalentResourceMapper() runtime.EquivalentResourceMapper {
 	return o.resources
 }

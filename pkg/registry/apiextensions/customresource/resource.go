@@ -193,7 +193,7 @@ func (r *resource) declaration() generic.Resource {
 		Normalize:            r.normalize,
 		Structure: &rest.Structure{
 			TypeConverter: r.structure(),
-			Convertor:     copyingConvertor{r.converter.ObjectConvertor(runtime.UnsafeObjectConvertor(api.Scheme))},
+			Convertor:     copyingConvertor{r.converter.ObjectConvertor(runtime.UnsafeObjectConvertor(api.Scheme()))},
 		},
 	}
 	if v.hasStatus() {
