@@ -87,74 +87,14 @@ func endpointRoutes(root string, e *apiserver.Endpoint, kind string) ([]common.R
 	if routes, ok := optionsRoutes(root, e, kind); ok {
 		return routes, nil
 	}
-	st := e.Storage
-	_, isCreater := st.(rest.Creater)
-	lister, isLister := st.(rest.Lister)
-	_, isGetter := st.(rest.Getter)
-	_, isGracefulDeleter := st.(rest.GracefulDeleter)
-	_, isCollectionDeleter := st.(rest.CollectionDeleter)
-	_, isUpdater := st.(rest.Updater)
-	isPatcher := isUpdater && isGetter
-	_, isWatcher := st.(rest.Watcher)
-	isSubresource := e.Subresource != ""
-
-	object := reflect.ValueOf(st.New()).Elem().Interface()
-	var list interface{}
-	if isLister {
-		list = reflect.ValueOf(lister.NewList()).Elem().Interface()
-	}
-	deleteReturns := interface{}(metav1.Status{})
-	if d, ok := st.(rest.MayReturnFullObjectDeleter); ok && d.DeleteReturnsDeletedObject() {
-		deleteReturns = object
-	}
-
-	// The name is that of the endpoint's own kind ("name of the Scale"),
-	// the operations are named after the main resource's.
-	nameParam := route.PathParam("name", "name of the "+e.Kind.Kind)
+	actions, body := endpointActions(e)
 	namespaced := ""
-	var actions []action
-	add := func(ok bool, a action) {
-		if ok {
-			actions = append(actions, a)
-		}
-	}
-	allowWatchList := isWatcher && isLister
-	resourcePath, itemPath := e.Resource.Resource, e.Resource.Resource+"/{name}"
-	var resourceParams []common.Parameter
 	if e.Namespaced {
 		namespaced = "Namespaced"
-		resourcePath = "namespaces/{namespace}/" + e.Resource.Resource
-		itemPath = resourcePath + "/{name}"
-		resourceParams = []common.Parameter{route.PathParam("namespace", "object name and auth scope, such as for teams and projects")}
 	}
-	nameParams := append(append([]common.Parameter(nil), resourceParams...), nameParam)
-	if isSubresource {
-		itemPath += "/" + e.Subresource
-		resourcePath = itemPath
-		resourceParams = nameParams
-	}
-	add(isLister, action{"LIST", resourcePath, resourceParams, false})
-	add(isCreater, action{"POST", resourcePath, resourceParams, false})
-	add(isCollectionDeleter, action{"DELETECOLLECTION", resourcePath, resourceParams, false})
-	add(allowWatchList, action{"WATCHLIST", "watch/" + resourcePath, resourceParams, false})
-	add(isGetter, action{"GET", itemPath, nameParams, false})
-	add(isUpdater, action{"PUT", itemPath, nameParams, false})
-	add(isPatcher, action{"PATCH", itemPath, nameParams, false})
-	add(isGracefulDeleter, action{"DELETE", itemPath, nameParams, false})
-	add(isWatcher, action{"WATCH", "watch/" + itemPath, nameParams, false})
-	if e.Namespaced && !isSubresource {
-		add(isLister, action{"LIST", e.Resource.Resource, nil, true})
-		add(allowWatchList, action{"WATCHLIST", "watch/" + e.Resource.Resource, nil, true})
-	}
-
-	sub := title(e.Subresource)
 	gvk := metav1.GroupVersionKind{Group: e.Kind.Group, Version: e.Kind.Version, Kind: e.Kind.Kind}
 	var routes []common.Route
 	for _, a := range actions {
-		ns, suffix := namespaced, ""
-		if a.allNamespaces {
-			ns, suffix = "", "ForAllNamespaces"
-		}
 		r := &route.Route{
 			URL:           root + "/" + a.path,
 			Params:        []common.Parameter{route.QueryParam("pretty", prettyDoc, "string")},
@@ -165,90 +105,203 @@ func endpointRoutes(root string, e *apiserver.Endpoint, kind string) ([]common.R
 				"x-kubernetes-action":             strings.ToLower(a.verb),
 			},
 		}
-		name := func(verb string) string { return verb + ns + kind + sub + suffix }
-		switch a.verb {
-		case "GET":
-			r.HTTPMethod, r.Operation = http.MethodGet, name("read")
-			r.Doc = docFor("read the specified "+kind, "read "+e.Subresource+" of the specified "+kind, isSubresource)
-			r.Returns(http.StatusOK, "OK", object)
-			r.Writes = object
-		case "LIST":
-			r.HTTPMethod, r.Operation = http.MethodGet, name("list")
-			r.Doc = docFor("list objects of kind "+kind, "list "+e.Subresource+" of objects of kind "+kind, isSubresource)
-			if isWatcher {
-				r.Doc = docFor("list or watch objects of kind "+kind, "list or watch "+e.Subresource+" of objects of kind "+kind, isSubresource)
-			}
-			r.ProducedTypes = allMediaTypes
-			r.Returns(http.StatusOK, "OK", list)
-			r.Writes = list
-			r.AddObjectParams(metav1.ListOptions{})
-		case "PUT":
-			r.HTTPMethod, r.Operation = http.MethodPut, name("replace")
-			r.Doc = docFor("replace the specified "+kind, "replace "+e.Subresource+" of the specified "+kind, isSubresource)
-			r.Returns(http.StatusOK, "OK", object)
-			r.Returns(http.StatusCreated, "Created", object)
-			r.Read(object)
-			r.Writes = object
-			r.AddObjectParams(metav1.UpdateOptions{})
-		case "PATCH":
-			r.HTTPMethod, r.Operation = http.MethodPatch, name("patch")
-			r.Doc = docFor("partially update the specified "+kind, "partially update "+e.Subresource+" of the specified "+kind, isSubresource)
-			r.ConsumedTypes = patchMediaTypes
-			r.Returns(http.StatusOK, "OK", object)
-			r.Returns(http.StatusCreated, "Created", object)
-			r.Read(metav1.Patch{})
-			r.Writes = object
-			r.AddObjectParams(metav1.PatchOptions{})
-		case "POST":
-			r.HTTPMethod, r.Operation = http.MethodPost, name("create")
-			article := route.ArticleFor(kind)
-			r.Doc = docFor("create"+article+kind, "create "+e.Subresource+" of"+article+kind, isSubresource)
-			r.Returns(http.StatusOK, "OK", object)
-			r.Returns(http.StatusCreated, "Created", object)
-			r.Returns(http.StatusAccepted, "Accepted", object)
-			r.Read(object)
-			r.Writes = object
-			r.AddObjectParams(metav1.CreateOptions{})
-		case "DELETE":
-			r.HTTPMethod, r.Operation = http.MethodDelete, name("delete")
-			article := route.ArticleFor(kind)
-			r.Doc = docFor("delete"+article+kind, "delete "+e.Subresource+" of"+article+kind, isSubresource)
-			r.Writes = deleteReturns
-			r.Returns(http.StatusOK, "OK", deleteReturns)
-			r.Returns(http.StatusAccepted, "Accepted", deleteReturns)
-			r.Read(metav1.DeleteOptions{})
-			r.Body().SetRequired(false)
-			r.AddObjectParams(metav1.DeleteOptions{})
-		case "DELETECOLLECTION":
-			r.HTTPMethod, r.Operation = http.MethodDelete, "deletecollection"+ns+kind+sub+suffix
-			r.Doc = docFor("delete collection of "+kind, "delete collection of "+e.Subresource+" of a "+kind, isSubresource)
-			r.Writes = metav1.Status{}
-			r.Returns(http.StatusOK, "OK", metav1.Status{})
-			r.Read(metav1.DeleteOptions{})
-			r.Body().SetRequired(false)
-			r.AddObjectParams(metav1.DeleteOptions{})
-			r.AddObjectParams(metav1.ListOptions{}, "watch", "allowWatchBookmarks")
-		case "WATCH":
-			r.HTTPMethod, r.Operation = http.MethodGet, name("watch")
-			r.Doc = docFor("watch changes to an object of kind "+kind, "watch changes to "+e.Subresource+" of an object of kind "+kind, isSubresource) +
-				". deprecated: use the 'watch' parameter with a list operation instead, filtered to a single item with the 'fieldSelector' parameter."
-			r.ProducedTypes = allMediaTypes
-			r.Returns(http.StatusOK, "OK", metav1.WatchEvent{})
-			r.Writes = metav1.WatchEvent{}
-			r.AddObjectParams(metav1.ListOptions{})
-		case "WATCHLIST":
-			r.HTTPMethod, r.Operation = http.MethodGet, "watch"+ns+kind+sub+"List"+suffix
-			r.Doc = docFor("watch individual changes to a list of "+kind, "watch individual changes to a list of "+e.Subresource+" of "+kind, isSubresource) +
-				". deprecated: use the 'watch' parameter with a list operation instead."
-			r.ProducedTypes = allMediaTypes
-			r.Returns(http.StatusOK, "OK", metav1.WatchEvent{})
-			r.Writes = metav1.WatchEvent{}
-			r.AddObjectParams(metav1.ListOptions{})
+		n := operationName{namespaced: namespaced, kind: kind, sub: title(e.Subresource)}
+		if a.allNamespaces {
+			n.namespaced, n.suffix = "", "ForAllNamespaces"
+		}
+		d := describer{r: r, kind: kind, subresource: e.Subresource, body: body}
+		if !d.read(a.verb, n) {
+			d.write(a.verb, n)
 		}
 		r.Params = append(r.Params, a.params...)
 		routes = append(routes, r)
 	}
 	return routes, nil
+}
+
+// endpointBody holds the Go types an endpoint's routes read and write,
+// and whether its lists may be watched.
+type endpointBody struct {
+	object, list, deleteReturns interface{}
+	watchable                   bool
+}
+
+// endpointActions lists an endpoint's routes in the order kube's
+// installer registers them, from the verbs its storage implements.
+func endpointActions(e *apiserver.Endpoint) ([]action, endpointBody) {
+	st := e.Storage
+	_, isCreater := st.(rest.Creater)
+	lister, isLister := st.(rest.Lister)
+	_, isGetter := st.(rest.Getter)
+	_, isGracefulDeleter := st.(rest.GracefulDeleter)
+	_, isCollectionDeleter := st.(rest.CollectionDeleter)
+	_, isUpdater := st.(rest.Updater)
+	_, isWatcher := st.(rest.Watcher)
+	body := endpointBody{object: reflect.ValueOf(st.New()).Elem().Interface(), deleteReturns: metav1.Status{}, watchable: isWatcher}
+	if isLister {
+		body.list = reflect.ValueOf(lister.NewList()).Elem().Interface()
+	}
+	if d, ok := st.(rest.MayReturnFullObjectDeleter); ok && d.DeleteReturnsDeletedObject() {
+		body.deleteReturns = body.object
+	}
+
+	// The name is that of the endpoint's own kind ("name of the Scale"),
+	// the operations are named after the main resource's.
+	nameParam := route.PathParam("name", "name of the "+e.Kind.Kind)
+	resourcePath, itemPath := e.Resource.Resource, e.Resource.Resource+"/{name}"
+	var resourceParams []common.Parameter
+	if e.Namespaced {
+		resourcePath = "namespaces/{namespace}/" + e.Resource.Resource
+		itemPath = resourcePath + "/{name}"
+		resourceParams = []common.Parameter{route.PathParam("namespace", "object name and auth scope, such as for teams and projects")}
+	}
+	nameParams := append(append([]common.Parameter(nil), resourceParams...), nameParam)
+	if e.Subresource != "" {
+		itemPath += "/" + e.Subresource
+		resourcePath = itemPath
+		resourceParams = nameParams
+	}
+	var actions []action
+	add := func(ok bool, a action) {
+		if ok {
+			actions = append(actions, a)
+		}
+	}
+	allowWatchList := isWatcher && isLister
+	add(isLister, action{"LIST", resourcePath, resourceParams, false})
+	add(isCreater, action{"POST", resourcePath, resourceParams, false})
+	add(isCollectionDeleter, action{"DELETECOLLECTION", resourcePath, resourceParams, false})
+	add(allowWatchList, action{"WATCHLIST", "watch/" + resourcePath, resourceParams, false})
+	add(isGetter, action{"GET", itemPath, nameParams, false})
+	add(isUpdater, action{"PUT", itemPath, nameParams, false})
+	add(isUpdater && isGetter, action{"PATCH", itemPath, nameParams, false})
+	add(isGracefulDeleter, action{"DELETE", itemPath, nameParams, false})
+	add(isWatcher, action{"WATCH", "watch/" + itemPath, nameParams, false})
+	if e.Namespaced && e.Subresource == "" {
+		add(isLister, action{"LIST", e.Resource.Resource, nil, true})
+		add(allowWatchList, action{"WATCHLIST", "watch/" + e.Resource.Resource, nil, true})
+	}
+	return actions, body
+}
+
+// operationName builds kube's operation IDs: verb, "Namespaced", kind,
+// subresource, then "ForAllNamespaces" for the cluster-wide routes of a
+// namespaced resource ("listNamespacedPod", "readNamespacedPodStatus",
+// "listPodForAllNamespaces").
+type operationName struct{ namespaced, kind, sub, suffix string }
+
+func (n operationName) of(verb string) string { return verb + n.namespaced + n.kind + n.sub + n.suffix }
+
+// describer fills in one route's method, operation, documentation, body
+// and responses, as kube's installer does for its verb.
+type describer struct {
+	r                 *route.Route
+	kind, subresource string
+	body              endpointBody
+}
+
+func (d describer) doc(resource, subresource string) string {
+	return docFor(resource, subresource, d.subresource != "")
+}
+
+// read describes the verbs that only read: GET, LIST, WATCH and
+// WATCHLIST. It reports whether verb was one of them.
+func (d describer) read(verb string, n operationName) bool {
+	r, kind, sub := d.r, d.kind, d.subresource
+	switch verb {
+	case "GET":
+		r.HTTPMethod, r.Operation = http.MethodGet, n.of("read")
+		r.Doc = d.doc("read the specified "+kind, "read "+sub+" of the specified "+kind)
+		r.Returns(http.StatusOK, "OK", d.body.object)
+		r.Writes = d.body.object
+	case "LIST":
+		r.HTTPMethod, r.Operation = http.MethodGet, n.of("list")
+		r.Doc = d.doc("list objects of kind "+kind, "list "+sub+" of objects of kind "+kind)
+		if d.body.watchable {
+			r.Doc = d.doc("list or watch objects of kind "+kind, "list or watch "+sub+" of objects of kind "+kind)
+		}
+		r.ProducedTypes = allMediaTypes
+		r.Returns(http.StatusOK, "OK", d.body.list)
+		r.Writes = d.body.list
+		r.AddObjectParams(metav1.ListOptions{})
+	case "WATCH":
+		r.HTTPMethod, r.Operation = http.MethodGet, n.of("watch")
+		r.Doc = d.doc("watch changes to an object of kind "+kind, "watch changes to "+sub+" of an object of kind "+kind) +
+			". deprecated: use the 'watch' parameter with a list operation instead, filtered to a single item with the 'fieldSelector' parameter."
+		d.watchEvents()
+	case "WATCHLIST":
+		r.HTTPMethod, r.Operation = http.MethodGet, "watch"+n.namespaced+n.kind+n.sub+"List"+n.suffix
+		r.Doc = d.doc("watch individual changes to a list of "+kind, "watch individual changes to a list of "+sub+" of "+kind) +
+			". deprecated: use the 'watch' parameter with a list operation instead."
+		d.watchEvents()
+	default:
+		return false
+	}
+	return true
+}
+
+func (d describer) watchEvents() {
+	d.r.ProducedTypes = allMediaTypes
+	d.r.Returns(http.StatusOK, "OK", metav1.WatchEvent{})
+	d.r.Writes = metav1.WatchEvent{}
+	d.r.AddObjectParams(metav1.ListOptions{})
+}
+
+// write describes the verbs that write: PUT, PATCH, POST, DELETE and
+// DELETECOLLECTION.
+func (d describer) write(verb string, n operationName) {
+	r, kind, sub, object := d.r, d.kind, d.subresource, d.body.object
+	article := route.ArticleFor(kind)
+	switch verb {
+	case "PUT":
+		r.HTTPMethod, r.Operation = http.MethodPut, n.of("replace")
+		r.Doc = d.doc("replace the specified "+kind, "replace "+sub+" of the specified "+kind)
+		r.Returns(http.StatusOK, "OK", object)
+		r.Returns(http.StatusCreated, "Created", object)
+		r.Read(object)
+		r.Writes = object
+		r.AddObjectParams(metav1.UpdateOptions{})
+	case "PATCH":
+		r.HTTPMethod, r.Operation = http.MethodPatch, n.of("patch")
+		r.Doc = d.doc("partially update the specified "+kind, "partially update "+sub+" of the specified "+kind)
+		r.ConsumedTypes = patchMediaTypes
+		r.Returns(http.StatusOK, "OK", object)
+		r.Returns(http.StatusCreated, "Created", object)
+		r.Read(metav1.Patch{})
+		r.Writes = object
+		r.AddObjectParams(metav1.PatchOptions{})
+	case "POST":
+		r.HTTPMethod, r.Operation = http.MethodPost, n.of("create")
+		r.Doc = d.doc("create"+article+kind, "create "+sub+" of"+article+kind)
+		r.Returns(http.StatusOK, "OK", object)
+		r.Returns(http.StatusCreated, "Created", object)
+		r.Returns(http.StatusAccepted, "Accepted", object)
+		r.Read(object)
+		r.Writes = object
+		r.AddObjectParams(metav1.CreateOptions{})
+	case "DELETE":
+		r.HTTPMethod, r.Operation = http.MethodDelete, n.of("delete")
+		r.Doc = d.doc("delete"+article+kind, "delete "+sub+" of"+article+kind)
+		r.Writes = d.body.deleteReturns
+		r.Returns(http.StatusOK, "OK", d.body.deleteReturns)
+		r.Returns(http.StatusAccepted, "Accepted", d.body.deleteReturns)
+		d.deleteOptionsBody()
+	case "DELETECOLLECTION":
+		r.HTTPMethod, r.Operation = http.MethodDelete, n.of("deletecollection")
+		r.Doc = d.doc("delete collection of "+kind, "delete collection of "+sub+" of a "+kind)
+		r.Writes = metav1.Status{}
+		r.Returns(http.StatusOK, "OK", metav1.Status{})
+		d.deleteOptionsBody()
+		r.AddObjectParams(metav1.ListOptions{}, "watch", "allowWatchBookmarks")
+	}
+}
+
+// deleteOptionsBody declares the optional DeleteOptions body, and its
+// fields as query parameters, of both deletes.
+func (d describer) deleteOptionsBody() {
+	d.r.Read(metav1.DeleteOptions{})
+	d.r.Body().SetRequired(false)
+	d.r.AddObjectParams(metav1.DeleteOptions{})
 }
 
 func docFor(resource, subresource string, isSubresource bool) string {
