@@ -1,14 +1,12 @@
 package batch_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -47,7 +45,7 @@ func TestRegistry(t *testing.T) {
 				// Deletes of batch/v1 jobs orphan their pods (kube's
 				// default GC policy): the orphan finalizer stays until
 				// the garbage collector removes it.
-				Finish: removeFinalizers(registrytest.Storage(t, info, "jobs")),
+				Finish: registrytest.RemoveFinalizers(registrytest.Storage(t, info, "jobs")),
 				Status: &registrytest.StatusCheck{
 					Storage:      registrytest.StatusStorage(t, info, "jobs"),
 					ChangeSpec:   func(obj runtime.Object) { *parallelism(obj) = 4 },
@@ -80,22 +78,4 @@ func TestRegistry(t *testing.T) {
 			}
 		}},
 	})
-}
-
-// removeFinalizers is what the garbage collector does once it has dealt
-// with an object's dependents: it removes its finalizers.
-func removeFinalizers(s rest.Storage) func(ctx context.Context, name string) error {
-	return func(ctx context.Context, name string) error {
-		obj, err := s.(rest.Getter).Get(ctx, name, &metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		m, err := apimeta.Accessor(obj)
-		if err != nil {
-			return err
-		}
-		m.SetFinalizers(nil)
-		_, _, err = s.(rest.Updater).Update(ctx, name, &rest.DefaultUpdatedObjectInfo{Obj: obj}, nil, nil, false, &metav1.UpdateOptions{})
-		return err
-	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -248,7 +247,7 @@ func replicationControllerTester(info rest.APIGroupInfo, t *testing.T) registryt
 		AllowUnconditionalUpdate: true,
 		// Deletes of v1 controllers orphan their pods: the orphan
 		// finalizer stays until the garbage collector removes it.
-		Finish: removeFinalizers(registrytest.Storage(t, info, "replicationcontrollers")),
+		Finish: registrytest.RemoveFinalizers(registrytest.Storage(t, info, "replicationcontrollers")),
 		Status: &registrytest.StatusCheck{
 			Storage:      registrytest.StatusStorage(t, info, "replicationcontrollers"),
 			ChangeSpec:   func(obj runtime.Object) { rc(obj).Spec.Replicas = ptr.To[int32](4) },
@@ -415,23 +414,5 @@ func persistentVolumeClaimTester(info rest.APIGroupInfo, t *testing.T) registryt
 			Spec:         func(obj runtime.Object) any { return pvc(obj).Spec },
 			Status:       func(obj runtime.Object) any { return pvc(obj).Status },
 		},
-	}
-}
-
-// removeFinalizers is what the garbage collector does once it has dealt
-// with an object's dependents: it removes its finalizers.
-func removeFinalizers(s rest.Storage) func(ctx context.Context, name string) error {
-	return func(ctx context.Context, name string) error {
-		obj, err := s.(rest.Getter).Get(ctx, name, &metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		m, err := apimeta.Accessor(obj)
-		if err != nil {
-			return err
-		}
-		m.SetFinalizers(nil)
-		_, _, err = s.(rest.Updater).Update(ctx, name, &rest.DefaultUpdatedObjectInfo{Obj: obj}, nil, nil, false, &metav1.UpdateOptions{})
-		return err
 	}
 }

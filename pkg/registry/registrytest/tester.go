@@ -366,3 +366,23 @@ func same(t testing.TB, a, b runtime.Object) bool {
 	t.Helper()
 	return bytes.Equal(encode(t, a), encode(t, b))
 }
+
+// RemoveFinalizers is a Finish for resources whose strategy adds a
+// finalizer of the garbage collector's (jobs, replication controllers
+// under orphan or foreground deletion): it removes every finalizer, as the
+// collector does once it has dealt with the object's dependents.
+func RemoveFinalizers(s rest.Storage) func(ctx context.Context, name string) error {
+	return func(ctx context.Context, name string) error {
+		obj, err := s.(rest.Getter).Get(ctx, name, &metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return err
+		}
+		m.SetFinalizers(nil)
+		_, _, err = s.(rest.Updater).Update(ctx, name, &rest.DefaultUpdatedObjectInfo{Obj: obj}, nil, nil, false, &metav1.UpdateOptions{})
+		return err
+	}
+}
