@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,6 +105,12 @@ func (tg *target) send(t testing.TB, method, path, contentType string, body []by
 	req, err := http.NewRequestWithContext(ctx, method, tg.url+path, bytes.NewReader(body))
 	if err != nil {
 		t.Skipf("not a request: %v", err) // the fuzzer made an unsendable URL
+	}
+	if strings.Contains(req.URL.RequestURI(), " ") {
+		// Go's client writes such a query unescaped, and the request line
+		// it makes is refused by net/http's server before any handler (a
+		// plain-text 400, as kube-apiserver's listener answers too).
+		t.Skipf("not a request line: %q", req.URL.RequestURI())
 	}
 	if contentType != "" {
 		if !httpguts.ValidHeaderFieldValue(contentType) {
