@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/defaultservicecidr"
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/legacytokentracking"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -67,14 +67,16 @@ func ensureSystemPriorityClasses(ctx context.Context, classes *generic.Store) er
 // writeBootstrapObjects writes what kube-apiserver writes at start besides
 // the RBAC policy and the flow control configuration: the system
 // namespaces and priority classes, kube-system's
-// extension-apiserver-authentication, the default ServiceCIDR and
-// default/kubernetes. Their writes do not depend on each other but for
-// the last two, which wait for the namespaces (their namespace) and the
-// ServiceCIDR (the Service's address is allocated from it): they are made
-// concurrently, so that a start waits for a few rounds of writes to etcd
-// rather than for one per object. It returns the controller that keeps
-// the default ServiceCIDR (Run it).
-func writeBootstrapObjects(ctx context.Context, o *Options, st *stores, extensionAuth map[string]string, securePort int) (*defaultservicecidr.Controller, error) {
+// extension-apiserver-authentication and
+// kube-apiserver-legacy-service-account-token-tracking, the default
+// ServiceCIDR and default/kubernetes. Their writes do not depend on each
+// other but for the last two, which wait for the namespaces (their
+// namespace) and the ServiceCIDR (the Service's address is allocated from
+// it): they are made concurrently, so that a start waits for a few rounds
+// of writes to etcd rather than for one per object. It returns the loops
+// of the controllers that keep the default ServiceCIDR and the legacy
+// token tracking ConfigMap (run them).
+func writeBootstrapObjects(ctx context.Context, o *Options, st *stores, extensionAuth map[string]string, securePort int) ([]func(context.Context), error) {
 	var serviceCIDRs *defaultservicecidr.Controller
 	err := all(
 		func() error { return ensureSystemNamespaces(ctx, st.core.Namespaces) },
@@ -87,6 +89,7 @@ func writeBootstrapObjects(ctx context.Context, o *Options, st *stores, extensio
 	if err != nil {
 		return nil, err
 	}
+	legacyTokens := legacytokentracking.New(st.core.ConfigMaps)
 	err = all(
 		func() error {
 			if err := ensureExtensionAuthConfigMap(ctx, st.core.ConfigMaps, extensionAuth); err != nil {
@@ -99,60 +102,15 @@ func writeBootstrapObjects(ctx context.Context, o *Options, st *stores, extensio
 			return nil
 		},
 		func() error {
-			if err := ensureLegacyTokenTracking(ctx, st.core.ConfigMaps, time.Now()); err != nil {
-				return fmt.Errorf("writing kube-system/%s: %w", legacyTokenTrackingConfigMap, err)
+			// The controller's first sync, before the server is ready, as
+			// the other objects' (kube's controller makes it just after).
+			if _, err := legacyTokens.Sync(ctx); err != nil {
+				return fmt.Errorf("writing kube-system/%s: %w", legacytokentracking.Name, err)
 			}
 			return nil
 		},
 	)
-	return serviceCIDRs, err
-}
-
-// legacyTokenTrackingConfigMap records since when this cluster's API
-// servers track the use of legacy service account tokens (secret-based):
-// kube-controller-manager's legacy token cleaner reads it before it
-// deletes any unused token.
-const (
-	legacyTokenTrackingConfigMap = "kube-apiserver-legacy-service-account-token-tracking"
-	legacyTokenTrackingSince     = "since"
-	legacyTokenTrackingFormat    = "2006-01-02"
-)
-
-// ensureLegacyTokenTracking creates kube-system's
-// kube-apiserver-legacy-service-account-token-tracking with today's
-// date, and gives it one again when its date does not parse, as kube's
-// legacytokentracking controller does; a date already there is kept (the
-// tracking began then).
-func ensureLegacyTokenTracking(ctx context.Context, configMaps *generic.Store, now time.Time) error {
-	ctx = request.WithNamespace(ctx, metav1.NamespaceSystem)
-	since := now.UTC().Format(legacyTokenTrackingFormat)
-	old, err := configMaps.Get(ctx, legacyTokenTrackingConfigMap, &metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		creater := fieldmanager.TrackingCreater(configMaps, corev1.SchemeGroupVersion.WithKind("ConfigMap"), "kube-apiserver")
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: legacyTokenTrackingConfigMap, Namespace: metav1.NamespaceSystem},
-			Data: map[string]string{legacyTokenTrackingSince: since}}
-		if _, err = creater.Create(ctx, cm, nil, &metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-			return nil // another replica wrote it
-		}
-		return err
-	case err != nil:
-		return err
-	}
-	cm := old.(*corev1.ConfigMap)
-	if _, err := time.Parse(legacyTokenTrackingFormat, cm.Data[legacyTokenTrackingSince]); err == nil {
-		return nil
-	}
-	cm = cm.DeepCopy()
-	if cm.Data == nil {
-		cm.Data = map[string]string{}
-	}
-	cm.Data[legacyTokenTrackingSince] = since
-	_, _, err = configMaps.Update(ctx, cm.Name, &rest.DefaultUpdatedObjectInfo{Obj: cm}, nil, nil, false, &metav1.UpdateOptions{})
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return nil // another replica fixed or removed it
-	}
-	return err
+	return []func(context.Context){serviceCIDRs.Run, legacyTokens.Run}, err
 }
 
 // all calls every f at once, waits for all, and joins their errors.

@@ -64,11 +64,13 @@ func (s *Server) startLoops(o *Options, creds *credentials, b *builtStorage, g *
 		s.loops.Go(h.fairness.Run)
 	}
 	port := h.securePort()
-	serviceCIDRs, err := writeBootstrapObjects(s.loops.ctx, o, st, creds.extensionAuthData(o), port)
+	keepers, err := writeBootstrapObjects(s.loops.ctx, o, st, creds.extensionAuthData(o), port)
 	if err != nil {
 		return err
 	}
-	s.loops.Go(serviceCIDRs.Run)
+	for _, run := range keepers {
+		s.loops.Go(run)
+	}
 	s.startStorageLoops(o, b.clients, st)
 	if o.EndpointReconcilerType != "none" {
 		// nil: no address to list.
