@@ -27,14 +27,14 @@ import (
 // group's namespaces and every built group: it deletes every namespaced
 // resource that can be listed and deleted as a collection.
 func namespaceController(st *stores, crds *crd.Controller) *namespace.Controller {
-	return namespace.New(st.core.Namespaces, st.core.NamespaceFinalize, namespace.ServedResources(st.groups), func() []namespace.Resource {
+	return namespace.New(st.core.Namespaces, st.core.NamespaceFinalize, st.core.NamespaceStatus, namespace.ServedResources(st.groups), func() []namespace.Resource {
 		// The custom resources served for now: kube's namespace controller
 		// finds them in discovery.
 		var out []namespace.Resource
 		for _, served := range crds.Served() {
 			if served.Store.NamespaceScoped() {
-				name := served.Resource() + "." + served.Group.GroupName
-				out = append(out, namespace.Resource{Name: name, Deleter: served.Store, Lister: served.Store})
+				gvr := schema.GroupVersionResource{Group: served.Group.GroupName, Version: served.Group.PrioritizedVersions[0], Resource: served.Resource()}
+				out = append(out, namespace.Resource{GVR: gvr, Deleter: served.Store, Lister: served.Store})
 			}
 		}
 		return out

@@ -13,7 +13,8 @@ import (
 // either group), which kube's collector ignores too.
 func ServedResources(groups []rest.APIGroupInfo) []Resource {
 	var resources []Resource
-	for gr, st := range rest.PreferredResources(groups) {
+	for gvr, st := range rest.PreferredResources(groups) {
+		gr := gvr.GroupResource()
 		store, ok := st.(Storage)
 		scoper, scoped := st.(rest.Scoper)
 		if gr.Resource == "events" || !ok || !scoped {

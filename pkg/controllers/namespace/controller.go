@@ -9,7 +9,6 @@ package namespace
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -17,9 +16,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/queue"
@@ -38,7 +37,9 @@ type Namespaces interface {
 
 // Resource is a namespaced resource whose objects the controller deletes.
 type Resource struct {
-	Name    string // "pods", "deployments.apps"
+	// GVR names it, at the version it is read at: conditions and errors
+	// name it so (kube's "pods.", "/v1, Resource=pods").
+	GVR     schema.GroupVersionResource
 	Deleter rest.CollectionDeleter
 	Lister  rest.Lister
 }
@@ -47,6 +48,7 @@ type Resource struct {
 type Controller struct {
 	namespaces Namespaces
 	finalizer  rest.Updater // namespaces/finalize
+	status     rest.Updater // namespaces/status: the deletion's conditions
 	resources  []Resource
 	// more, when set, returns the resources served for now (custom
 	// resources), asked on every attempt.
@@ -64,9 +66,9 @@ type Controller struct {
 // New returns a controller over the given storages: resources, and
 // those more returns when it is not nil (the resources served for now:
 // custom resources, which come and go).
-func New(namespaces Namespaces, finalizer rest.Updater, resources []Resource, more func() []Resource) *Controller {
+func New(namespaces Namespaces, finalizer, status rest.Updater, resources []Resource, more func() []Resource) *Controller {
 	return &Controller{
-		namespaces: namespaces, finalizer: finalizer, resources: resources, more: more,
+		namespaces: namespaces, finalizer: finalizer, status: status, resources: resources, more: more,
 		retry: time.Second, pending: map[string]bool{}, wake: queue.NewSignal(),
 	}
 }
@@ -146,8 +148,11 @@ func (c *Controller) sync(ctx context.Context, name string) (bool, error) {
 		return true, nil // not being deleted (any more)
 	}
 	if slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
-		remaining, err := c.deleteContent(ctx, name)
-		if err != nil || remaining > 0 {
+		found := c.deleteContent(ctx, ns)
+		if err := c.writeConditions(clusterCtx, ns, found.conditions()); err != nil {
+			return false, err
+		}
+		if err := errors.Join(found.errs...); err != nil || found.remains() {
 			return false, err
 		}
 		if err := c.finalize(clusterCtx, ns); err != nil {
@@ -159,55 +164,6 @@ func (c *Controller) sync(ctx context.Context, name string) (bool, error) {
 		return false, err
 	}
 	return true, nil
-}
-
-// deleteContent deletes every object in the namespace and returns how
-// many are still there (deleting gracefully, or waiting for finalizers).
-// Pods go first, and nothing else is deleted while one is left (kube's
-// OrderedNamespaceDeletion, GA in 1.34): a pod still running may need
-// what else the namespace holds (its secrets, config maps, service
-// account) until it has stopped.
-func (c *Controller) deleteContent(ctx context.Context, namespace string) (int, error) {
-	nsCtx := request.WithNamespace(ctx, namespace)
-	resources := c.resources
-	if c.more != nil {
-		resources = append(slices.Clip(resources), c.more()...)
-	}
-	if i := slices.IndexFunc(resources, func(r Resource) bool { return r.Name == podsResource }); i >= 0 {
-		left, err := deleteAll(nsCtx, resources[i])
-		if err != nil || left > 0 {
-			return left, err
-		}
-		resources = slices.Delete(slices.Clone(resources), i, i+1)
-	}
-	remaining := 0
-	var errs []error
-	for _, r := range resources {
-		left, err := deleteAll(nsCtx, r)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		remaining += left
-	}
-	return remaining, errors.Join(errs...)
-}
-
-// podsResource names the pods among the Resources.
-const podsResource = "pods"
-
-// deleteAll deletes the objects of r in ctx's namespace and returns how
-// many are still there.
-func deleteAll(ctx context.Context, r Resource) (int, error) {
-	policy := metav1.DeletePropagationBackground
-	if _, err := r.Deleter.DeleteCollection(ctx, nil, &metav1.DeleteOptions{PropagationPolicy: &policy},
-		&metainternalversion.ListOptions{}); err != nil {
-		return 0, fmt.Errorf("%s: %w", r.Name, err)
-	}
-	left, err := r.Lister.List(ctx, &metainternalversion.ListOptions{})
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", r.Name, err)
-	}
-	return len(left.Items), nil
 }
 
 // finalize removes the "kubernetes" finalizer through namespaces/finalize.

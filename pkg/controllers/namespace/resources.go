@@ -8,17 +8,19 @@ import (
 
 // ServedResources are the resources of groups (their preferred versions)
 // the controller clears: namespaced, listed and deleted as a collection;
-// named "pods", "deployments.apps", in the order of their names.
+// in the order of their names ("deployments.apps", "pods").
 func ServedResources(groups []rest.APIGroupInfo) []Resource {
 	var resources []Resource
-	for gr, st := range rest.PreferredResources(groups) {
+	for gvr, st := range rest.PreferredResources(groups) {
 		scoper, scoped := st.(rest.Scoper)
 		deleter, deletes := st.(rest.CollectionDeleter)
 		lister, lists := st.(rest.Lister)
 		if scoped && scoper.NamespaceScoped() && deletes && lists {
-			resources = append(resources, Resource{Name: gr.String(), Deleter: deleter, Lister: lister})
+			resources = append(resources, Resource{GVR: gvr, Deleter: deleter, Lister: lister})
 		}
 	}
-	sort.Slice(resources, func(i, j int) bool { return resources[i].Name < resources[j].Name })
+	sort.Slice(resources, func(i, j int) bool {
+		return resources[i].GVR.GroupResource().String() < resources[j].GVR.GroupResource().String()
+	})
 	return resources
 }

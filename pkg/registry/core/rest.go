@@ -105,6 +105,9 @@ type LegacyRESTStorage struct {
 	// NamespaceFinalize serves namespaces/finalize (the namespace
 	// controller's last step).
 	NamespaceFinalize rest.Updater
+	// NamespaceStatus serves namespaces/status, where the namespace
+	// controller writes a deletion's conditions.
+	NamespaceStatus rest.Updater
 	// Services is the services' store: the server creates the kubernetes
 	// service through it.
 	Services *generic.Store
@@ -188,6 +191,7 @@ func (p RESTStorageProvider) NewGroupStorage(getter generic.RESTOptionsGetter) (
 		return fail(err)
 	}
 	legacy.Namespaces, legacy.NamespaceFinalize = ns.served, ns.finalize
+	legacy.NamespaceStatus = generic.NewStatusREST(ns.served.Store, namespaces.StatusStrategy)
 	if legacy.Pods, err = install(withSubresources(newPods(p.podLookups(&legacy)), connect.pods())); err != nil {
 		return fail(err)
 	}

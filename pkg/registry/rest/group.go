@@ -44,11 +44,12 @@ func (g *APIGroupInfo) StorageReadinessCheckers() []StorageReadinessChecker {
 
 // PreferredResources yields the resources (not their subresources) of the
 // preferred version of each of groups, with their storage.
-func PreferredResources(groups []APIGroupInfo) iter.Seq2[schema.GroupResource, Storage] {
-	return func(yield func(schema.GroupResource, Storage) bool) {
+func PreferredResources(groups []APIGroupInfo) iter.Seq2[schema.GroupVersionResource, Storage] {
+	return func(yield func(schema.GroupVersionResource, Storage) bool) {
 		for _, g := range groups {
-			for name, st := range g.VersionedResourcesStorageMap[g.PrioritizedVersions[0]] {
-				if !strings.Contains(name, "/") && !yield(schema.GroupResource{Group: g.GroupName, Resource: name}, st) {
+			version := g.PrioritizedVersions[0]
+			for name, st := range g.VersionedResourcesStorageMap[version] {
+				if !strings.Contains(name, "/") && !yield(schema.GroupVersionResource{Group: g.GroupName, Version: version, Resource: name}, st) {
 					return
 				}
 			}

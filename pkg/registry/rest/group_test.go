@@ -33,11 +33,11 @@ func testGroups() []APIGroupInfo {
 // without subresources.
 func TestPreferredResources(t *testing.T) {
 	var got []string
-	for gr := range PreferredResources(testGroups()) {
-		got = append(got, gr.String())
+	for gvr := range PreferredResources(testGroups()) {
+		got = append(got, gvr.String())
 	}
 	slices.Sort(got)
-	if want := []string{"horizontalpodautoscalers.autoscaling", "pods"}; !slices.Equal(got, want) {
+	if want := []string{"/v1, Resource=pods", "autoscaling/v2, Resource=horizontalpodautoscalers"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
