@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -46,5 +47,43 @@ func TestPodSysctlsAndCertificates(t *testing.T) {
 				SignerName: "example.com/spiffe", KeyType: "ED25519", MaxExpirationSeconds: &exp, CredentialBundlePath: "creds.pem"}}}}}}}
 		_, err := pods.Create(context.Background(), p, metav1.CreateOptions{})
 		wantInvalid(t, err, "spec.volumes[0].projected.sources[0].podCertificate.maxExpirationSeconds: Invalid value: "+fmt.Sprint(exp)+": "+msg)
+	}
+}
+
+// TestPodSecurityContexts: a pod's and a deployment template's security
+// contexts are validated as kube validates them (422, kube's causes); a
+// valid one is taken.
+func TestPodSecurityContexts(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t)
+	client := clientset(t)
+	minusOne, no, yes := int64(-1), false, true
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "sc"}, Spec: corev1.PodSpec{
+		ShareProcessNamespace: &yes, HostPID: true,
+		SecurityContext:       &corev1.PodSecurityContext{RunAsUser: &minusOne},
+		Containers: []corev1.Container{{Name: "c", Image: "busybox", SecurityContext: &corev1.SecurityContext{
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost}}}}}}
+	_, err := client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{})
+	wantInvalid(t, err,
+		"spec.containers[0].securityContext.seccompProfile.localhostProfile: Required value: must be set when seccomp type is Localhost",
+		"spec.securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive",
+		"spec.shareProcessNamespace: Invalid value: true: ShareProcessNamespace and HostPID cannot both be enabled")
+
+	labels := map[string]string{"app": "sc"}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "sc"}, Spec: appsv1.DeploymentSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: "busybox", SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: &no, Privileged: &yes}}}}}}}
+	_, err = client.AppsV1().Deployments(ns).Create(context.Background(), d, metav1.CreateOptions{})
+	wantInvalid(t, err, `spec.template.spec.containers[0].securityContext: Invalid value: {"Capabilities":null,"Privileged":true,`+
+		`"SELinuxOptions":null,"WindowsOptions":null,"RunAsUser":null,"RunAsGroup":null,"RunAsNonRoot":null,"ReadOnlyRootFilesystem":null,`+
+		`"AllowPrivilegeEscalation":false,"ProcMount":null,"SeccompProfile":null,"AppArmorProfile":null}: `+
+		"cannot set `allowPrivilegeEscalation` to false and `privileged` to true")
+
+	p.Spec.ShareProcessNamespace, p.Spec.SecurityContext.RunAsUser = nil, nil
+	p.Spec.Containers[0].SecurityContext.SeccompProfile.Type = corev1.SeccompProfileTypeRuntimeDefault
+	if _, err := client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Errorf("a valid security context: %v", err)
 	}
 }

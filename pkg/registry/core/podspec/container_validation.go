@@ -28,7 +28,7 @@ var (
 )
 
 // validateContainers validates the regular containers of a pod spec.
-func validateContainers(containers []corev1.Container, volumes map[string]corev1.VolumeSource, gracePeriod *int64, fldPath *field.Path) field.ErrorList {
+func validateContainers(containers []corev1.Container, volumes map[string]corev1.VolumeSource, hostUsers bool, gracePeriod *int64, fldPath *field.Path) field.ErrorList {
 	if len(containers) == 0 {
 		return field.ErrorList{field.Required(fldPath, "")}
 	}
@@ -37,7 +37,7 @@ func validateContainers(containers []corev1.Container, volumes map[string]corev1
 	for i := range containers {
 		c := &containers[i]
 		p := fldPath.Index(i)
-		allErrs = append(allErrs, validateContainerCommon(c, volumes, p)...)
+		allErrs = append(allErrs, validateContainerCommon(c, volumes, hostUsers, p)...)
 		if names.Has(c.Name) {
 			allErrs = append(allErrs, field.Duplicate(p.Child("name"), c.Name))
 		} else {
@@ -55,7 +55,7 @@ func validateContainers(containers []corev1.Container, volumes map[string]corev1
 // validateInitContainers validates init containers: names unique among
 // all containers, and probes and lifecycle only on sidecars (init
 // containers with restartPolicy Always).
-func validateInitContainers(containers, regular []corev1.Container, volumes map[string]corev1.VolumeSource, gracePeriod *int64, fldPath *field.Path) field.ErrorList {
+func validateInitContainers(containers, regular []corev1.Container, volumes map[string]corev1.VolumeSource, hostUsers bool, gracePeriod *int64, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	names := sets.New[string]()
 	for _, c := range regular {
@@ -64,7 +64,7 @@ func validateInitContainers(containers, regular []corev1.Container, volumes map[
 	for i := range containers {
 		c := &containers[i]
 		p := fldPath.Index(i)
-		allErrs = append(allErrs, validateContainerCommon(c, volumes, p)...)
+		allErrs = append(allErrs, validateContainerCommon(c, volumes, hostUsers, p)...)
 		sidecar := false
 		if c.RestartPolicy != nil {
 			allErrs = append(allErrs, validateEnum(*c.RestartPolicy, p.Child("restartPolicy"), corev1.ContainerRestartPolicyAlways,
@@ -99,7 +99,7 @@ func validateInitContainers(containers, regular []corev1.Container, volumes map[
 }
 
 // validateContainerCommon is what every kind of container must satisfy.
-func validateContainerCommon(c *corev1.Container, volumes map[string]corev1.VolumeSource, p *field.Path) field.ErrorList {
+func validateContainerCommon(c *corev1.Container, volumes map[string]corev1.VolumeSource, hostUsers bool, p *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	if c.Name == "" {
 		allErrs = append(allErrs, field.Required(p.Child("name"), ""))
@@ -117,7 +117,7 @@ func validateContainerCommon(c *corev1.Container, volumes map[string]corev1.Volu
 	allErrs = append(allErrs, validateVolumeMounts(c.VolumeMounts, volumes, p.Child("volumeMounts"))...)
 	allErrs = append(allErrs, validateEnum(c.ImagePullPolicy, p.Child("imagePullPolicy"), corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever)...)
 	allErrs = append(allErrs, corevalidation.ValidateContainerResources(&c.Resources, p.Child("resources"))...)
-	return allErrs
+	return append(allErrs, validateContainerSecurityContext(c.SecurityContext, hostUsers, p.Child("securityContext"))...)
 }
 
 func validateContainerPorts(ports []corev1.ContainerPort, fldPath *field.Path) field.ErrorList {

@@ -30,7 +30,7 @@ const notForEphemeral = "cannot be set for an Ephemeral Container"
 // containers, a target that is one of its other containers, and only the
 // allowed fields set.
 func validateEphemeralContainers(ephemeral []corev1.EphemeralContainer, containers, initContainers []corev1.Container,
-	volumes map[string]corev1.VolumeSource, fldPath *field.Path) field.ErrorList {
+	volumes map[string]corev1.VolumeSource, hostUsers bool, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	others, all := sets.New[string](), sets.New[string]()
 	for _, cs := range [][]corev1.Container{containers, initContainers} {
@@ -43,7 +43,7 @@ func validateEphemeralContainers(ephemeral []corev1.EphemeralContainer, containe
 		ec := &ephemeral[i]
 		p := fldPath.Index(i)
 		c := corev1.Container(ec.EphemeralContainerCommon)
-		allErrs = append(allErrs, validateContainerCommon(&c, volumes, p)...)
+		allErrs = append(allErrs, validateContainerCommon(&c, volumes, hostUsers, p)...)
 		if len(c.Image) != len(strings.TrimSpace(c.Image)) {
 			allErrs = append(allErrs, field.Invalid(p.Child("image"), c.Image, "must not have leading or trailing whitespace"))
 		}

@@ -18,9 +18,8 @@ import (
 // The validation of pods and pod templates follows kube's
 // (pkg/apis/core/validation): the same checks in the same order, with the
 // same field paths and messages, for the fields users set. Rules for rarely
-// used parts of the spec (affinity terms, security context details,
-// windows options, resource claims) are not ported; see the package's
-// tests for what is covered.
+// used parts of the spec (affinity terms, resource claims) are not
+// ported; see the package's tests for what is covered.
 
 // DNS limits of a pod's dnsConfig.
 const (
@@ -128,10 +127,10 @@ func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, fldPath *
 	gracePeriod := spec.TerminationGracePeriodSeconds
 	vols, vErrs := validateVolumes(spec.Volumes, podMeta, fldPath.Child("volumes"))
 	allErrs = append(allErrs, vErrs...)
-	allErrs = append(allErrs, validateContainers(spec.Containers, vols, gracePeriod, fldPath.Child("containers"))...)
-	allErrs = append(allErrs, validateInitContainers(spec.InitContainers, spec.Containers, vols, gracePeriod, fldPath.Child("initContainers"))...)
+	allErrs = append(allErrs, validateContainers(spec.Containers, vols, hostUsers(spec), gracePeriod, fldPath.Child("containers"))...)
+	allErrs = append(allErrs, validateInitContainers(spec.InitContainers, spec.Containers, vols, hostUsers(spec), gracePeriod, fldPath.Child("initContainers"))...)
 	if isPod {
-		allErrs = append(allErrs, validateEphemeralContainers(spec.EphemeralContainers, spec.Containers, spec.InitContainers, vols, fldPath.Child("ephemeralContainers"))...)
+		allErrs = append(allErrs, validateEphemeralContainers(spec.EphemeralContainers, spec.Containers, spec.InitContainers, vols, hostUsers(spec), fldPath.Child("ephemeralContainers"))...)
 	}
 	allErrs = append(allErrs, validateHostNetworkPorts(spec, fldPath, isPod)...)
 	allErrs = append(allErrs, validateEnum(spec.RestartPolicy, fldPath.Child("restartPolicy"),
@@ -139,16 +138,19 @@ func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, fldPath *
 	allErrs = append(allErrs, validateEnum(spec.DNSPolicy, fldPath.Child("dnsPolicy"),
 		corev1.DNSClusterFirstWithHostNet, corev1.DNSClusterFirst, corev1.DNSDefault, corev1.DNSNone)...)
 	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.NodeSelector, fldPath.Child("nodeSelector"))...)
+	allErrs = append(allErrs, validatePodSecurityContext(spec, fldPath)...)
 	allErrs = append(allErrs, validatePodSpecReferences(spec, fldPath)...)
 	allErrs = append(allErrs, validateTopologySpreadConstraints(spec.TopologySpreadConstraints, fldPath.Child("topologySpreadConstraints"))...)
+	allErrs = append(allErrs, validateHostProcess(spec, fldPath)...)
 	allErrs = append(allErrs, validateHostnameOverride(spec, fldPath)...)
 	allErrs = append(allErrs, validatePodSpecNames(spec, fldPath)...)
-	allErrs = append(allErrs, validateSysctls(spec, fldPath.Child("securityContext", "sysctls"))...)
 	if spec.OS != nil {
 		if spec.OS.Name == "" {
 			allErrs = append(allErrs, field.Required(fldPath.Child("os", "name"), ""))
 		} else if spec.OS.Name != corev1.Linux && spec.OS.Name != corev1.Windows {
 			allErrs = append(allErrs, field.NotSupported(fldPath.Child("os"), spec.OS.Name, []string{string(corev1.Linux), string(corev1.Windows)}))
+		} else if spec.OS.Name == corev1.Linux {
+			allErrs = append(allErrs, validateLinuxOptions(spec, fldPath)...)
 		}
 	}
 	return allErrs
