@@ -250,9 +250,13 @@ func (w *literalWriter) typeRef(t schema.TypeRef) string {
 }
 
 // value is a default as JSON decoded it into an interface{}: the same
-// dynamic types, so that the literal equals schemaconv's schema. An empty
-// object is the one part the compiler cannot lay out statically (a map
-// is made at init).
+// dynamic types, so that the literal equals schemaconv's schema. An
+// empty object ({}, the default of 300 object fields) is a nil
+// map[string]interface{}: a map literal is the one thing the compiler
+// cannot lay out statically, and 300 maps made at init cost every
+// process over a millisecond (page faults on the literal's data). The
+// nil map is the same empty object to structured-merge-diff's values
+// (which read a default only for a list-map key, a scalar anyway).
 func (w *literalWriter) value(v interface{}) string {
 	switch v := v.(type) {
 	case string:
@@ -263,7 +267,7 @@ func (w *literalWriter) value(v interface{}) string {
 		return "float64(" + strconv.FormatFloat(v, 'g', -1, 64) + ")"
 	case map[string]interface{}:
 		if len(v) == 0 {
-			return "map[string]interface{}{}"
+			return "map[string]interface{}(nil)"
 		}
 	}
 	w.fail(fmt.Errorf("a default of %T (%v) has no literal here", v, v))

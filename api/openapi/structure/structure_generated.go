@@ -585,20 +585,20 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicy", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[5]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[5]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicyBinding", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[6]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[6]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicyBindingList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[7]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicyBindingSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "matchResources", Type: schema.TypeRef{NamedType: &strs[9]}},
@@ -609,7 +609,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[11]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicySpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "failurePolicy", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -622,7 +622,7 @@ var Types = []schema.TypeDef{
 	}}}},
 	{Name: "io.k8s.api.admissionregistration.v1.MutatingWebhook", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "admissionReviewVersions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
-		{Name: "clientConfig", Type: schema.TypeRef{NamedType: &strs[16]}, Default: map[string]interface{}{}},
+		{Name: "clientConfig", Type: schema.TypeRef{NamedType: &strs[16]}, Default: map[string]interface{}(nil)},
 		{Name: "failurePolicy", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "matchConditions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[12]}, ElementRelationship: schema.Associative, Keys: []string{"name"}}}}},
 		{Name: "matchPolicy", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -637,14 +637,14 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "webhooks", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[18]}, ElementRelationship: schema.Associative, Keys: []string{"name"}}}}},
 	}}}},
 	{Name: "io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[19]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.admissionregistration.v1.Mutation", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "applyConfiguration", Type: schema.TypeRef{NamedType: &strs[20]}},
@@ -688,21 +688,21 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[23]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[24]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[23]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[24]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBinding", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[25]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[25]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[26]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "matchResources", Type: schema.TypeRef{NamedType: &strs[9]}},
@@ -714,7 +714,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[27]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "auditAnnotations", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[28]}, ElementRelationship: schema.Atomic}}}},
@@ -732,7 +732,7 @@ var Types = []schema.TypeDef{
 	}}}},
 	{Name: "io.k8s.api.admissionregistration.v1.ValidatingWebhook", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "admissionReviewVersions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
-		{Name: "clientConfig", Type: schema.TypeRef{NamedType: &strs[16]}, Default: map[string]interface{}{}},
+		{Name: "clientConfig", Type: schema.TypeRef{NamedType: &strs[16]}, Default: map[string]interface{}(nil)},
 		{Name: "failurePolicy", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "matchConditions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[12]}, ElementRelationship: schema.Associative, Keys: []string{"name"}}}}},
 		{Name: "matchPolicy", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -746,14 +746,14 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "webhooks", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[32]}, ElementRelationship: schema.Associative, Keys: []string{"name"}}}}},
 	}}}},
 	{Name: "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[33]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.admissionregistration.v1.Validation", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "expression", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
@@ -774,21 +774,21 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "data", Type: schema.TypeRef{NamedType: &strs[35]}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "revision", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(0)},
 	}}}},
 	{Name: "io.k8s.api.apps.v1.ControllerRevisionList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[36]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.apps.v1.DaemonSet", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[37]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[38]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[37]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[38]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.apps.v1.DaemonSetCondition", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "lastTransitionTime", Type: schema.TypeRef{NamedType: &strs[39]}},
@@ -801,14 +801,14 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[40]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.apps.v1.DaemonSetSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "minReadySeconds", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 		{Name: "revisionHistoryLimit", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 		{Name: "selector", Type: schema.TypeRef{NamedType: &strs[3]}},
-		{Name: "template", Type: schema.TypeRef{NamedType: &strs[41]}, Default: map[string]interface{}{}},
-		{Name: "updateStrategy", Type: schema.TypeRef{NamedType: &strs[42]}, Default: map[string]interface{}{}},
+		{Name: "template", Type: schema.TypeRef{NamedType: &strs[41]}, Default: map[string]interface{}(nil)},
+		{Name: "updateStrategy", Type: schema.TypeRef{NamedType: &strs[42]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.apps.v1.DaemonSetStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "collisionCount", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
@@ -829,9 +829,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.apps.v1.Deployment", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[45]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[46]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[45]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[46]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.apps.v1.DeploymentCondition", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "lastTransitionTime", Type: schema.TypeRef{NamedType: &strs[39]}},
@@ -845,7 +845,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[47]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.apps.v1.DeploymentSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "minReadySeconds", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
@@ -854,8 +854,8 @@ var Types = []schema.TypeDef{
 		{Name: "replicas", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 		{Name: "revisionHistoryLimit", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 		{Name: "selector", Type: schema.TypeRef{NamedType: &strs[3]}},
-		{Name: "strategy", Type: schema.TypeRef{NamedType: &strs[48]}, Default: map[string]interface{}{}},
-		{Name: "template", Type: schema.TypeRef{NamedType: &strs[41]}, Default: map[string]interface{}{}},
+		{Name: "strategy", Type: schema.TypeRef{NamedType: &strs[48]}, Default: map[string]interface{}(nil)},
+		{Name: "template", Type: schema.TypeRef{NamedType: &strs[41]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.apps.v1.DeploymentStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "availableReplicas", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
@@ -875,9 +875,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.apps.v1.ReplicaSet", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[51]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[52]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[51]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[52]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.apps.v1.ReplicaSetCondition", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "lastTransitionTime", Type: schema.TypeRef{NamedType: &strs[39]}},
@@ -890,13 +890,13 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[53]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.apps.v1.ReplicaSetSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "minReadySeconds", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 		{Name: "replicas", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 		{Name: "selector", Type: schema.TypeRef{NamedType: &strs[3]}},
-		{Name: "template", Type: schema.TypeRef{NamedType: &strs[41]}, Default: map[string]interface{}{}},
+		{Name: "template", Type: schema.TypeRef{NamedType: &strs[41]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.apps.v1.ReplicaSetStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "availableReplicas", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
@@ -922,9 +922,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.apps.v1.StatefulSet", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[56]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[57]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[56]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[57]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.apps.v1.StatefulSetCondition", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "lastTransitionTime", Type: schema.TypeRef{NamedType: &strs[39]}},
@@ -937,7 +937,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[58]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.apps.v1.StatefulSetOrdinals", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "start", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(0)},
@@ -955,8 +955,8 @@ var Types = []schema.TypeDef{
 		{Name: "revisionHistoryLimit", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 		{Name: "selector", Type: schema.TypeRef{NamedType: &strs[3]}},
 		{Name: "serviceName", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
-		{Name: "template", Type: schema.TypeRef{NamedType: &strs[41]}, Default: map[string]interface{}{}},
-		{Name: "updateStrategy", Type: schema.TypeRef{NamedType: &strs[61]}, Default: map[string]interface{}{}},
+		{Name: "template", Type: schema.TypeRef{NamedType: &strs[41]}, Default: map[string]interface{}(nil)},
+		{Name: "updateStrategy", Type: schema.TypeRef{NamedType: &strs[61]}, Default: map[string]interface{}(nil)},
 		{Name: "volumeClaimTemplates", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[62]}, ElementRelationship: schema.Atomic}}}},
 	}}}},
 	{Name: "io.k8s.api.apps.v1.StatefulSetStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
@@ -984,18 +984,18 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.authentication.v1.SelfSubjectReview", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[65]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[65]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.authentication.v1.SelfSubjectReviewStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "userInfo", Type: schema.TypeRef{NamedType: &strs[66]}, Default: map[string]interface{}{}},
+		{Name: "userInfo", Type: schema.TypeRef{NamedType: &strs[66]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.authentication.v1.TokenRequest", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[67]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[68]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[67]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[68]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.authentication.v1.TokenRequestSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "attestations", Type: schema.TypeRef{Inlined: schema.Atom{Map: &schema.Map{ElementType: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}}}}},
@@ -1010,9 +1010,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.authentication.v1.TokenReview", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[70]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[71]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[70]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[71]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.authentication.v1.TokenReviewSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "audiences", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
@@ -1022,7 +1022,7 @@ var Types = []schema.TypeDef{
 		{Name: "audiences", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
 		{Name: "authenticated", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarBoolean}}},
 		{Name: "error", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "user", Type: schema.TypeRef{NamedType: &strs[66]}, Default: map[string]interface{}{}},
+		{Name: "user", Type: schema.TypeRef{NamedType: &strs[66]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.authentication.v1.UserInfo", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "extra", Type: schema.TypeRef{Inlined: schema.Atom{Map: &schema.Map{ElementType: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}}}}},
@@ -1041,9 +1041,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.authorization.v1.LocalSubjectAccessReview", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[74]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[75]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[74]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[75]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.authorization.v1.NonResourceAttributes", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "path", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -1073,9 +1073,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.authorization.v1.SelfSubjectAccessReview", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[78]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[75]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[78]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[75]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.authorization.v1.SelfSubjectAccessReviewSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "nonResourceAttributes", Type: schema.TypeRef{NamedType: &strs[79]}},
@@ -1084,9 +1084,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.authorization.v1.SelfSubjectRulesReview", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[81]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[82]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[81]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[82]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.authorization.v1.SelfSubjectRulesReviewSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "namespace", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -1094,9 +1094,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.authorization.v1.SubjectAccessReview", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[74]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[75]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[74]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[75]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.authorization.v1.SubjectAccessReviewSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "extra", Type: schema.TypeRef{Inlined: schema.Atom{Map: &schema.Map{ElementType: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}}}}},
@@ -1126,20 +1126,20 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[85]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[86]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[85]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[86]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[87]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "maxReplicas", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(0)},
 		{Name: "minReplicas", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
-		{Name: "scaleTargetRef", Type: schema.TypeRef{NamedType: &strs[88]}, Default: map[string]interface{}{}},
+		{Name: "scaleTargetRef", Type: schema.TypeRef{NamedType: &strs[88]}, Default: map[string]interface{}(nil)},
 		{Name: "targetCPUUtilizationPercentage", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
@@ -1152,9 +1152,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.autoscaling.v1.Scale", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[89]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[90]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[89]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[90]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v1.ScaleSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "replicas", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(0)},
@@ -1166,11 +1166,11 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.autoscaling.v2.ContainerResourceMetricSource", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "container", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 		{Name: "name", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
-		{Name: "target", Type: schema.TypeRef{NamedType: &strs[91]}, Default: map[string]interface{}{}},
+		{Name: "target", Type: schema.TypeRef{NamedType: &strs[91]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v2.ContainerResourceMetricStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "container", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
-		{Name: "current", Type: schema.TypeRef{NamedType: &strs[92]}, Default: map[string]interface{}{}},
+		{Name: "current", Type: schema.TypeRef{NamedType: &strs[92]}, Default: map[string]interface{}(nil)},
 		{Name: "name", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v2.CrossVersionObjectReference", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
@@ -1179,12 +1179,12 @@ var Types = []schema.TypeDef{
 		{Name: "name", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v2.ExternalMetricSource", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "metric", Type: schema.TypeRef{NamedType: &strs[93]}, Default: map[string]interface{}{}},
-		{Name: "target", Type: schema.TypeRef{NamedType: &strs[91]}, Default: map[string]interface{}{}},
+		{Name: "metric", Type: schema.TypeRef{NamedType: &strs[93]}, Default: map[string]interface{}(nil)},
+		{Name: "target", Type: schema.TypeRef{NamedType: &strs[91]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v2.ExternalMetricStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "current", Type: schema.TypeRef{NamedType: &strs[92]}, Default: map[string]interface{}{}},
-		{Name: "metric", Type: schema.TypeRef{NamedType: &strs[93]}, Default: map[string]interface{}{}},
+		{Name: "current", Type: schema.TypeRef{NamedType: &strs[92]}, Default: map[string]interface{}(nil)},
+		{Name: "metric", Type: schema.TypeRef{NamedType: &strs[93]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v2.HPAScalingPolicy", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "periodSeconds", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(0)},
@@ -1200,9 +1200,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[96]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[97]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[96]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[97]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerBehavior", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "scaleDown", Type: schema.TypeRef{NamedType: &strs[98]}},
@@ -1220,14 +1220,14 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[99]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "behavior", Type: schema.TypeRef{NamedType: &strs[100]}},
 		{Name: "maxReplicas", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(0)},
 		{Name: "metrics", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[101]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "minReplicas", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
-		{Name: "scaleTargetRef", Type: schema.TypeRef{NamedType: &strs[102]}, Default: map[string]interface{}{}},
+		{Name: "scaleTargetRef", Type: schema.TypeRef{NamedType: &strs[102]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "conditions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[103]}, ElementRelationship: schema.Associative, Keys: []string{"type"}}}}},
@@ -1269,48 +1269,48 @@ var Types = []schema.TypeDef{
 		{Name: "value", Type: schema.TypeRef{NamedType: &strs[95]}},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v2.ObjectMetricSource", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "describedObject", Type: schema.TypeRef{NamedType: &strs[102]}, Default: map[string]interface{}{}},
-		{Name: "metric", Type: schema.TypeRef{NamedType: &strs[93]}, Default: map[string]interface{}{}},
-		{Name: "target", Type: schema.TypeRef{NamedType: &strs[91]}, Default: map[string]interface{}{}},
+		{Name: "describedObject", Type: schema.TypeRef{NamedType: &strs[102]}, Default: map[string]interface{}(nil)},
+		{Name: "metric", Type: schema.TypeRef{NamedType: &strs[93]}, Default: map[string]interface{}(nil)},
+		{Name: "target", Type: schema.TypeRef{NamedType: &strs[91]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v2.ObjectMetricStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "current", Type: schema.TypeRef{NamedType: &strs[92]}, Default: map[string]interface{}{}},
-		{Name: "describedObject", Type: schema.TypeRef{NamedType: &strs[102]}, Default: map[string]interface{}{}},
-		{Name: "metric", Type: schema.TypeRef{NamedType: &strs[93]}, Default: map[string]interface{}{}},
+		{Name: "current", Type: schema.TypeRef{NamedType: &strs[92]}, Default: map[string]interface{}(nil)},
+		{Name: "describedObject", Type: schema.TypeRef{NamedType: &strs[102]}, Default: map[string]interface{}(nil)},
+		{Name: "metric", Type: schema.TypeRef{NamedType: &strs[93]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v2.PodsMetricSource", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "metric", Type: schema.TypeRef{NamedType: &strs[93]}, Default: map[string]interface{}{}},
-		{Name: "target", Type: schema.TypeRef{NamedType: &strs[91]}, Default: map[string]interface{}{}},
+		{Name: "metric", Type: schema.TypeRef{NamedType: &strs[93]}, Default: map[string]interface{}(nil)},
+		{Name: "target", Type: schema.TypeRef{NamedType: &strs[91]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v2.PodsMetricStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "current", Type: schema.TypeRef{NamedType: &strs[92]}, Default: map[string]interface{}{}},
-		{Name: "metric", Type: schema.TypeRef{NamedType: &strs[93]}, Default: map[string]interface{}{}},
+		{Name: "current", Type: schema.TypeRef{NamedType: &strs[92]}, Default: map[string]interface{}(nil)},
+		{Name: "metric", Type: schema.TypeRef{NamedType: &strs[93]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v2.ResourceMetricSource", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "name", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
-		{Name: "target", Type: schema.TypeRef{NamedType: &strs[91]}, Default: map[string]interface{}{}},
+		{Name: "target", Type: schema.TypeRef{NamedType: &strs[91]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.autoscaling.v2.ResourceMetricStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "current", Type: schema.TypeRef{NamedType: &strs[92]}, Default: map[string]interface{}{}},
+		{Name: "current", Type: schema.TypeRef{NamedType: &strs[92]}, Default: map[string]interface{}(nil)},
 		{Name: "name", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 	}}}},
 	{Name: "io.k8s.api.batch.v1.CronJob", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[115]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[116]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[115]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[116]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.batch.v1.CronJobList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[117]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.batch.v1.CronJobSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "concurrencyPolicy", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "failedJobsHistoryLimit", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
-		{Name: "jobTemplate", Type: schema.TypeRef{NamedType: &strs[118]}, Default: map[string]interface{}{}},
+		{Name: "jobTemplate", Type: schema.TypeRef{NamedType: &strs[118]}, Default: map[string]interface{}(nil)},
 		{Name: "schedule", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 		{Name: "startingDeadlineSeconds", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 		{Name: "successfulJobsHistoryLimit", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
@@ -1325,9 +1325,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.batch.v1.Job", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[120]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[121]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[120]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[121]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.batch.v1.JobCondition", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "lastProbeTime", Type: schema.TypeRef{NamedType: &strs[39]}},
@@ -1341,7 +1341,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[122]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.batch.v1.JobSchedulingConfiguration", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "disruptionMode", Type: schema.TypeRef{NamedType: &strs[123]}},
@@ -1365,7 +1365,7 @@ var Types = []schema.TypeDef{
 		{Name: "selector", Type: schema.TypeRef{NamedType: &strs[3]}},
 		{Name: "successPolicy", Type: schema.TypeRef{NamedType: &strs[129]}},
 		{Name: "suspend", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarBoolean}}},
-		{Name: "template", Type: schema.TypeRef{NamedType: &strs[41]}, Default: map[string]interface{}{}},
+		{Name: "template", Type: schema.TypeRef{NamedType: &strs[41]}, Default: map[string]interface{}(nil)},
 		{Name: "ttlSecondsAfterFinished", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 	}}}},
 	{Name: "io.k8s.api.batch.v1.JobStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
@@ -1382,8 +1382,8 @@ var Types = []schema.TypeDef{
 		{Name: "uncountedTerminatedPods", Type: schema.TypeRef{NamedType: &strs[131]}},
 	}}}},
 	{Name: "io.k8s.api.batch.v1.JobTemplateSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[120]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[120]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.batch.v1.PodFailurePolicy", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "rules", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[132]}, ElementRelationship: schema.Atomic}}}},
@@ -1416,9 +1416,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.certificates.v1.CertificateSigningRequest", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[136]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[137]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[136]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[137]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.certificates.v1.CertificateSigningRequestCondition", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "lastTransitionTime", Type: schema.TypeRef{NamedType: &strs[39]}},
@@ -1432,7 +1432,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[138]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.certificates.v1.CertificateSigningRequestSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "expirationSeconds", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
@@ -1451,14 +1451,14 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.certificates.v1.ClusterTrustBundle", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[140]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[140]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.certificates.v1.ClusterTrustBundleList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[141]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.certificates.v1.ClusterTrustBundleSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "signerName", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -1467,15 +1467,15 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.certificates.v1.PodCertificateRequest", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[142]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[143]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[142]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[143]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.certificates.v1.PodCertificateRequestList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[144]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.certificates.v1.PodCertificateRequestSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "maxExpirationSeconds", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(86400)},
@@ -1499,14 +1499,14 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.coordination.v1.Lease", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[145]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[145]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.coordination.v1.LeaseList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[146]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.coordination.v1.LeaseSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "acquireTime", Type: schema.TypeRef{NamedType: &strs[147]}},
@@ -1558,8 +1558,8 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.core.v1.Binding", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "target", Type: schema.TypeRef{NamedType: &strs[119]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "target", Type: schema.TypeRef{NamedType: &strs[119]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.CSIPersistentVolumeSource", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "controllerExpandSecretRef", Type: schema.TypeRef{NamedType: &strs[151]}},
@@ -1633,13 +1633,13 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "conditions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[153]}, ElementRelationship: schema.Associative, Keys: []string{"type"}}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.ComponentStatusList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[154]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.ConfigMap", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -1647,7 +1647,7 @@ var Types = []schema.TypeDef{
 		{Name: "data", Type: schema.TypeRef{Inlined: schema.Atom{Map: &schema.Map{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}}}}},
 		{Name: "immutable", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarBoolean}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.ConfigMapEnvSource", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "name", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
@@ -1662,7 +1662,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[155]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.ConfigMapNodeConfigSource", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "kubeletConfigKey", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
@@ -1696,7 +1696,7 @@ var Types = []schema.TypeDef{
 		{Name: "ports", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[161]}, ElementRelationship: schema.Associative, Keys: []string{"containerPort", "protocol"}}}}},
 		{Name: "readinessProbe", Type: schema.TypeRef{NamedType: &strs[160]}},
 		{Name: "resizePolicy", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[162]}, ElementRelationship: schema.Atomic}}}},
-		{Name: "resources", Type: schema.TypeRef{NamedType: &strs[163]}, Default: map[string]interface{}{}},
+		{Name: "resources", Type: schema.TypeRef{NamedType: &strs[163]}, Default: map[string]interface{}(nil)},
 		{Name: "restartPolicy", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "restartPolicyRules", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[164]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "securityContext", Type: schema.TypeRef{NamedType: &strs[165]}},
@@ -1765,13 +1765,13 @@ var Types = []schema.TypeDef{
 		{Name: "containerID", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "image", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 		{Name: "imageID", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
-		{Name: "lastState", Type: schema.TypeRef{NamedType: &strs[173]}, Default: map[string]interface{}{}},
+		{Name: "lastState", Type: schema.TypeRef{NamedType: &strs[173]}, Default: map[string]interface{}(nil)},
 		{Name: "name", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 		{Name: "ready", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarBoolean}}, Default: false},
 		{Name: "resources", Type: schema.TypeRef{NamedType: &strs[163]}},
 		{Name: "restartCount", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(0)},
 		{Name: "started", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarBoolean}}},
-		{Name: "state", Type: schema.TypeRef{NamedType: &strs[173]}, Default: map[string]interface{}{}},
+		{Name: "state", Type: schema.TypeRef{NamedType: &strs[173]}, Default: map[string]interface{}(nil)},
 		{Name: "stopSignal", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "user", Type: schema.TypeRef{NamedType: &strs[174]}},
 		{Name: "volumeMounts", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[175]}, ElementRelationship: schema.Associative, Keys: []string{"mountPath"}}}}},
@@ -1822,14 +1822,14 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.core.v1.Endpoints", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "subsets", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[182]}, ElementRelationship: schema.Atomic}}}},
 	}}}},
 	{Name: "io.k8s.api.core.v1.EndpointsList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[183]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.EnvFromSource", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "configMapRef", Type: schema.TypeRef{NamedType: &strs[184]}},
@@ -1861,7 +1861,7 @@ var Types = []schema.TypeDef{
 		{Name: "ports", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[161]}, ElementRelationship: schema.Associative, Keys: []string{"containerPort", "protocol"}}}}},
 		{Name: "readinessProbe", Type: schema.TypeRef{NamedType: &strs[160]}},
 		{Name: "resizePolicy", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[162]}, ElementRelationship: schema.Atomic}}}},
-		{Name: "resources", Type: schema.TypeRef{NamedType: &strs[163]}, Default: map[string]interface{}{}},
+		{Name: "resources", Type: schema.TypeRef{NamedType: &strs[163]}, Default: map[string]interface{}(nil)},
 		{Name: "restartPolicy", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "restartPolicyRules", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[164]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "securityContext", Type: schema.TypeRef{NamedType: &strs[165]}},
@@ -1885,24 +1885,24 @@ var Types = []schema.TypeDef{
 		{Name: "count", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 		{Name: "eventTime", Type: schema.TypeRef{NamedType: &strs[147]}},
 		{Name: "firstTimestamp", Type: schema.TypeRef{NamedType: &strs[39]}},
-		{Name: "involvedObject", Type: schema.TypeRef{NamedType: &strs[119]}, Default: map[string]interface{}{}},
+		{Name: "involvedObject", Type: schema.TypeRef{NamedType: &strs[119]}, Default: map[string]interface{}(nil)},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "lastTimestamp", Type: schema.TypeRef{NamedType: &strs[39]}},
 		{Name: "message", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "reason", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "related", Type: schema.TypeRef{NamedType: &strs[119]}},
 		{Name: "reportingComponent", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 		{Name: "reportingInstance", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 		{Name: "series", Type: schema.TypeRef{NamedType: &strs[191]}},
-		{Name: "source", Type: schema.TypeRef{NamedType: &strs[192]}, Default: map[string]interface{}{}},
+		{Name: "source", Type: schema.TypeRef{NamedType: &strs[192]}, Default: map[string]interface{}(nil)},
 		{Name: "type", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 	}}}},
 	{Name: "io.k8s.api.core.v1.EventList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[193]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.EventSeries", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "count", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
@@ -2053,8 +2053,8 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.core.v1.LimitRange", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[200]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[200]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.LimitRangeItem", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "default", Type: schema.TypeRef{Inlined: schema.Atom{Map: &schema.Map{ElementType: schema.TypeRef{NamedType: &strs[95]}}}}},
@@ -2068,7 +2068,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[201]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.LimitRangeSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "limits", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[202]}, ElementRelationship: schema.Atomic}}}},
@@ -2106,9 +2106,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.core.v1.Namespace", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[205]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[206]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[205]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[206]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.NamespaceCondition", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "lastTransitionTime", Type: schema.TypeRef{NamedType: &strs[39]}},
@@ -2121,7 +2121,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[207]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.NamespaceSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "finalizers", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
@@ -2133,9 +2133,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.core.v1.Node", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[209]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[210]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[209]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[210]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.NodeAddress", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "address", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
@@ -2178,7 +2178,7 @@ var Types = []schema.TypeDef{
 		{Name: "lastKnownGood", Type: schema.TypeRef{NamedType: &strs[216]}},
 	}}}},
 	{Name: "io.k8s.api.core.v1.NodeDaemonEndpoints", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "kubeletEndpoint", Type: schema.TypeRef{NamedType: &strs[217]}, Default: map[string]interface{}{}},
+		{Name: "kubeletEndpoint", Type: schema.TypeRef{NamedType: &strs[217]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.NodeFeatures", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "supplementalGroupsPolicy", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarBoolean}}},
@@ -2187,7 +2187,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[218]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.NodePodPreemptionPolicy", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "disableResizePreemption", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Associative}}}},
@@ -2228,11 +2228,11 @@ var Types = []schema.TypeDef{
 		{Name: "capacity", Type: schema.TypeRef{Inlined: schema.Atom{Map: &schema.Map{ElementType: schema.TypeRef{NamedType: &strs[95]}}}}},
 		{Name: "conditions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[225]}, ElementRelationship: schema.Associative, Keys: []string{"type"}}}}},
 		{Name: "config", Type: schema.TypeRef{NamedType: &strs[226]}},
-		{Name: "daemonEndpoints", Type: schema.TypeRef{NamedType: &strs[227]}, Default: map[string]interface{}{}},
+		{Name: "daemonEndpoints", Type: schema.TypeRef{NamedType: &strs[227]}, Default: map[string]interface{}(nil)},
 		{Name: "declaredFeatures", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
 		{Name: "features", Type: schema.TypeRef{NamedType: &strs[228]}},
 		{Name: "images", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[229]}, ElementRelationship: schema.Atomic}}}},
-		{Name: "nodeInfo", Type: schema.TypeRef{NamedType: &strs[230]}, Default: map[string]interface{}{}},
+		{Name: "nodeInfo", Type: schema.TypeRef{NamedType: &strs[230]}, Default: map[string]interface{}(nil)},
 		{Name: "phase", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "runtimeHandlers", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[231]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "volumesAttached", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[232]}, ElementRelationship: schema.Atomic}}}},
@@ -2271,16 +2271,16 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.core.v1.PersistentVolume", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[234]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[235]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[234]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[235]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.PersistentVolumeClaim", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[236]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[237]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[236]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[237]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.PersistentVolumeClaimCondition", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "lastProbeTime", Type: schema.TypeRef{NamedType: &strs[39]}},
@@ -2294,13 +2294,13 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[62]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.PersistentVolumeClaimSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "accessModes", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
 		{Name: "dataSource", Type: schema.TypeRef{NamedType: &strs[238]}},
 		{Name: "dataSourceRef", Type: schema.TypeRef{NamedType: &strs[239]}},
-		{Name: "resources", Type: schema.TypeRef{NamedType: &strs[240]}, Default: map[string]interface{}{}},
+		{Name: "resources", Type: schema.TypeRef{NamedType: &strs[240]}, Default: map[string]interface{}(nil)},
 		{Name: "selector", Type: schema.TypeRef{NamedType: &strs[3]}},
 		{Name: "storageClassName", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "volumeAttributesClassName", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -2319,8 +2319,8 @@ var Types = []schema.TypeDef{
 		{Name: "phase", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 	}}}},
 	{Name: "io.k8s.api.core.v1.PersistentVolumeClaimTemplate", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[236]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[236]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "claimName", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
@@ -2330,7 +2330,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[244]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.PersistentVolumeSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "accessModes", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
@@ -2378,9 +2378,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.core.v1.Pod", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[268]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[269]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[268]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[269]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.PodAffinity", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "preferredDuringSchedulingIgnoredDuringExecution", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[270]}, ElementRelationship: schema.Atomic}}}},
@@ -2437,7 +2437,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[274]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.PodOS", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "name", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
@@ -2547,18 +2547,18 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.core.v1.PodTemplate", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "template", Type: schema.TypeRef{NamedType: &strs[41]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "template", Type: schema.TypeRef{NamedType: &strs[41]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.PodTemplateList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[303]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.PodTemplateSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[268]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[268]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.PodVolumeHealth", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "healthConditions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[304]}, ElementRelationship: schema.Associative, Keys: []string{"status", "reason"}}}}},
@@ -2576,7 +2576,7 @@ var Types = []schema.TypeDef{
 		{Name: "volumeID", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 	}}}},
 	{Name: "io.k8s.api.core.v1.PreferredSchedulingTerm", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "preference", Type: schema.TypeRef{NamedType: &strs[220]}, Default: map[string]interface{}{}},
+		{Name: "preference", Type: schema.TypeRef{NamedType: &strs[220]}, Default: map[string]interface{}(nil)},
 		{Name: "weight", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(0)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.Probe", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
@@ -2627,9 +2627,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.core.v1.ReplicationController", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[307]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[308]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[307]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[308]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.ReplicationControllerCondition", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "lastTransitionTime", Type: schema.TypeRef{NamedType: &strs[39]}},
@@ -2642,7 +2642,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[309]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.ReplicationControllerSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "minReadySeconds", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(0)},
@@ -2675,15 +2675,15 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.core.v1.ResourceQuota", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[311]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[312]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[311]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[312]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.ResourceQuotaList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[313]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.ResourceQuotaSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "hard", Type: schema.TypeRef{Inlined: schema.Atom{Map: &schema.Map{ElementType: schema.TypeRef{NamedType: &strs[95]}}}}},
@@ -2750,7 +2750,7 @@ var Types = []schema.TypeDef{
 		{Name: "data", Type: schema.TypeRef{Inlined: schema.Atom{Map: &schema.Map{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}}}}},
 		{Name: "immutable", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarBoolean}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "stringData", Type: schema.TypeRef{Inlined: schema.Atom{Map: &schema.Map{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}}}}},
 		{Name: "type", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 	}}}},
@@ -2767,7 +2767,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[318]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.SecretProjection", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[156]}, ElementRelationship: schema.Atomic}}}},
@@ -2802,23 +2802,23 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.core.v1.Service", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[320]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[321]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[320]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[321]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.ServiceAccount", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "automountServiceAccountToken", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarBoolean}}},
 		{Name: "imagePullSecrets", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[152]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "secrets", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[119]}, ElementRelationship: schema.Associative, Keys: []string{"name"}}}}},
 	}}}},
 	{Name: "io.k8s.api.core.v1.ServiceAccountList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[322]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.ServiceAccountTokenProjection", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "audience", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -2830,7 +2830,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[323]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.ServicePort", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "appProtocol", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -2864,7 +2864,7 @@ var Types = []schema.TypeDef{
 	}}}},
 	{Name: "io.k8s.api.core.v1.ServiceStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "conditions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[30]}, ElementRelationship: schema.Associative, Keys: []string{"type"}}}}},
-		{Name: "loadBalancer", Type: schema.TypeRef{NamedType: &strs[326]}, Default: map[string]interface{}{}},
+		{Name: "loadBalancer", Type: schema.TypeRef{NamedType: &strs[326]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.SessionAffinityConfig", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "clientIP", Type: schema.TypeRef{NamedType: &strs[327]}},
@@ -3023,7 +3023,7 @@ var Types = []schema.TypeDef{
 		{Name: "volumePath", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 	}}}},
 	{Name: "io.k8s.api.core.v1.WeightedPodAffinityTerm", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "podAffinityTerm", Type: schema.TypeRef{NamedType: &strs[271]}, Default: map[string]interface{}{}},
+		{Name: "podAffinityTerm", Type: schema.TypeRef{NamedType: &strs[271]}, Default: map[string]interface{}(nil)},
 		{Name: "weight", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(0)},
 	}}}},
 	{Name: "io.k8s.api.core.v1.WindowsSecurityContextOptions", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
@@ -3034,7 +3034,7 @@ var Types = []schema.TypeDef{
 	}}}},
 	{Name: "io.k8s.api.discovery.v1.Endpoint", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "addresses", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Associative}}}},
-		{Name: "conditions", Type: schema.TypeRef{NamedType: &strs[356]}, Default: map[string]interface{}{}},
+		{Name: "conditions", Type: schema.TypeRef{NamedType: &strs[356]}, Default: map[string]interface{}(nil)},
 		{Name: "deprecatedTopology", Type: schema.TypeRef{Inlined: schema.Atom{Map: &schema.Map{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}}}}},
 		{Name: "hints", Type: schema.TypeRef{NamedType: &strs[357]}},
 		{Name: "hostname", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -3062,14 +3062,14 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "endpoints", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[360]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "ports", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[361]}, ElementRelationship: schema.Atomic}}}},
 	}}}},
 	{Name: "io.k8s.api.discovery.v1.EndpointSliceList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[362]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.discovery.v1.ForNode", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "name", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
@@ -3083,13 +3083,13 @@ var Types = []schema.TypeDef{
 		{Name: "deprecatedCount", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 		{Name: "deprecatedFirstTimestamp", Type: schema.TypeRef{NamedType: &strs[39]}},
 		{Name: "deprecatedLastTimestamp", Type: schema.TypeRef{NamedType: &strs[39]}},
-		{Name: "deprecatedSource", Type: schema.TypeRef{NamedType: &strs[192]}, Default: map[string]interface{}{}},
+		{Name: "deprecatedSource", Type: schema.TypeRef{NamedType: &strs[192]}, Default: map[string]interface{}(nil)},
 		{Name: "eventTime", Type: schema.TypeRef{NamedType: &strs[147]}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "note", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "reason", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "regarding", Type: schema.TypeRef{NamedType: &strs[119]}, Default: map[string]interface{}{}},
+		{Name: "regarding", Type: schema.TypeRef{NamedType: &strs[119]}, Default: map[string]interface{}(nil)},
 		{Name: "related", Type: schema.TypeRef{NamedType: &strs[119]}},
 		{Name: "reportingController", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "reportingInstance", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -3100,7 +3100,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[364]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.events.v1.EventSeries", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "count", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(0)},
@@ -3116,9 +3116,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.flowcontrol.v1.FlowSchema", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[365]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[366]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[365]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[366]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.flowcontrol.v1.FlowSchemaCondition", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "lastTransitionTime", Type: schema.TypeRef{NamedType: &strs[39]}},
@@ -3131,12 +3131,12 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[367]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.flowcontrol.v1.FlowSchemaSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "distinguisherMethod", Type: schema.TypeRef{NamedType: &strs[368]}},
 		{Name: "matchingPrecedence", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(0)},
-		{Name: "priorityLevelConfiguration", Type: schema.TypeRef{NamedType: &strs[369]}, Default: map[string]interface{}{}},
+		{Name: "priorityLevelConfiguration", Type: schema.TypeRef{NamedType: &strs[369]}, Default: map[string]interface{}(nil)},
 		{Name: "rules", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[370]}, ElementRelationship: schema.Atomic}}}},
 	}}}},
 	{Name: "io.k8s.api.flowcontrol.v1.FlowSchemaStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
@@ -3152,7 +3152,7 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "borrowingLimitPercent", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 		{Name: "lendablePercent", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
-		{Name: "limitResponse", Type: schema.TypeRef{NamedType: &strs[373]}, Default: map[string]interface{}{}},
+		{Name: "limitResponse", Type: schema.TypeRef{NamedType: &strs[373]}, Default: map[string]interface{}(nil)},
 		{Name: "nominalConcurrencyShares", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 	}}}},
 	{Name: "io.k8s.api.flowcontrol.v1.NonResourcePolicyRule", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
@@ -3167,9 +3167,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[377]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[378]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[377]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[378]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "lastTransitionTime", Type: schema.TypeRef{NamedType: &strs[39]}},
@@ -3182,7 +3182,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[379]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "name", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
@@ -3221,7 +3221,7 @@ var Types = []schema.TypeDef{
 		{Name: "name", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.HTTPIngressPath", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "backend", Type: schema.TypeRef{NamedType: &strs[386]}, Default: map[string]interface{}{}},
+		{Name: "backend", Type: schema.TypeRef{NamedType: &strs[386]}, Default: map[string]interface{}(nil)},
 		{Name: "path", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "pathType", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 	}}}},
@@ -3231,14 +3231,14 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.networking.v1.IPAddress", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[388]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[388]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.IPAddressList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[389]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.IPAddressSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "parentRef", Type: schema.TypeRef{NamedType: &strs[390]}},
@@ -3250,9 +3250,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.networking.v1.Ingress", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[391]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[392]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[391]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[392]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.IngressBackend", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "resource", Type: schema.TypeRef{NamedType: &strs[238]}},
@@ -3261,14 +3261,14 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.networking.v1.IngressClass", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[394]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[394]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.IngressClassList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[395]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.IngressClassParametersReference", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiGroup", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -3285,7 +3285,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[397]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.IngressLoadBalancerIngress", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "hostname", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -3306,7 +3306,7 @@ var Types = []schema.TypeDef{
 	}}}},
 	{Name: "io.k8s.api.networking.v1.IngressServiceBackend", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "name", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
-		{Name: "port", Type: schema.TypeRef{NamedType: &strs[401]}, Default: map[string]interface{}{}},
+		{Name: "port", Type: schema.TypeRef{NamedType: &strs[401]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.IngressSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "defaultBackend", Type: schema.TypeRef{NamedType: &strs[386]}},
@@ -3315,7 +3315,7 @@ var Types = []schema.TypeDef{
 		{Name: "tls", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[403]}, ElementRelationship: schema.Atomic}}}},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.IngressStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "loadBalancer", Type: schema.TypeRef{NamedType: &strs[404]}, Default: map[string]interface{}{}},
+		{Name: "loadBalancer", Type: schema.TypeRef{NamedType: &strs[404]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.IngressTLS", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "hosts", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
@@ -3324,8 +3324,8 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.networking.v1.NetworkPolicy", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[405]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[405]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.NetworkPolicyEgressRule", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "ports", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[406]}, ElementRelationship: schema.Atomic}}}},
@@ -3339,7 +3339,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[408]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.NetworkPolicyPeer", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "ipBlock", Type: schema.TypeRef{NamedType: &strs[409]}},
@@ -3354,7 +3354,7 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.networking.v1.NetworkPolicySpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "egress", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[410]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "ingress", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[411]}, ElementRelationship: schema.Atomic}}}},
-		{Name: "podSelector", Type: schema.TypeRef{NamedType: &strs[3]}, Default: map[string]interface{}{}},
+		{Name: "podSelector", Type: schema.TypeRef{NamedType: &strs[3]}, Default: map[string]interface{}(nil)},
 		{Name: "policyTypes", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.ParentReference", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
@@ -3370,15 +3370,15 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.networking.v1.ServiceCIDR", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[412]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[413]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[412]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[413]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.ServiceCIDRList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[414]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.networking.v1.ServiceCIDRSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "cidrs", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
@@ -3393,7 +3393,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "handler", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "overhead", Type: schema.TypeRef{NamedType: &strs[415]}},
 		{Name: "scheduling", Type: schema.TypeRef{NamedType: &strs[416]}},
 	}}}},
@@ -3401,7 +3401,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[417]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.node.v1.Scheduling", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "nodeSelector", Type: schema.TypeRef{Inlined: schema.Atom{Map: &schema.Map{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
@@ -3411,20 +3411,20 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "deleteOptions", Type: schema.TypeRef{NamedType: &strs[418]}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.policy.v1.PodDisruptionBudget", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[419]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[420]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[419]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[420]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.policy.v1.PodDisruptionBudgetList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[421]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.policy.v1.PodDisruptionBudgetSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "maxUnavailable", Type: schema.TypeRef{NamedType: &strs[55]}},
@@ -3448,27 +3448,27 @@ var Types = []schema.TypeDef{
 		{Name: "aggregationRule", Type: schema.TypeRef{NamedType: &strs[422]}},
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "rules", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[423]}, ElementRelationship: schema.Atomic}}}},
 	}}}},
 	{Name: "io.k8s.api.rbac.v1.ClusterRoleBinding", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "roleRef", Type: schema.TypeRef{NamedType: &strs[424]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "roleRef", Type: schema.TypeRef{NamedType: &strs[424]}, Default: map[string]interface{}(nil)},
 		{Name: "subjects", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[425]}, ElementRelationship: schema.Atomic}}}},
 	}}}},
 	{Name: "io.k8s.api.rbac.v1.ClusterRoleBindingList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[426]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.rbac.v1.ClusterRoleList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[427]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.rbac.v1.PolicyRule", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiGroups", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
@@ -3480,27 +3480,27 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.rbac.v1.Role", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "rules", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[423]}, ElementRelationship: schema.Atomic}}}},
 	}}}},
 	{Name: "io.k8s.api.rbac.v1.RoleBinding", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "roleRef", Type: schema.TypeRef{NamedType: &strs[424]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "roleRef", Type: schema.TypeRef{NamedType: &strs[424]}, Default: map[string]interface{}(nil)},
 		{Name: "subjects", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[425]}, ElementRelationship: schema.Atomic}}}},
 	}}}},
 	{Name: "io.k8s.api.rbac.v1.RoleBindingList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[428]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.rbac.v1.RoleList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[429]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.rbac.v1.RoleRef", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiGroup", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
@@ -3524,7 +3524,7 @@ var Types = []schema.TypeDef{
 	}}}},
 	{Name: "io.k8s.api.resource.v1.AllocationResult", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "allocationTimestamp", Type: schema.TypeRef{NamedType: &strs[39]}},
-		{Name: "devices", Type: schema.TypeRef{NamedType: &strs[431]}, Default: map[string]interface{}{}},
+		{Name: "devices", Type: schema.TypeRef{NamedType: &strs[431]}, Default: map[string]interface{}(nil)},
 		{Name: "nodeSelector", Type: schema.TypeRef{NamedType: &strs[212]}},
 	}}}},
 	{Name: "io.k8s.api.resource.v1.CELDeviceSelector", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
@@ -3600,8 +3600,8 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.resource.v1.DeviceClass", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[446]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[446]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.resource.v1.DeviceClassConfiguration", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "opaque", Type: schema.TypeRef{NamedType: &strs[439]}},
@@ -3610,7 +3610,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[447]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.resource.v1.DeviceClassSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "config", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[448]}, ElementRelationship: schema.Atomic}}}},
@@ -3671,19 +3671,19 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.resource.v1.DeviceTaintRule", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[456]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[457]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[456]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[457]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.resource.v1.DeviceTaintRuleList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[458]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.resource.v1.DeviceTaintRuleSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "deviceSelector", Type: schema.TypeRef{NamedType: &strs[459]}},
-		{Name: "taint", Type: schema.TypeRef{NamedType: &strs[438]}, Default: map[string]interface{}{}},
+		{Name: "taint", Type: schema.TypeRef{NamedType: &strs[438]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.resource.v1.DeviceTaintRuleStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "conditions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[30]}, ElementRelationship: schema.Associative, Keys: []string{"type"}}}}},
@@ -3735,9 +3735,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.resource.v1.ResourceClaim", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[462]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[463]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[462]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[463]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.resource.v1.ResourceClaimConsumerReference", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiGroup", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
@@ -3749,10 +3749,10 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[464]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.resource.v1.ResourceClaimSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "devices", Type: schema.TypeRef{NamedType: &strs[465]}, Default: map[string]interface{}{}},
+		{Name: "devices", Type: schema.TypeRef{NamedType: &strs[465]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.resource.v1.ResourceClaimStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "allocation", Type: schema.TypeRef{NamedType: &strs[466]}},
@@ -3762,18 +3762,18 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.resource.v1.ResourceClaimTemplate", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[469]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[469]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.resource.v1.ResourceClaimTemplateList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[470]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.resource.v1.ResourceClaimTemplateSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[462]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[462]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.resource.v1.ResourcePool", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "generation", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(0)},
@@ -3783,14 +3783,14 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.resource.v1.ResourceSlice", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[471]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[471]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.resource.v1.ResourceSliceList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[472]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.resource.v1.ResourceSliceSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "allNodes", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarBoolean}}},
@@ -3800,7 +3800,7 @@ var Types = []schema.TypeDef{
 		{Name: "nodeSelector", Type: schema.TypeRef{NamedType: &strs[212]}},
 		{Name: "partitionTypeAttribute", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "perDeviceNodeSelection", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarBoolean}}},
-		{Name: "pool", Type: schema.TypeRef{NamedType: &strs[474]}, Default: map[string]interface{}{}},
+		{Name: "pool", Type: schema.TypeRef{NamedType: &strs[474]}, Default: map[string]interface{}(nil)},
 		{Name: "sharedCounters", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[475]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "skipNodeOperations", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Associative}}}},
 	}}}},
@@ -3809,7 +3809,7 @@ var Types = []schema.TypeDef{
 		{Name: "description", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "globalDefault", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarBoolean}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "preemptionPolicy", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "value", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}, Default: float64(0)},
 	}}}},
@@ -3817,7 +3817,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[476]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.scheduling.v1alpha3.TopologyConstraint", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "key", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
@@ -3847,14 +3847,14 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.storage.v1.CSIDriver", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[482]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[482]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.storage.v1.CSIDriverList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[483]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.storage.v1.CSIDriverSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "attachRequired", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarBoolean}}},
@@ -3872,9 +3872,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.storage.v1.CSINode", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[485]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[486]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[485]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[486]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.storage.v1.CSINodeDriver", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "allocatable", Type: schema.TypeRef{NamedType: &strs[487]}},
@@ -3886,7 +3886,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[488]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.storage.v1.CSINodeSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "drivers", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[489]}, ElementRelationship: schema.Associative, Keys: []string{"name"}}}}},
@@ -3899,7 +3899,7 @@ var Types = []schema.TypeDef{
 		{Name: "capacity", Type: schema.TypeRef{NamedType: &strs[95]}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "maximumVolumeSize", Type: schema.TypeRef{NamedType: &strs[95]}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "nodeTopology", Type: schema.TypeRef{NamedType: &strs[3]}},
 		{Name: "storageClassName", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 	}}}},
@@ -3907,14 +3907,14 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[491]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.storage.v1.StorageClass", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "allowVolumeExpansion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarBoolean}}},
 		{Name: "allowedTopologies", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[492]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "mountOptions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
 		{Name: "parameters", Type: schema.TypeRef{Inlined: schema.Atom{Map: &schema.Map{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}}}}},
 		{Name: "provisioner", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
@@ -3925,7 +3925,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[493]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.storage.v1.StorageHealth", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "healthConditions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[494]}, ElementRelationship: schema.Atomic}}}},
@@ -3946,15 +3946,15 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.storage.v1.VolumeAttachment", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[495]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[496]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[495]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[496]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.storage.v1.VolumeAttachmentList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[497]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.storage.v1.VolumeAttachmentSource", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "inlineVolumeSpec", Type: schema.TypeRef{NamedType: &strs[234]}},
@@ -3963,7 +3963,7 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.storage.v1.VolumeAttachmentSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "attacher", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 		{Name: "nodeName", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
-		{Name: "source", Type: schema.TypeRef{NamedType: &strs[498]}, Default: map[string]interface{}{}},
+		{Name: "source", Type: schema.TypeRef{NamedType: &strs[498]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.storage.v1.VolumeAttachmentStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "attachError", Type: schema.TypeRef{NamedType: &strs[499]}},
@@ -3975,14 +3975,14 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "driverName", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
 		{Name: "parameters", Type: schema.TypeRef{Inlined: schema.Atom{Map: &schema.Map{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}}}}},
 	}}}},
 	{Name: "io.k8s.api.storage.v1.VolumeAttributesClassList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[500]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.storage.v1.VolumeError", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "errorCode", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
@@ -3995,18 +3995,18 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.api.storagemigration.v1.StorageVersionMigration", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[501]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[502]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[501]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[502]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.storagemigration.v1.StorageVersionMigrationList", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[503]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.storagemigration.v1.StorageVersionMigrationSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "resource", Type: schema.TypeRef{NamedType: &strs[504]}, Default: map[string]interface{}{}},
+		{Name: "resource", Type: schema.TypeRef{NamedType: &strs[504]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.api.storagemigration.v1.StorageVersionMigrationStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "conditions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[30]}, ElementRelationship: schema.Associative, Keys: []string{"type"}}}}},
@@ -4027,9 +4027,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[506]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[507]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[506]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[507]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "lastTransitionTime", Type: schema.TypeRef{NamedType: &strs[39]}},
@@ -4043,7 +4043,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[508]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "categories", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
@@ -4056,13 +4056,13 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "conversion", Type: schema.TypeRef{NamedType: &strs[509]}},
 		{Name: "group", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
-		{Name: "names", Type: schema.TypeRef{NamedType: &strs[510]}, Default: map[string]interface{}{}},
+		{Name: "names", Type: schema.TypeRef{NamedType: &strs[510]}, Default: map[string]interface{}(nil)},
 		{Name: "preserveUnknownFields", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarBoolean}}},
 		{Name: "scope", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
 		{Name: "versions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[511]}, ElementRelationship: schema.Atomic}}}},
 	}}}},
 	{Name: "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
-		{Name: "acceptedNames", Type: schema.TypeRef{NamedType: &strs[510]}, Default: map[string]interface{}{}},
+		{Name: "acceptedNames", Type: schema.TypeRef{NamedType: &strs[510]}, Default: map[string]interface{}(nil)},
 		{Name: "conditions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[512]}, ElementRelationship: schema.Associative, Keys: []string{"type"}}}}},
 		{Name: "observedGeneration", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarNumeric}}},
 		{Name: "storedVersions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, ElementRelationship: schema.Atomic}}}},
@@ -4176,7 +4176,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "name", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}, Default: ""},
-		{Name: "preferredVersion", Type: schema.TypeRef{NamedType: &strs[528]}, Default: map[string]interface{}{}},
+		{Name: "preferredVersion", Type: schema.TypeRef{NamedType: &strs[528]}, Default: map[string]interface{}(nil)},
 		{Name: "serverAddressByClientCIDRs", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[529]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "versions", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[528]}, ElementRelationship: schema.Atomic}}}},
 	}}}},
@@ -4310,7 +4310,7 @@ var Types = []schema.TypeDef{
 		{Name: "details", Type: schema.TypeRef{NamedType: &strs[537]}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "message", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 		{Name: "reason", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "status", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 	}}}},
@@ -4352,9 +4352,9 @@ var Types = []schema.TypeDef{
 	{Name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}{}},
-		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[539]}, Default: map[string]interface{}{}},
-		{Name: "status", Type: schema.TypeRef{NamedType: &strs[540]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[4]}, Default: map[string]interface{}(nil)},
+		{Name: "spec", Type: schema.TypeRef{NamedType: &strs[539]}, Default: map[string]interface{}(nil)},
+		{Name: "status", Type: schema.TypeRef{NamedType: &strs[540]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "lastTransitionTime", Type: schema.TypeRef{NamedType: &strs[39]}},
@@ -4367,7 +4367,7 @@ var Types = []schema.TypeDef{
 		{Name: "apiVersion", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
 		{Name: "items", Type: schema.TypeRef{Inlined: schema.Atom{List: &schema.List{ElementType: schema.TypeRef{NamedType: &strs[541]}, ElementRelationship: schema.Atomic}}}},
 		{Name: "kind", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
-		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}{}},
+		{Name: "metadata", Type: schema.TypeRef{NamedType: &strs[8]}, Default: map[string]interface{}(nil)},
 	}}}},
 	{Name: "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec", Atom: schema.Atom{Map: &schema.Map{Fields: []schema.StructField{
 		{Name: "caBundle", Type: schema.TypeRef{Inlined: schema.Atom{Scalar: &scalarString}}},
