@@ -29,7 +29,9 @@ import (
 
 // generate builds every document: "v2.json" (/openapi/v2),
 // "v3/<path>.json" (/openapi/v3/<path>) and "definitions.json" (their
-// definitions once, which the server reads at startup), indented JSON.
+// definitions once, for custom resources' and tools' schemas), indented
+// JSON; and structureFile, the Go source of the structure of those
+// definitions that server-side apply reads (api/openapi/structure).
 func generate() (map[string][]byte, error) {
 	groups, err := buildGroups()
 	if err != nil {
@@ -97,6 +99,9 @@ func generate() (map[string][]byte, error) {
 		}
 	}
 	if out["definitions.json"], err = definitionsOf(out); err != nil {
+		return nil, err
+	}
+	if out[structureFile], err = structureSource(out["definitions.json"]); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -1,7 +1,10 @@
 // Command openapi-gen writes the OpenAPI documents miniapiserver serves
 // into api/openapi: /openapi/v2 (v2.json) and one /openapi/v3 document
 // per path (v3/api/v1.json, v3/apis/apps/v1.json, ...), as kube-apiserver
-// 1.37 describes the same groups.
+// 1.37 describes the same groups; definitions.json, their definitions
+// once; and structure/structure_generated.go, the structured-merge-diff
+// types of those definitions as Go literals, which server-side apply
+// reads without decoding anything.
 //
 // The definitions are built here, not taken from k8s.io/kubernetes: the
 // structure of each type by reflection, its descriptions and markers

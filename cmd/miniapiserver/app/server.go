@@ -211,11 +211,10 @@ func Run(ctx context.Context, o *Options, out io.Writer) error {
 		return nil // interrupted while starting
 	}
 	// Starting allocates several times the heap that stays live (package
-	// initialisers, schemas (on a fresh cluster the managedFields type
-	// converter's: 12 MiB read for 2 kept), the first list of every
-	// watch cache): give the garbage back to the system now rather than
-	// hold it as idle heap until the scavenger gets to it (~4 MiB of idle
-	// RSS, and that memory is private to each instance).
+	// initialisers, schemas, the first list of every watch cache): give
+	// the garbage back to the system now rather than hold it as idle heap
+	// until the scavenger gets to it (~4 MiB of idle RSS, and that memory
+	// is private to each instance).
 	debug.FreeOSMemory()
 	slog.Info("miniapiserver is ready", "url", s.SecureURL, "etcd", s.EtcdURL, "startup", time.Since(start).Round(time.Millisecond))
 	if s.KubeconfigPath != "" {
