@@ -60,7 +60,7 @@ func TestPodSecurityContexts(t *testing.T) {
 	minusOne, no, yes := int64(-1), false, true
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "sc"}, Spec: corev1.PodSpec{
 		ShareProcessNamespace: &yes, HostPID: true,
-		SecurityContext:       &corev1.PodSecurityContext{RunAsUser: &minusOne},
+		SecurityContext: &corev1.PodSecurityContext{RunAsUser: &minusOne},
 		Containers: []corev1.Container{{Name: "c", Image: "busybox", SecurityContext: &corev1.SecurityContext{
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost}}}}}}
 	_, err := client.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{})
