@@ -69,25 +69,25 @@ func admissionChain(o *Options, st *stores, authz authorizer.Authorizer,
 		Metrics:       reg,
 	})
 	if err != nil {
-		return nil, err
+		return admission.Chain{}, err
 	}
 	quota, err := resourceQuotaAdmission(o, st)
 	if err != nil {
-		return nil, err
+		return admission.Chain{}, err
 	}
 	imagePolicy, err := imagePolicyAdmission(o)
 	if err != nil {
-		return nil, err
+		return admission.Chain{}, err
 	}
 	eventRateLimit, err := eventRateLimitAdmission(o)
 	if err != nil {
-		return nil, err
+		return admission.Chain{}, err
 	}
 	scheduling, err := schedulingAdmission(o, st)
 	if err != nil {
-		return nil, err
+		return admission.Chain{}, err
 	}
-	return admission.Chain(o.Admission.chain([]namedAdmission{
+	return admission.Chain{Metrics: admission.NewMetrics(reg), Steps: o.Admission.chain([]namedAdmission{
 		{"AlwaysAdmit", alwaysAdmit(o)},
 		{"NamespaceAutoProvision", steps.provision},
 		{"NamespaceLifecycle", &admission.NamespaceLifecycle{Namespaces: st.core.Namespaces}},
@@ -131,7 +131,7 @@ func admissionChain(o *Options, st *stores, authz authorizer.Authorizer,
 		// Last, as in kube: what it charges stays charged.
 		{"ResourceQuota", quota},
 		{"AlwaysDeny", alwaysDeny(o)},
-	})), nil
+	})}, nil
 }
 
 // alwaysAdmit and alwaysDeny are the deprecated plugins, built (and

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 	psconfig "k8s.io/pod-security-admission/admission/api"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
 )
@@ -138,11 +139,11 @@ type namedAdmission struct {
 
 // chain is the admission chain of steps, less the disabled plugins and
 // the opt-in plugins not enabled.
-func (o *AdmissionOptions) chain(steps []namedAdmission) []handlers.Admission {
-	var out []handlers.Admission
+func (o *AdmissionOptions) chain(steps []namedAdmission) []admission.Step {
+	var out []admission.Step
 	for _, s := range steps {
 		if !o.disabled(s.name) && (defaultOnPlugin(s.name) || o.enabled(s.name)) {
-			out = append(out, s.step)
+			out = append(out, admission.Step{Name: s.name, Admission: s.step})
 		}
 	}
 	return out

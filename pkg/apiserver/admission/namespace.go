@@ -24,59 +24,6 @@ import (
 // immortalNamespaces cannot be deleted.
 var immortalNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
 
-// Chain runs checks in order; the first error wins. Those that are
-// handlers.MutatingAdmission too mutate, in order, through Admit.
-type Chain []handlers.Admission
-
-// Validate implements handlers.Admission.
-func (c Chain) Validate(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
-	for _, check := range c {
-		if err := check.Validate(ctx, a, obj); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// ValidateConnect implements handlers.ConnectAdmission: the checks that
-// handle connect requests, in order.
-func (c Chain) ValidateConnect(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
-	for _, check := range c {
-		if v, ok := check.(handlers.ConnectAdmission); ok {
-			if err := v.ValidateConnect(ctx, a, obj); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// AdmitConnect implements handlers.MutatingConnectAdmission: the mutating
-// checks that handle connect requests, in order, before ValidateConnect.
-func (c Chain) AdmitConnect(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
-	for _, check := range c {
-		if m, ok := check.(handlers.MutatingConnectAdmission); ok {
-			if err := m.AdmitConnect(ctx, a, obj); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// Admit implements handlers.MutatingAdmission: the checks that mutate,
-// in order, before any validates.
-func (c Chain) Admit(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
-	for _, check := range c {
-		if m, ok := check.(handlers.MutatingAdmission); ok {
-			if err := m.Admit(ctx, a, obj); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // NamespaceLifecycle refuses to create objects in a namespace that does
 // not exist or is being deleted, and to delete the system namespaces.
 type NamespaceLifecycle struct {

@@ -191,8 +191,8 @@ func TestAlwaysDeny(t *testing.T) {
 	for name, err := range map[string]error{
 		"admit":         AlwaysDeny{}.Admit(context.Background(), a, nil),
 		"validate":      AlwaysDeny{}.Validate(context.Background(), a, nil),
-		"connect":       Chain{AlwaysAdmit{}, AlwaysDeny{}}.ValidateConnect(context.Background(), a, &corev1.PodExecOptions{}),
-		"admit connect": Chain{AlwaysAdmit{}, AlwaysDeny{}}.AdmitConnect(context.Background(), a, &corev1.PodExecOptions{}),
+		"connect":       Chain{Steps: []Step{{"AlwaysAdmit", AlwaysAdmit{}}, {"AlwaysDeny", AlwaysDeny{}}}}.ValidateConnect(context.Background(), a, &corev1.PodExecOptions{}),
+		"admit connect": Chain{Steps: []Step{{"AlwaysAdmit", AlwaysAdmit{}}, {"AlwaysDeny", AlwaysDeny{}}}}.AdmitConnect(context.Background(), a, &corev1.PodExecOptions{}),
 	} {
 		if !apierrors.IsForbidden(err) || err.Error() != want {
 			t.Errorf("%s: got %v", name, err)

@@ -88,3 +88,51 @@ func grep(s, sub string) string {
 	}
 	return strings.Join(out, "")
 }
+
+// TestAdmissionMetrics: kube's admission latency metrics count each pass
+// of the mutating and validating steps and each plugin's part, with the
+// operation and whether it rejected the request: both creates pass the
+// mutating step; NamespaceLifecycle, a validating plugin, refuses the one
+// in a namespace that does not exist, and no plugin after it runs.
+func TestAdmissionMetrics(t *testing.T) {
+	ts := testserver.Start(t)
+	client := ts.HTTPClient(t)
+	post := func(ns string) int {
+		t.Helper()
+		body := strings.NewReader(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"m"}}`)
+		resp, err := client.Post(ts.URL+"/api/v1/namespaces/"+ns+"/configmaps", "application/json", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post("default"); code != http.StatusCreated {
+		t.Fatalf("create: %d", code)
+	}
+	if code := post("missing"); code != http.StatusNotFound {
+		t.Fatalf("create in a missing namespace: %d, want 404", code)
+	}
+	resp, err := client.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	m := string(data)
+	if strings.Contains(m, `name="ResourceQuota",operation="CREATE",rejected="true"`) {
+		t.Errorf("a plugin after the one that refused ran:\n%s", grep(m, `name="ResourceQuota"`))
+	}
+	for _, want := range []string{
+		`apiserver_admission_step_admission_duration_seconds_count{operation="CREATE",rejected="false",type="admit"} 2`,
+		`apiserver_admission_step_admission_duration_seconds_count{operation="CREATE",rejected="false",type="validate"} 1`,
+		`apiserver_admission_step_admission_duration_seconds_count{operation="CREATE",rejected="true",type="validate"} 1`,
+		`apiserver_admission_step_admission_duration_seconds_summary_count{operation="CREATE",rejected="true",type="validate"} 1`,
+		`apiserver_admission_controller_admission_duration_seconds_count{name="NamespaceLifecycle",operation="CREATE",rejected="true",type="validate"} 1`,
+		`apiserver_admission_controller_admission_duration_seconds_count{name="ResourceQuota",operation="CREATE",rejected="false",type="validate"} 1`,
+	} {
+		if !strings.Contains(m, want+"\n") {
+			t.Errorf("/metrics lacks %s:\n%s", want, grep(m, "admission_duration_seconds_count"))
+		}
+	}
+}
