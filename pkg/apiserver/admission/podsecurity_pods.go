@@ -117,41 +117,49 @@ func (p *PodSecurity) admitTemplate(ctx context.Context, req psRequest) psVerdic
 	if len(labelErrs) == 0 && levels.Audit.Level == psapi.LevelPrivileged && levels.Warn.Level == psapi.LevelPrivileged {
 		return psVerdict{}
 	}
-	template, err := podTemplateOf(req.obj)
+	meta, spec, err := podTemplateOf(req.obj)
 	if err != nil {
 		p.metrics.failed(true, req)
 		return admitted("error", fmt.Sprintf("failed to extract pod template: %v", err))
 	}
-	if template == nil {
+	if spec == nil {
 		return psVerdict{}
 	}
-	return p.evaluate(req, levels, labelErrs.ToAggregate(), &template.ObjectMeta, &template.Spec, false)
+	return p.evaluate(req, levels, labelErrs.ToAggregate(), meta, spec, false)
 }
 
-// podTemplateOf is the pod template of a workload (nil if it has none).
-func podTemplateOf(obj runtime.Object) (*corev1.PodTemplateSpec, error) {
+// podTemplateOf is the pod template of a workload (nil if it has none);
+// a pod is its own, as in kube's extractor.
+func podTemplateOf(obj runtime.Object) (*metav1.ObjectMeta, *corev1.PodSpec, error) {
+	var t *corev1.PodTemplateSpec
 	switch o := obj.(type) {
+	case *corev1.Pod:
+		return &o.ObjectMeta, &o.Spec, nil
 	case *corev1.PodTemplate:
-		return &o.Template, nil
+		t = &o.Template
 	case *corev1.ReplicationController:
-		return o.Spec.Template, nil
+		t = o.Spec.Template
 	case *appsv1.ReplicaSet:
-		return &o.Spec.Template, nil
+		t = &o.Spec.Template
 	case *appsv1.Deployment:
-		return &o.Spec.Template, nil
+		t = &o.Spec.Template
 	case *appsv1.DaemonSet:
-		return &o.Spec.Template, nil
+		t = &o.Spec.Template
 	case *appsv1.StatefulSet:
-		return &o.Spec.Template, nil
+		t = &o.Spec.Template
 	case *batchv1.Job:
-		return &o.Spec.Template, nil
+		t = &o.Spec.Template
 	case *batchv1.CronJob:
-		return &o.Spec.JobTemplate.Spec.Template, nil
+		t = &o.Spec.JobTemplate.Spec.Template
 	case nil:
-		return nil, fmt.Errorf("unexpected object type: %s", schema.GroupVersionKind{})
+		return nil, nil, fmt.Errorf("unexpected object type: %s", schema.GroupVersionKind{})
 	default:
-		return nil, fmt.Errorf("unexpected object type: %s", obj.GetObjectKind().GroupVersionKind())
+		return nil, nil, fmt.Errorf("unexpected object type: %s", obj.GetObjectKind().GroupVersionKind())
 	}
+	if t == nil {
+		return nil, nil, nil
+	}
+	return &t.ObjectMeta, &t.Spec, nil
 }
 
 // evaluate checks a pod (or template) against the namespace's levels:
