@@ -12,10 +12,12 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	apiserverconfig "k8s.io/apiserver/pkg/apis/apiserver"
-	"k8s.io/apiserver/pkg/apis/apiserver/load"
+	apiserverv1alpha1 "k8s.io/apiserver/pkg/apis/apiserver/v1alpha1"
 	configvalidation "k8s.io/apiserver/pkg/apis/apiserver/validation"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	authorizationcel "k8s.io/apiserver/pkg/authorization/cel"
@@ -70,12 +72,38 @@ func (o *AuthOptions) authorizationConfiguration(compiler authorizationcel.Compi
 	return cfg, nil, nil
 }
 
+// decodeAuthorizationConfiguration decodes the file strictly, as kube's
+// reader (k8s.io/apiserver/pkg/apis/apiserver/load) does, but with the
+// scheme built on first use: that package builds its own at every start.
+// Empty data is the defaulted v1alpha1 configuration, as there.
+func decodeAuthorizationConfiguration(data []byte) (*apiserverconfig.AuthorizationConfiguration, error) {
+	scheme := apiserverConfigScheme()
+	cfg := &apiserverconfig.AuthorizationConfiguration{}
+	if len(data) == 0 {
+		empty := &apiserverv1alpha1.AuthorizationConfiguration{}
+		scheme.Default(empty)
+		if err := scheme.Convert(empty, cfg, nil); err != nil {
+			return nil, err
+		}
+		return cfg, nil
+	}
+	obj, err := runtime.Decode(serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDecoder(), data)
+	if err != nil {
+		return nil, err
+	}
+	cfg, ok := obj.(*apiserverconfig.AuthorizationConfiguration)
+	if !ok {
+		return nil, fmt.Errorf("expected AuthorizationConfiguration, got %T", obj)
+	}
+	return cfg, nil
+}
+
 // loadAuthorizationConfiguration decodes and validates an
 // AuthorizationConfiguration as kube does: kube's validation, then every
 // authorizer but the webhooks named after its type in lower case, and (on
 // reload) the required types still there.
 func loadAuthorizationConfiguration(data []byte, compiler authorizationcel.Compiler, required sets.Set[apiserverconfig.AuthorizerType]) (*apiserverconfig.AuthorizationConfiguration, error) {
-	cfg, err := load.LoadFromData(data)
+	cfg, err := decodeAuthorizationConfiguration(data)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load AuthorizationConfiguration from file: %w", err)
 	}

@@ -2,19 +2,16 @@ package admission
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
-	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	psadmission "k8s.io/pod-security-admission/admission"
 	psconfig "k8s.io/pod-security-admission/admission/api"
+	psvalidation "k8s.io/pod-security-admission/admission/api/validation"
 	psapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 
@@ -48,12 +45,36 @@ type PodSecurityConfig struct {
 // enforced on its pods (a violation is refused 403), and audited and
 // warned about on its pods and the pod templates of its workloads; a
 // namespace whose enforce label gets stricter is allowed with warnings
-// naming the existing pods that violate it. The decisions, messages and
-// audit annotations are kube's own library's
-// (k8s.io/pod-security-admission); this type only carries our requests
-// to it.
+// naming the existing pods that violate it.
+//
+// The checks and the label parsing are kube's own library's
+// (k8s.io/pod-security-admission's policy and api packages); the
+// request handling around them is ours, because that library's
+// admission package brings client-go's clientsets, informers and scheme
+// into the binary, whose initialisers every start would pay for.
 type PodSecurity struct {
-	delegate *psadmission.Admission
+	checks     policy.Evaluator
+	defaults   psapi.Policy
+	exempt     psExemptions
+	namespaces namespaceGetter
+	pods       rest.Lister
+	metrics    podSecurityRecorder
+}
+
+// psExemptions are the configuration's exemptions as sets; an empty
+// name is never exempt.
+type psExemptions struct {
+	namespaces, usernames, runtimeClasses map[string]bool
+}
+
+func setOf(names []string) map[string]bool {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		if n != "" {
+			set[n] = true
+		}
+	}
+	return set
 }
 
 // NewPodSecurity checks the configuration and builds the plugin.
@@ -67,25 +88,69 @@ func NewPodSecurity(cfg PodSecurityConfig) (*PodSecurity, error) {
 	}
 	// As kube's plugin, the checks stop at the version the server
 	// emulates: a newer label version gets that version's checks.
-	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), &cfg.Version)
+	checks, err := policy.NewEvaluator(policy.DefaultChecks(), &cfg.Version)
 	if err != nil {
 		return nil, fmt.Errorf("podsecurity: %w", err)
 	}
-	delegate := &psadmission.Admission{
-		Configuration:    conf,
-		Evaluator:        evaluator,
-		Metrics:          podSecurityRecorder{newPodSecurityCounters(cfg.Metrics), cfg.Version},
-		PodSpecExtractor: psadmission.DefaultPodSpecExtractor{},
-		NamespaceGetter:  namespaceGetter{cfg.Namespaces},
-		PodLister:        podLister{cfg.Pods},
-	}
-	if err := delegate.CompleteConfiguration(); err != nil {
+	defaults, err := psconfig.ToPolicy(conf.Defaults)
+	if err != nil {
 		return nil, fmt.Errorf("PodSecurity configuration error: %w", err)
 	}
-	if err := delegate.ValidateConfiguration(); err != nil {
-		return nil, fmt.Errorf("PodSecurity invalid: %w", err)
+	if errs := psvalidation.ValidatePodSecurityConfiguration(conf); len(errs) > 0 {
+		return nil, fmt.Errorf("PodSecurity invalid: %w", errs.ToAggregate())
 	}
-	return &PodSecurity{delegate: delegate}, nil
+	return &PodSecurity{
+		checks:   checks,
+		defaults: defaults,
+		exempt: psExemptions{
+			namespaces:     setOf(conf.Exemptions.Namespaces),
+			usernames:      setOf(conf.Exemptions.Usernames),
+			runtimeClasses: setOf(conf.Exemptions.RuntimeClasses),
+		},
+		namespaces: namespaceGetter{cfg.Namespaces},
+		pods:       cfg.Pods,
+		metrics:    podSecurityRecorder{newPodSecurityCounters(cfg.Metrics), cfg.Version},
+	}, nil
+}
+
+// psRequest is one admission request as the plugin reads it.
+type psRequest struct {
+	attrs handlers.Attributes
+	obj   runtime.Object
+	gr    schema.GroupResource
+	user  string
+}
+
+// namespace is the request's namespace; a namespace's own, as kube's
+// handlers make it, is its name.
+func (r psRequest) namespace() string {
+	if r.gr == corev1.Resource("namespaces") {
+		return r.attrs.Name
+	}
+	return r.attrs.Namespace
+}
+
+// psVerdict is what the plugin makes of a request: a refusal (nil
+// admits), warnings for the client and audit annotations (keys without
+// kube's pod-security.kubernetes.io/ prefix).
+type psVerdict struct {
+	refusal     error
+	warnings    []string
+	annotations map[string]string
+}
+
+func (v *psVerdict) annotate(key, value string) {
+	if v.annotations == nil {
+		v.annotations = map[string]string{}
+	}
+	v.annotations[key] = value
+}
+
+// admitted is a verdict that admits with one audit annotation.
+func admitted(key, value string) psVerdict {
+	var v psVerdict
+	v.annotate(key, value)
+	return v
 }
 
 // Validate implements handlers.Admission: creates and updates of
@@ -94,83 +159,54 @@ func (p *PodSecurity) Validate(ctx context.Context, a handlers.Attributes, obj r
 	if a.Operation != handlers.Create && a.Operation != handlers.Update {
 		return nil
 	}
-	gr := a.Resource.GroupResource()
-	if gr != corev1.Resource("pods") && gr != corev1.Resource("namespaces") && !p.delegate.PodSpecExtractor.HasPodSpec(gr) {
+	req := psRequest{attrs: a, obj: obj, gr: a.Resource.GroupResource()}
+	if u, ok := request.UserFrom(ctx); ok {
+		req.user = u.GetName()
+	}
+	var v psVerdict
+	switch {
+	case req.gr == corev1.Resource("namespaces"):
+		v = p.admitNamespace(ctx, req)
+	case req.gr == corev1.Resource("pods"):
+		v = p.admitPod(ctx, req)
+	case podTemplateResources[req.gr]:
+		v = p.admitTemplate(ctx, req)
+	default:
 		return nil
 	}
-	attrs := podSecurityAttributes{a: a, obj: obj}
-	if u, ok := request.UserFrom(ctx); ok {
-		attrs.user = u.GetName()
-	}
-	result := p.delegate.Validate(ctx, &attrs)
-	for _, w := range result.Warnings {
+	for _, w := range v.warnings {
 		request.AddWarning(ctx, w)
 	}
-	for k, v := range result.AuditAnnotations {
-		request.AddAuditAnnotation(ctx, psapi.AuditAnnotationPrefix+k, v)
+	for k, val := range v.annotations {
+		request.AddAuditAnnotation(ctx, psapi.AuditAnnotationPrefix+k, val)
 	}
-	if result.Allowed {
-		return nil
-	}
-	// kube's plugin starts from a generic refusal and takes what the
-	// library's status has.
-	refusal := apierrors.NewForbidden(gr, a.Name, errors.New("Not allowed by PodSecurity"))
-	if s := result.Result; s != nil {
-		if s.Message != "" {
-			refusal.ErrStatus.Message = s.Message
-		}
-		if s.Reason != "" {
-			refusal.ErrStatus.Reason = s.Reason
-		}
-		if s.Details != nil {
-			refusal.ErrStatus.Details = s.Details
-		}
-		if s.Code != 0 {
-			refusal.ErrStatus.Code = s.Code
-		}
-	}
-	return refusal
+	return v.refusal
 }
 
-// podSecurityAttributes are a request as kube's library reads it.
-type podSecurityAttributes struct {
-	a    handlers.Attributes
-	obj  runtime.Object
-	user string
-}
-
-func (p *podSecurityAttributes) GetName() string { return p.a.Name }
-
-// GetNamespace is the request's namespace; a namespace's own, as kube's
-// handlers make it, is its name.
-func (p *podSecurityAttributes) GetNamespace() string {
-	if p.a.Resource.GroupResource() == corev1.Resource("namespaces") {
-		return p.a.Name
+// failed is a refusal for an error of the plugin's own, cause its
+// detail (nil: none), noted in the "error" audit annotation as kube's
+// plugin does.
+func failed(refusal *apierrors.StatusError, cause error) psVerdict {
+	note := refusal.ErrStatus.Message
+	if cause != nil {
+		note = fmt.Sprintf("%s: %v", note, cause)
 	}
-	return p.a.Namespace
+	return psVerdict{refusal: refusal, annotations: map[string]string{"error": note}}
 }
 
-func (p *podSecurityAttributes) GetResource() schema.GroupVersionResource { return p.a.Resource }
-func (p *podSecurityAttributes) GetKind() schema.GroupVersionKind         { return p.a.Kind }
-func (p *podSecurityAttributes) GetSubresource() string                   { return p.a.Subresource }
-func (p *podSecurityAttributes) GetUserName() string                      { return p.user }
-
-func (p *podSecurityAttributes) GetOperation() admissionv1.Operation {
-	return admissionv1.Operation(p.a.Operation)
-}
-
-func (p *podSecurityAttributes) GetObject() (runtime.Object, error) { return p.obj, nil }
-
-func (p *podSecurityAttributes) GetOldObject() (runtime.Object, error) {
-	if p.a.Old == nil {
-		return nil, errors.New("no old object")
-	}
-	return p.a.Old, nil
+// undecodable refuses an object of a type the plugin does not expect
+// (400). Its details are those of a Forbidden for the request, as kube's
+// plugin answers from a Forbidden whose details a status without any
+// leaves in place.
+func undecodable(req psRequest, what string, cause error) psVerdict {
+	refusal := apierrors.NewBadRequest(what)
+	refusal.ErrStatus.Details = &metav1.StatusDetails{Group: req.gr.Group, Kind: req.gr.Resource, Name: req.attrs.Name}
+	return failed(refusal, cause)
 }
 
 // namespaceGetter reads a namespace from the watch cache, and from etcd
 // when the cache does not have it yet (a namespace created a moment
-// ago), as kube's plugin reads its informer then the API.
+// ago), as kube's plugins read their informer then the API.
 type namespaceGetter struct{ namespaces rest.Getter }
 
 func (n namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
@@ -187,24 +223,4 @@ func (n namespaceGetter) GetNamespace(ctx context.Context, name string) (*corev1
 		return nil, fmt.Errorf("podsecurity: a namespace read as %T", obj)
 	}
 	return ns, nil
-}
-
-// podLister lists a namespace's pods from the watch cache, as kube's
-// plugin lists its informer's.
-type podLister struct{ pods rest.Lister }
-
-func (l podLister) ListPods(ctx context.Context, namespace string) ([]*corev1.Pod, error) {
-	list, err := l.pods.List(request.WithNamespace(ctx, namespace), &metainternalversion.ListOptions{ResourceVersion: "0"})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*corev1.Pod, 0, len(list.Items))
-	for _, item := range list.Items {
-		pod := &corev1.Pod{}
-		if err := item.Decode(pod); err != nil {
-			return nil, err
-		}
-		out = append(out, pod)
-	}
-	return out, nil
 }

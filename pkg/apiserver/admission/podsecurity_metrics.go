@@ -4,11 +4,9 @@ import (
 	"strconv"
 	"strings"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	psapi "k8s.io/pod-security-admission/api"
-	psmetrics "k8s.io/pod-security-admission/metrics"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -50,33 +48,35 @@ type podSecurityRecorder struct {
 	version psapi.Version
 }
 
-var _ psmetrics.Recorder = podSecurityRecorder{}
-
-func (r podSecurityRecorder) RecordEvaluation(decision psmetrics.Decision, policy psapi.LevelVersion, mode psmetrics.Mode, attrs psapi.Attributes) {
+// evaluated counts a decision ("allow", "deny") of a mode ("enforce",
+// "audit", "warn") at a level.
+func (r podSecurityRecorder) evaluated(decision string, lv psapi.LevelVersion, mode string, req psRequest) {
 	// As kube's recorder: privileged is always "latest", and a version
-	// newer than the library's is "future".
+	// newer than the server's is "future".
 	version := "latest"
-	if !policy.Version.Latest() && policy.Level != psapi.LevelPrivileged {
-		version = policy.Version.String()
-		if r.version.Older(policy.Version) {
+	if !lv.Version.Latest() && lv.Level != psapi.LevelPrivileged {
+		version = lv.Version.String()
+		if r.version.Older(lv.Version) {
 			version = "future"
 		}
 	}
-	r.evaluations.WithLabelValues(string(decision), string(policy.Level), version, string(mode),
-		operationLabel(attrs.GetOperation()), resourceLabel(attrs.GetResource()), attrs.GetSubresource()).Inc()
+	r.evaluations.WithLabelValues(decision, string(lv.Level), version, mode,
+		operationLabel(req), resourceLabel(req.gr), req.attrs.Subresource).Inc()
 }
 
-func (r podSecurityRecorder) RecordExemption(attrs psapi.Attributes) {
-	r.exemptions.WithLabelValues(operationLabel(attrs.GetOperation()), resourceLabel(attrs.GetResource()), attrs.GetSubresource()).Inc()
+func (r podSecurityRecorder) exempted(req psRequest) {
+	r.exemptions.WithLabelValues(operationLabel(req), resourceLabel(req.gr), req.attrs.Subresource).Inc()
 }
 
-func (r podSecurityRecorder) RecordError(fatal bool, attrs psapi.Attributes) {
-	r.errors.WithLabelValues(strconv.FormatBool(fatal), operationLabel(attrs.GetOperation()),
-		resourceLabel(attrs.GetResource()), attrs.GetSubresource()).Inc()
+// failed counts an error; fatal when the request could not be evaluated
+// at all.
+func (r podSecurityRecorder) failed(fatal bool, req psRequest) {
+	r.errors.WithLabelValues(strconv.FormatBool(fatal), operationLabel(req),
+		resourceLabel(req.gr), req.attrs.Subresource).Inc()
 }
 
-func resourceLabel(r schema.GroupVersionResource) string {
-	switch r.GroupResource() {
+func resourceLabel(gr schema.GroupResource) string {
+	switch gr {
 	case corev1.Resource("pods"):
 		return "pod"
 	case corev1.Resource("namespaces"):
@@ -86,4 +86,4 @@ func resourceLabel(r schema.GroupVersionResource) string {
 	}
 }
 
-func operationLabel(op admissionv1.Operation) string { return strings.ToLower(string(op)) }
+func operationLabel(req psRequest) string { return strings.ToLower(string(req.attrs.Operation)) }

@@ -11,6 +11,7 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/app"
@@ -213,6 +214,12 @@ plugins:
 	if _, err := user.CoreV1().Pods(ns).Create(ctx(t), privilegedPod("user"), metav1.CreateOptions{}); err != nil {
 		t.Errorf("a privileged pod of an exempt user: %v", err)
 	}
+
+	// A stricter label on an exempt namespace is ignored, with a warning.
+	warnings := &warningRecorder{}
+	cfg := rest.CopyConfig(ts.ClientConfig)
+	cfg.WarningHandler = warnings
+	exemptNamespaceWarning(t, "kube-system", kubernetes.NewForConfigOrDie(cfg), warnings)
 }
 
 func writeFile(t *testing.T, path, data string) {

@@ -129,7 +129,7 @@ func TestNamespaceStatusUpdateKeepsTerminatingNamespace(t *testing.T) {
 		t.Fatalf("after /finalize emptied spec.finalizers: %v, want NotFound", err)
 	}
 	// The held pod stays behind, as in kube: with its namespace gone,
-	// PodSecurity (kube's library) fails every update of it (500, "failed
+	// PodSecurity (as kube's plugin) fails every update of it (500, "failed
 	// to lookup namespace").
 	patch := []byte(`{"metadata":{"finalizers":null}}`)
 	_, err = client.CoreV1().Pods(name).Patch(ctx, "held", types.MergePatchType, patch, metav1.PatchOptions{})
