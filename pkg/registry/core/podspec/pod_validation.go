@@ -151,6 +151,8 @@ func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, fldPath *
 			allErrs = append(allErrs, field.NotSupported(fldPath.Child("os"), spec.OS.Name, []string{string(corev1.Linux), string(corev1.Windows)}))
 		} else if spec.OS.Name == corev1.Linux {
 			allErrs = append(allErrs, validateLinuxOptions(spec, fldPath)...)
+		} else {
+			allErrs = append(allErrs, validateWindowsPod(spec, fldPath)...)
 		}
 	}
 	return allErrs

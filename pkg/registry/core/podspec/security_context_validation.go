@@ -390,3 +390,79 @@ func validateLinuxOptions(spec *corev1.PodSpec, fldPath *field.Path) field.Error
 	})
 	return allErrs
 }
+
+// windowsForbidden is what a pod for Windows may not set (kube's
+// validateWindows), in kube's order: the fields of its security context,
+// then of the pod, then each container's.
+var (
+	windowsForbiddenPod = []struct {
+		name string
+		set  func(*corev1.PodSecurityContext) bool
+	}{
+		{"appArmorProfile", func(sc *corev1.PodSecurityContext) bool { return sc.AppArmorProfile != nil }},
+		{"seLinuxOptions", func(sc *corev1.PodSecurityContext) bool { return sc.SELinuxOptions != nil }},
+		{"seccompProfile", func(sc *corev1.PodSecurityContext) bool { return sc.SeccompProfile != nil }},
+		{"fsGroup", func(sc *corev1.PodSecurityContext) bool { return sc.FSGroup != nil }},
+		{"fsGroupChangePolicy", func(sc *corev1.PodSecurityContext) bool { return sc.FSGroupChangePolicy != nil }},
+		{"sysctls", func(sc *corev1.PodSecurityContext) bool { return len(sc.Sysctls) > 0 }},
+		{"runAsUser", func(sc *corev1.PodSecurityContext) bool { return sc.RunAsUser != nil }},
+		{"runAsGroup", func(sc *corev1.PodSecurityContext) bool { return sc.RunAsGroup != nil }},
+		{"supplementalGroups", func(sc *corev1.PodSecurityContext) bool { return sc.SupplementalGroups != nil }},
+		{"supplementalGroupsPolicy", func(sc *corev1.PodSecurityContext) bool { return sc.SupplementalGroupsPolicy != nil }},
+		{"seLinuxChangePolicy", func(sc *corev1.PodSecurityContext) bool { return sc.SELinuxChangePolicy != nil }},
+	}
+	windowsForbiddenSpec = []struct {
+		name string
+		set  func(*corev1.PodSpec) bool
+	}{
+		{"hostUsers", func(s *corev1.PodSpec) bool { return s.HostUsers != nil }},
+		{"hostPID", func(s *corev1.PodSpec) bool { return s.HostPID }},
+		{"hostIPC", func(s *corev1.PodSpec) bool { return s.HostIPC }},
+		{"shareProcessNamespace", func(s *corev1.PodSpec) bool { return s.ShareProcessNamespace != nil }},
+	}
+	windowsForbiddenContainer = []struct {
+		name string
+		set  func(*corev1.SecurityContext) bool
+	}{
+		{"appArmorProfile", func(sc *corev1.SecurityContext) bool { return sc.AppArmorProfile != nil }},
+		{"seLinuxOptions", func(sc *corev1.SecurityContext) bool { return sc.SELinuxOptions != nil }},
+		{"seccompProfile", func(sc *corev1.SecurityContext) bool { return sc.SeccompProfile != nil }},
+		{"capabilities", func(sc *corev1.SecurityContext) bool { return sc.Capabilities != nil }},
+		{"readOnlyRootFilesystem", func(sc *corev1.SecurityContext) bool { return sc.ReadOnlyRootFilesystem != nil }},
+		{"privileged", func(sc *corev1.SecurityContext) bool { return sc.Privileged != nil }},
+		{"allowPrivilegeEscalation", func(sc *corev1.SecurityContext) bool { return sc.AllowPrivilegeEscalation != nil }},
+		{"procMount", func(sc *corev1.SecurityContext) bool { return sc.ProcMount != nil }},
+		{"runAsUser", func(sc *corev1.SecurityContext) bool { return sc.RunAsUser != nil }},
+		{"runAsGroup", func(sc *corev1.SecurityContext) bool { return sc.RunAsGroup != nil }},
+	}
+)
+
+// validateWindowsPod: a pod for Windows sets none of the Linux-only
+// fields.
+func validateWindowsPod(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	const msg = "cannot be set for a windows pod"
+	var allErrs field.ErrorList
+	if sc := spec.SecurityContext; sc != nil {
+		for _, f := range windowsForbiddenPod {
+			if f.set(sc) {
+				allErrs = append(allErrs, field.Forbidden(fldPath.Child("securityContext", f.name), msg))
+			}
+		}
+	}
+	for _, f := range windowsForbiddenSpec {
+		if f.set(spec) {
+			allErrs = append(allErrs, field.Forbidden(fldPath.Child(f.name), msg))
+		}
+	}
+	eachContainer(spec, fldPath, func(sc *corev1.SecurityContext, p *field.Path) {
+		if sc == nil {
+			return
+		}
+		for _, f := range windowsForbiddenContainer {
+			if f.set(sc) {
+				allErrs = append(allErrs, field.Forbidden(p.Child("securityContext", f.name), msg))
+			}
+		}
+	})
+	return allErrs
+}
