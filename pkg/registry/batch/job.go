@@ -30,7 +30,7 @@ var jobs = generic.Resource{
 	New:                  func() runtime.Object { return &batchv1.Job{} },
 	NewList:              func() runtime.Object { return &batchv1.JobList{} },
 	Strategy:             jobMain,
-	StatusStrategy:       workload.StatusStrategy{Main: jobMain, Validate: validateJobStatusWrite},
+	StatusStrategy:       generic.StatusStrategy{Main: jobMain, GroupVersion: jobMain.APIVersion(), Validate: validateJobStatusWrite},
 	AttrFunc:             jobAttrs,
 	FieldLabelConversion: jobFieldLabelConversion,
 	Table: generic.TablePrinter{

@@ -32,7 +32,7 @@ var namespaces = generic.Resource{
 	New:            func() runtime.Object { return &corev1.Namespace{} },
 	NewList:        func() runtime.Object { return &corev1.NamespaceList{} },
 	Strategy:       namespaceStrategy{},
-	StatusStrategy: namespaceStatusStrategy{},
+	StatusStrategy: generic.StatusStrategy{Main: namespaceStrategy{}, GroupVersion: "v1", Validate: namespaceStrategy{}.ValidateUpdate},
 	AttrFunc:       namespaceAttrs,
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
@@ -110,17 +110,6 @@ func (namespaceStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Obje
 // conditions there) would delete it with its content still in place.
 func (namespaceStrategy) FinalizersPending(obj runtime.Object) bool {
 	return len(obj.(*corev1.Namespace).Spec.Finalizers) > 0
-}
-
-type namespaceStatusStrategy struct{ namespaceStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (namespaceStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "spec")
-}
-
-func (namespaceStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepAllButStatus(obj, old)
 }
 
 // namespaceFinalizeStrategy serves /finalize: only spec.finalizers change.

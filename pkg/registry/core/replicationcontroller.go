@@ -27,7 +27,7 @@ var replicationControllers = generic.Resource{
 	New:                  func() runtime.Object { return &corev1.ReplicationController{} },
 	NewList:              func() runtime.Object { return &corev1.ReplicationControllerList{} },
 	Strategy:             rcMain,
-	StatusStrategy:       workload.StatusStrategy{Main: rcMain, Validate: validateRCStatusUpdate},
+	StatusStrategy:       generic.StatusStrategy{Main: rcMain, GroupVersion: rcMain.APIVersion(), Validate: validateRCStatusUpdate},
 	AttrFunc:             rcAttrs,
 	FieldLabelConversion: generic.SupportedFieldLabels("status.replicas"),
 	Scale:                generic.WorkloadScale[*corev1.ReplicationController](),

@@ -26,6 +26,9 @@ type StatusStrategy struct {
 	// resets "metadata" with "spec". Without it, metadata changes as on
 	// the main endpoint and only "spec" is reset.
 	KeepMetadata bool
+	// KeepLabels, without KeepMetadata, keeps (and resets) metadata.labels
+	// alone (deployments).
+	KeepLabels bool
 	// Prepare runs after the rest of the object is kept: what the kind
 	// drops or stamps in its status (nil: nothing).
 	Prepare func(obj, old runtime.Object)
@@ -72,20 +75,27 @@ func (s StatusStrategy) FinalizersPending(obj runtime.Object) bool {
 }
 
 // GetResetFields implements rest.ResetFieldsStrategy: /status does not
-// change spec, nor, with KeepMetadata, metadata.
+// change spec, nor what else it keeps.
 func (s StatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	if s.KeepMetadata {
+	switch {
+	case s.KeepMetadata:
 		return ResetFields(s.GroupVersion, "metadata", "spec")
+	case s.KeepLabels:
+		return ResetFields(s.GroupVersion, "spec", "metadata.labels")
 	}
 	return ResetFields(s.GroupVersion, "spec")
 }
 
 // PrepareForUpdate keeps everything of old but the status (and the
-// metadata, with KeepMetadata), then runs Prepare.
+// metadata or labels, as configured), then runs Prepare.
 func (s StatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	if s.KeepMetadata {
+	switch {
+	case s.KeepMetadata:
 		PrepareStatusUpdate(obj, old)
-	} else {
+	case s.KeepLabels:
+		KeepAllButStatus(obj, old)
+		KeepLabels(obj, old)
+	default:
 		KeepAllButStatus(obj, old)
 	}
 	if s.Prepare != nil {
