@@ -21,8 +21,9 @@ import (
 // passed to the node's kubelet ([scheme:]name[:port] names another port
 // of the node, reached without the kubelet's credentials).
 type NodeProxyREST struct {
-	kubelets *kubelet.Connections
-	proxy    http.RoundTripper
+	proxyConnecter // cluster-scoped
+	kubelets       *kubelet.Connections
+	proxy          http.RoundTripper
 }
 
 var (
@@ -32,15 +33,6 @@ var (
 
 // New implements rest.Storage.
 func (r *NodeProxyREST) New() runtime.Object { return &corev1.NodeProxyOptions{} }
-
-// Destroy implements rest.Storage.
-func (r *NodeProxyREST) Destroy() {}
-
-// NamespaceScoped implements rest.Scoper.
-func (r *NodeProxyREST) NamespaceScoped() bool { return false }
-
-// ConnectMethods implements rest.Connecter.
-func (r *NodeProxyREST) ConnectMethods() []string { return proxyMethods }
 
 // NewConnectOptions implements rest.Connecter.
 func (r *NodeProxyREST) NewConnectOptions() (runtime.Object, bool, string) {

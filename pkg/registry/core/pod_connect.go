@@ -94,6 +94,20 @@ var upgradeMethods = []string{"GET", "POST"}
 // proxyMethods are the methods the proxy subresources pass on.
 var proxyMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 
+// proxyConnecter is what the proxy subresources (of pods, services and
+// nodes) share, to embed: they store nothing of their own, pass on
+// proxyMethods, and are scoped as their resource is.
+type proxyConnecter struct{ namespaced bool }
+
+// Destroy implements rest.Storage: the storage belongs to the resource.
+func (proxyConnecter) Destroy() {}
+
+// NamespaceScoped implements rest.Scoper.
+func (p proxyConnecter) NamespaceScoped() bool { return p.namespaced }
+
+// ConnectMethods implements rest.Connecter.
+func (proxyConnecter) ConnectMethods() []string { return proxyMethods }
+
 // StreamREST serves pods/exec, pods/attach and pods/portforward: the
 // request must be an upgrade (SPDY or WebSocket), and is passed, with
 // its streams, to the kubelet of the pod's node, at
@@ -205,6 +219,7 @@ func streamQuery(options runtime.Object) (url.Values, string, error) {
 // to the pod's IP, at the port the name gives ([scheme:]name[:port]) or
 // the pod's first declared container port.
 type PodProxyREST struct {
+	proxyConnecter
 	conns *podConnections
 }
 
@@ -215,15 +230,6 @@ var (
 
 // New implements rest.Storage.
 func (r *PodProxyREST) New() runtime.Object { return &corev1.PodProxyOptions{} }
-
-// Destroy implements rest.Storage.
-func (r *PodProxyREST) Destroy() {}
-
-// NamespaceScoped implements rest.Scoper.
-func (r *PodProxyREST) NamespaceScoped() bool { return true }
-
-// ConnectMethods implements rest.Connecter.
-func (r *PodProxyREST) ConnectMethods() []string { return proxyMethods }
 
 // NewConnectOptions implements rest.Connecter.
 func (r *PodProxyREST) NewConnectOptions() (runtime.Object, bool, string) {
@@ -336,7 +342,7 @@ func (x *proxies) pods() map[string]generic.SubresourceFunc {
 			if err != nil {
 				return nil, err
 			}
-			return &PodProxyREST{conns: c}, nil
+			return &PodProxyREST{proxyConnecter: proxyConnecter{namespaced: true}, conns: c}, nil
 		},
 	}
 	for _, kind := range []string{"exec", "attach", "portforward"} {
@@ -356,7 +362,7 @@ func (x *proxies) pods() map[string]generic.SubresourceFunc {
 func (x *proxies) services(pods rest.Getter, slices rest.Lister, family discoveryv1.AddressType) map[string]generic.SubresourceFunc {
 	return map[string]generic.SubresourceFunc{
 		"services/proxy": func(services *generic.Store) (rest.Storage, error) {
-			return &ServiceProxyREST{services: services, pods: pods, slices: slices, family: family, proxy: x.transport}, nil
+			return &ServiceProxyREST{proxyConnecter: proxyConnecter{namespaced: true}, services: services, pods: pods, slices: slices, family: family, proxy: x.transport}, nil
 		},
 	}
 }

@@ -24,6 +24,7 @@ import (
 // among its EndpointSlices' endpoints for the port the name gives
 // ([scheme:]name[:port], the port by name or number).
 type ServiceProxyREST struct {
+	proxyConnecter
 	services rest.Getter
 	pods     rest.Getter
 	// slices is discovery.k8s.io's EndpointSlices store (nil: no
@@ -42,15 +43,6 @@ var (
 
 // New implements rest.Storage.
 func (r *ServiceProxyREST) New() runtime.Object { return &corev1.ServiceProxyOptions{} }
-
-// Destroy implements rest.Storage.
-func (r *ServiceProxyREST) Destroy() {}
-
-// NamespaceScoped implements rest.Scoper.
-func (r *ServiceProxyREST) NamespaceScoped() bool { return true }
-
-// ConnectMethods implements rest.Connecter.
-func (r *ServiceProxyREST) ConnectMethods() []string { return proxyMethods }
 
 // NewConnectOptions implements rest.Connecter.
 func (r *ServiceProxyREST) NewConnectOptions() (runtime.Object, bool, string) {
