@@ -196,17 +196,10 @@ var persistentVolumeTable = generic.TablePrinter{
 		if ref := pv.Spec.ClaimRef; ref != nil {
 			claim = ref.Namespace + "/" + ref.Name
 		}
-		phase := string(pv.Status.Phase)
-		if pv.DeletionTimestamp != nil {
-			phase = "Terminating"
-		}
-		class := pv.Spec.StorageClassName
-		if c, ok := pv.Annotations[corev1.BetaStorageClassAnnotation]; ok {
-			class = c
-		}
 		size := pv.Spec.Capacity[corev1.ResourceStorage]
 		return []interface{}{pv.Name, size.String(), accessModesString(pv.Spec.AccessModes), string(pv.Spec.PersistentVolumeReclaimPolicy),
-			phase, claim, class, unsetOr(pv.Spec.VolumeAttributesClassName), pv.Status.Reason,
+			tablePhase(string(pv.Status.Phase), pv.DeletionTimestamp), claim,
+			tableStorageClass(pv.Annotations, pv.Spec.StorageClassName), unsetOr(pv.Spec.VolumeAttributesClassName), pv.Status.Reason,
 			generic.TranslateTimestampSince(pv.CreationTimestamp), volumeModeString(pv.Spec.VolumeMode)}, nil
 	},
 }
@@ -230,6 +223,24 @@ func volumeModeString(mode *corev1.PersistentVolumeMode) string {
 		return "<unset>"
 	}
 	return string(*mode)
+}
+
+// tablePhase is the phase a volume's or claim's table shows: Terminating
+// once it is being deleted.
+func tablePhase(phase string, deleting *metav1.Time) string {
+	if deleting != nil {
+		return "Terminating"
+	}
+	return phase
+}
+
+// tableStorageClass is the class a volume's or claim's table shows: the
+// beta annotation, when set, over the spec's.
+func tableStorageClass(annotations map[string]string, class string) string {
+	if c, ok := annotations[corev1.BetaStorageClassAnnotation]; ok {
+		return c
+	}
+	return class
 }
 
 func unsetOr(s *string) string {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
@@ -261,23 +262,14 @@ var persistentVolumeClaimTable = generic.TablePrinter{
 	},
 	Cells: func(obj runtime.Object) ([]interface{}, error) {
 		pvc := obj.(*corev1.PersistentVolumeClaim)
-		phase := string(pvc.Status.Phase)
-		if pvc.DeletionTimestamp != nil {
-			phase = "Terminating"
-		}
 		capacity, modes := "", ""
 		if pvc.Spec.VolumeName != "" {
 			modes = accessModesString(pvc.Status.AccessModes)
 			size := pvc.Status.Capacity[corev1.ResourceStorage]
 			capacity = size.String()
 		}
-		class := ""
-		if c, ok := pvc.Annotations[corev1.BetaStorageClassAnnotation]; ok {
-			class = c
-		} else if pvc.Spec.StorageClassName != nil {
-			class = *pvc.Spec.StorageClassName
-		}
-		return []interface{}{pvc.Name, phase, pvc.Spec.VolumeName, capacity, modes, class, unsetOr(pvc.Spec.VolumeAttributesClassName),
+		return []interface{}{pvc.Name, tablePhase(string(pvc.Status.Phase), pvc.DeletionTimestamp), pvc.Spec.VolumeName, capacity, modes,
+			tableStorageClass(pvc.Annotations, ptr.Deref(pvc.Spec.StorageClassName, "")), unsetOr(pvc.Spec.VolumeAttributesClassName),
 			generic.TranslateTimestampSince(pvc.CreationTimestamp), volumeModeString(pvc.Spec.VolumeMode)}, nil
 	},
 }
