@@ -34,17 +34,8 @@ var namespaces = generic.Resource{
 	Strategy:       namespaceStrategy{},
 	StatusStrategy: generic.StatusStrategy{Main: namespaceStrategy{}, GroupVersion: "v1", Validate: namespaceStrategy{}.ValidateUpdate},
 	AttrFunc:       namespaceAttrs,
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Status", Type: "string", Description: "The status of the namespace"},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			ns := obj.(*corev1.Namespace)
-			return []interface{}{ns.Name, string(ns.Status.Phase), generic.TranslateTimestampSince(ns.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Status", Type: "string", Description: "The status of the namespace"},
+		func(ns *corev1.Namespace) interface{} { return string(ns.Status.Phase) }),
 }
 
 func namespaceAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {

@@ -27,17 +27,8 @@ var serviceCIDRs = generic.Resource{
 	NewList:        func() runtime.Object { return &networkingv1.ServiceCIDRList{} },
 	Strategy:       serviceCIDRStrategy{},
 	StatusStrategy: serviceCIDRStatus,
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "CIDRs", Type: "string", Description: networkingv1.ServiceCIDRSpec{}.SwaggerDoc()["cidrs"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			sc := obj.(*networkingv1.ServiceCIDR)
-			return []interface{}{sc.Name, strings.Join(sc.Spec.CIDRs, ","), generic.TranslateTimestampSince(sc.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "CIDRs", Type: "string", Description: networkingv1.ServiceCIDRSpec{}.SwaggerDoc()["cidrs"]},
+		func(sc *networkingv1.ServiceCIDR) interface{} { return strings.Join(sc.Spec.CIDRs, ",") }),
 }
 
 // serviceCIDRStrategy: a ServiceCIDR's ranges never change, but a

@@ -30,17 +30,8 @@ func newResourceClaims(admin adminAccess) generic.Resource {
 			Prepare: prepareClaimStatus, Validate: strategy.validateStatusUpdate},
 		FieldLabelConversion: generic.DefaultFieldLabelConversion,
 		ReturnDeletedObject:  true,
-		Table: generic.TablePrinter{
-			Columns: []metav1.TableColumnDefinition{
-				generic.NameColumn,
-				{Name: "State", Type: "string", Description: "A summary of the current state (allocated, pending, reserved, etc.)."},
-				generic.AgeColumn,
-			},
-			Cells: func(obj runtime.Object) ([]interface{}, error) {
-				c := obj.(*resourcev1.ResourceClaim)
-				return []interface{}{c.Name, claimState(c), generic.TranslateTimestampSince(c.CreationTimestamp)}, nil
-			},
-		},
+		Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "State", Type: "string", Description: "A summary of the current state (allocated, pending, reserved, etc.)."},
+			func(c *resourcev1.ResourceClaim) interface{} { return claimState(c) }),
 	}
 }
 

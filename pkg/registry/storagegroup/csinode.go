@@ -30,17 +30,8 @@ var csiNodes = generic.Resource{
 	// kube drops what a client sends there unless the node had some already.
 	StatusStrategy: generic.StatusStrategy{Main: csiNodeStrategy{}, GroupVersion: "storage.k8s.io/v1", KeepMetadata: true,
 		Prepare: dropStorageHealth, Validate: validateCSINodeStatusUpdate},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Drivers", Type: "integer", Description: "Drivers indicates the number of CSI drivers registered on the node"},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			n := obj.(*storagev1.CSINode)
-			return []interface{}{n.Name, int64(len(n.Spec.Drivers)), generic.TranslateTimestampSince(n.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Drivers", Type: "integer", Description: "Drivers indicates the number of CSI drivers registered on the node"},
+		func(n *storagev1.CSINode) interface{} { return int64(len(n.Spec.Drivers)) }),
 }
 
 // csiNodeStrategy is kube's: the kubelet registers drivers in the spec;
