@@ -2,7 +2,6 @@ package certificates
 
 import (
 	"context"
-	"fmt"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -61,17 +60,11 @@ func pcrState(r *certificatesv1.PodCertificateRequest) string {
 	return state
 }
 
-func pcrAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	r, ok := obj.(*certificatesv1.PodCertificateRequest)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a podcertificaterequest: %T", obj)
-	}
-	set := generic.ObjectMetaFieldsSet(&r.ObjectMeta, true)
+var pcrAttrs = generic.AttrFuncOf("a podcertificaterequest", true, func(r *certificatesv1.PodCertificateRequest, set fields.Set) {
 	set["spec.signerName"] = r.Spec.SignerName
 	set["spec.podName"] = r.Spec.PodName
 	set["spec.nodeName"] = string(r.Spec.NodeName)
-	return r.Labels, set, nil
-}
+})
 
 // pcrStrategy is kube's: kubelet asks a signer for a pod's certificate;
 // the spec is fixed at creation, the signer answers through /status, and

@@ -10,7 +10,6 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -38,15 +37,9 @@ var namespaces = generic.Resource{
 		func(ns *corev1.Namespace) interface{} { return string(ns.Status.Phase) }),
 }
 
-func namespaceAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	ns, ok := obj.(*corev1.Namespace)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a namespace: %T", obj)
-	}
-	fields := generic.ObjectMetaFieldsSet(&ns.ObjectMeta, false)
-	fields["status.phase"] = string(ns.Status.Phase)
-	return ns.Labels, fields, nil
-}
+var namespaceAttrs = generic.AttrFuncOf("a namespace", false, func(ns *corev1.Namespace, set fields.Set) {
+	set["status.phase"] = string(ns.Status.Phase)
+})
 
 type namespaceStrategy struct{ generic.BaseStrategy }
 

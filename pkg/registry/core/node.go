@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -37,15 +36,9 @@ var nodes = generic.Resource{
 
 // nodeAttrs: kube's nodes select on spec.unschedulable, and (cluster
 // scoped, with their own field label conversion) not on namespace.
-func nodeAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	n, ok := obj.(*corev1.Node)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a node: %T", obj)
-	}
-	set := generic.ObjectMetaFieldsSet(&n.ObjectMeta, false)
+var nodeAttrs = generic.AttrFuncOf("a node", false, func(n *corev1.Node, set fields.Set) {
 	set["spec.unschedulable"] = fmt.Sprint(n.Spec.Unschedulable)
-	return n.Labels, set, nil
-}
+})
 
 // nodeStrategy: a node keeps the status it is created with (the kubelet
 // registers with one); updates of the main resource keep the status.

@@ -44,16 +44,10 @@ func newServices(al *serviceAllocators, releaseAllocators func()) generic.Resour
 }
 
 // serviceAttrs: kube's services select on spec.clusterIP and spec.type.
-func serviceAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	svc, ok := obj.(*corev1.Service)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a service: %T", obj)
-	}
-	set := generic.ObjectMetaFieldsSet(&svc.ObjectMeta, true)
+var serviceAttrs = generic.AttrFuncOf("a service", true, func(svc *corev1.Service, set fields.Set) {
 	set["spec.clusterIP"] = svc.Spec.ClusterIP
 	set["spec.type"] = string(svc.Spec.Type)
-	return svc.Labels, set, nil
-}
+})
 
 // serviceStrategy: services may be created by PUT; their status is
 // written through services/status only.
