@@ -10,11 +10,10 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/endpointslice"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 )
 
@@ -113,23 +112,13 @@ func (c *Controller) check(ctx context.Context, s *apiregistrationv1.APIService)
 		Reason: "Passed", Message: "all checks passed"}, list, nil
 }
 
+// endpointSlices are the service's slices (none without an EndpointSlices
+// store); their order does not matter to hasReadyEndpoint.
 func (c *Controller) endpointSlices(ctx context.Context, namespace, service string) ([]discoveryv1.EndpointSlice, error) {
 	if c.cfg.EndpointSlices == nil {
 		return nil, nil
 	}
-	list, err := c.cfg.EndpointSlices.List(request.WithNamespace(ctx, namespace), &metainternalversion.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: service}),
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]discoveryv1.EndpointSlice, len(list.Items))
-	for i, item := range list.Items {
-		if err := item.Decode(&out[i]); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return endpointslice.ServiceSlices(request.WithNamespace(ctx, namespace), c.cfg.EndpointSlices, service, "")
 }
 
 // hasReadyEndpoint: a slice with a ready endpoint serves the named port.

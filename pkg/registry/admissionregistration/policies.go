@@ -15,11 +15,13 @@ import (
 
 var validatingAdmissionPolicies = generic.Resource{
 	Name: "validatingadmissionpolicies", Singular: "validatingadmissionpolicy", Kind: "ValidatingAdmissionPolicy",
-	Categories:           apiExtensions,
-	New:                  func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicy{} },
-	NewList:              func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyList{} },
-	Strategy:             validatingPolicyStrategy,
-	StatusStrategy:       validatingPolicyStatusStrategy{validatingPolicyStrategy},
+	Categories: apiExtensions,
+	New:        func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicy{} },
+	NewList:    func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyList{} },
+	Strategy:   validatingPolicyStrategy,
+	// kube-controller-manager reports the policy's type checking on /status.
+	StatusStrategy: generic.StatusStrategy{Main: validatingPolicyStrategy, GroupVersion: "admissionregistration.k8s.io/v1",
+		KeepMetadata: true, Validate: validateValidatingPolicyStatus, Warnings: validatingPolicyStrategy.WarningsOnUpdate},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: policyTable("Validations", "Validations indicates the number of validation rules defined in this configuration",
 		func(obj runtime.Object) (metav1.ObjectMeta, int, *admissionregistrationv1.ParamKind) {
@@ -126,19 +128,8 @@ func defaultPolicy(failurePolicy **admissionregistrationv1.FailurePolicyType, mc
 	defaultMatchResources(mc)
 }
 
-// validatingPolicyStatusStrategy serves validatingadmissionpolicies/status,
-// where kube-controller-manager reports the policy's type checking.
-type validatingPolicyStatusStrategy struct{ statusStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy.
-func (validatingPolicyStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("admissionregistration.k8s.io/v1", "spec", "metadata")
-}
-
-func (validatingPolicyStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.PrepareStatusUpdate(obj, old)
-}
-
-func (validatingPolicyStatusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
+// validateValidatingPolicyStatus checks the type checking a status write
+// reports.
+func validateValidatingPolicyStatus(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 	return validatePolicyStatus(&obj.(*admissionregistrationv1.ValidatingAdmissionPolicy).Status, field.NewPath("status"))
 }

@@ -81,8 +81,6 @@ func TestRegistry(t *testing.T) {
 					Storage:      registrytest.StatusStorage(t, info, "validatingadmissionpolicies"),
 					ChangeSpec:   func(obj runtime.Object) { vap(obj).Spec.Validations[0].Expression = "2 == 2" },
 					ChangeStatus: func(obj runtime.Object) { vap(obj).Status.ObservedGeneration = 1 },
-					Spec:         func(obj runtime.Object) any { return vap(obj).Spec },
-					Status:       func(obj runtime.Object) any { return vap(obj).Status },
 				},
 			}
 		}},

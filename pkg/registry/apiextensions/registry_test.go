@@ -77,8 +77,6 @@ func TestRegistry(t *testing.T) {
 				crd.Status.AcceptedNames = crd.Spec.Names
 				crd.Status.StoredVersions = []string{"v1"}
 			},
-			Spec:   func(obj runtime.Object) any { return obj.(*apiextensionsv1.CustomResourceDefinition).Spec },
-			Status: func(obj runtime.Object) any { return obj.(*apiextensionsv1.CustomResourceDefinition).Status },
 		},
 	}
 	tr.Run(t)

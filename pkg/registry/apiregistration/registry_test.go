@@ -52,8 +52,6 @@ func TestRegistry(t *testing.T) {
 				as(obj).Status.Conditions = []apiregistrationv1.APIServiceCondition{{Type: apiregistrationv1.Available,
 					Status: apiregistrationv1.ConditionTrue, Reason: "Registrytest", LastTransitionTime: stamp}}
 			},
-			Spec:   func(obj runtime.Object) any { return as(obj).Spec },
-			Status: func(obj runtime.Object) any { return as(obj).Status },
 		},
 	}
 	tr.Run(t)

@@ -30,7 +30,7 @@ var daemonSets = generic.Resource{
 	New:                  func() runtime.Object { return &appsv1.DaemonSet{} },
 	NewList:              func() runtime.Object { return &appsv1.DaemonSetList{} },
 	Strategy:             daemonSetMain,
-	StatusStrategy:       workload.StatusStrategy{Main: daemonSetMain, Validate: validateDaemonSetStatusUpdate},
+	StatusStrategy:       generic.StatusStrategy{Main: daemonSetMain, GroupVersion: daemonSetMain.APIVersion(), Validate: validateDaemonSetStatusUpdate},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: generic.TablePrinter{
 		Columns: podspec.WorkloadColumns(appsv1.DaemonSetSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{

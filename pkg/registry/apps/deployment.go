@@ -27,7 +27,7 @@ var deployments = generic.Resource{
 	New:                  func() runtime.Object { return &appsv1.Deployment{} },
 	NewList:              func() runtime.Object { return &appsv1.DeploymentList{} },
 	Strategy:             deploymentMain,
-	StatusStrategy:       workload.StatusStrategy{Main: deploymentMain, Validate: validateDeploymentStatusUpdate, KeepLabels: true},
+	StatusStrategy:       generic.StatusStrategy{Main: deploymentMain, GroupVersion: deploymentMain.APIVersion(), Validate: validateDeploymentStatusUpdate, KeepLabels: true},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Scale:                generic.WorkloadScale[*appsv1.Deployment]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{

@@ -40,7 +40,6 @@ func TestRegistry(t *testing.T) {
 		resource string
 		valid    func(name string, replicas int32) runtime.Object
 		replicas func(obj runtime.Object) *int32
-		status   func(obj runtime.Object) any
 		setReady func(obj runtime.Object)
 	}{
 		{
@@ -50,7 +49,6 @@ func TestRegistry(t *testing.T) {
 					Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: selector, Template: template()}}
 			},
 			replicas: func(obj runtime.Object) *int32 { return obj.(*appsv1.Deployment).Spec.Replicas },
-			status:   func(obj runtime.Object) any { return obj.(*appsv1.Deployment).Status },
 			setReady: func(obj runtime.Object) { obj.(*appsv1.Deployment).Status.ObservedGeneration = 1 },
 		},
 		{
@@ -60,7 +58,6 @@ func TestRegistry(t *testing.T) {
 					Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas), Selector: selector, Template: template()}}
 			},
 			replicas: func(obj runtime.Object) *int32 { return obj.(*appsv1.ReplicaSet).Spec.Replicas },
-			status:   func(obj runtime.Object) any { return obj.(*appsv1.ReplicaSet).Status },
 			setReady: func(obj runtime.Object) { obj.(*appsv1.ReplicaSet).Status.ObservedGeneration = 1 },
 		},
 		{
@@ -70,7 +67,6 @@ func TestRegistry(t *testing.T) {
 					Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(replicas), Selector: selector, Template: template()}}
 			},
 			replicas: func(obj runtime.Object) *int32 { return obj.(*appsv1.StatefulSet).Spec.Replicas },
-			status:   func(obj runtime.Object) any { return obj.(*appsv1.StatefulSet).Status },
 			setReady: func(obj runtime.Object) { obj.(*appsv1.StatefulSet).Status.ObservedGeneration = 1 },
 		},
 	} {
@@ -87,7 +83,6 @@ func TestRegistry(t *testing.T) {
 					Storage:      registrytest.StatusStorage(t, info, tc.resource),
 					ChangeSpec:   func(obj runtime.Object) { *tc.replicas(obj) = 4 },
 					ChangeStatus: tc.setReady,
-					Status:       tc.status,
 					Spec:         func(obj runtime.Object) any { return *tc.replicas(obj) },
 				},
 				Scale: &registrytest.ScaleCheck{
@@ -126,8 +121,6 @@ func TestRegistryOthers(t *testing.T) {
 					Storage:      registrytest.StatusStorage(t, info, "daemonsets"),
 					ChangeSpec:   func(obj runtime.Object) { *image(obj) = "busybox:3" },
 					ChangeStatus: func(obj runtime.Object) { obj.(*appsv1.DaemonSet).Status.ObservedGeneration = 1 },
-					Spec:         func(obj runtime.Object) any { return obj.(*appsv1.DaemonSet).Spec },
-					Status:       func(obj runtime.Object) any { return obj.(*appsv1.DaemonSet).Status },
 				},
 			}
 		}},

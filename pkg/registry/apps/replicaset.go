@@ -24,7 +24,7 @@ var replicaSets = generic.Resource{
 	New:                  func() runtime.Object { return &appsv1.ReplicaSet{} },
 	NewList:              func() runtime.Object { return &appsv1.ReplicaSetList{} },
 	Strategy:             rsMain,
-	StatusStrategy:       workload.StatusStrategy{Main: rsMain, Validate: validateReplicaSetStatusUpdate},
+	StatusStrategy:       generic.StatusStrategy{Main: rsMain, GroupVersion: rsMain.APIVersion(), Validate: validateReplicaSetStatusUpdate},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Scale:                generic.WorkloadScale[*appsv1.ReplicaSet]("apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{

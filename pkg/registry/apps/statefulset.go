@@ -28,7 +28,7 @@ var statefulSets = generic.Resource{
 	New:                  func() runtime.Object { return &appsv1.StatefulSet{} },
 	NewList:              func() runtime.Object { return &appsv1.StatefulSetList{} },
 	Strategy:             statefulSetMain,
-	StatusStrategy:       workload.StatusStrategy{Main: statefulSetMain, Validate: validateStatefulSetStatusUpdate},
+	StatusStrategy:       generic.StatusStrategy{Main: statefulSetMain, GroupVersion: statefulSetMain.APIVersion(), Validate: validateStatefulSetStatusUpdate},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Scale:                generic.WorkloadScale[*appsv1.StatefulSet]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{

@@ -3,6 +3,8 @@ package authorization
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,11 +20,22 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// review is what the four review storages share: nothing to destroy, and
-// create as their only verb.
-type review struct{}
+// review is what the four review storages share, for their kind T:
+// nothing to destroy, create as their only verb, and T's names.
+type review[T any, P interface {
+	*T
+	runtime.Object
+}] struct{}
 
-func (review) Destroy() {}
+// Destroy implements rest.Storage: nothing is stored.
+func (review[T, P]) Destroy() {}
+
+// New implements rest.Storage.
+func (review[T, P]) New() runtime.Object { return P(new(T)) }
+
+// GetSingularName implements rest.SingularNameProvider: the kind's name
+// in lower case, as kube's.
+func (review[T, P]) GetSingularName() string { return strings.ToLower(reflect.TypeFor[T]().Name()) }
 
 // invalid is kube's 422 of a review: kube reports the kind of the decoded
 // internal object, which is empty (".authorization.k8s.io \"\" is
@@ -43,15 +56,14 @@ func decide(ctx context.Context, a authorizer.Authorizer, attrs authorizer.Attri
 }
 
 type subjectAccessReviews struct {
-	review
+	review[authorizationv1.SubjectAccessReview, *authorizationv1.SubjectAccessReview]
 	authorizer authorizer.Authorizer
 }
 
 var _ rest.Creater = (*subjectAccessReviews)(nil)
 
-func (*subjectAccessReviews) New() runtime.Object     { return &authorizationv1.SubjectAccessReview{} }
-func (*subjectAccessReviews) NamespaceScoped() bool   { return false }
-func (*subjectAccessReviews) GetSingularName() string { return "subjectaccessreview" }
+func (*subjectAccessReviews) NamespaceScoped() bool { return false }
+
 func (r *subjectAccessReviews) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, _ *metav1.CreateOptions) (runtime.Object, error) {
 	sar, ok := obj.(*authorizationv1.SubjectAccessReview)
 	if !ok {
@@ -70,17 +82,13 @@ func (r *subjectAccessReviews) Create(ctx context.Context, obj runtime.Object, c
 }
 
 type localSubjectAccessReviews struct {
-	review
+	review[authorizationv1.LocalSubjectAccessReview, *authorizationv1.LocalSubjectAccessReview]
 	authorizer authorizer.Authorizer
 }
 
 var _ rest.Creater = (*localSubjectAccessReviews)(nil)
 
-func (*localSubjectAccessReviews) New() runtime.Object {
-	return &authorizationv1.LocalSubjectAccessReview{}
-}
-func (*localSubjectAccessReviews) NamespaceScoped() bool   { return true }
-func (*localSubjectAccessReviews) GetSingularName() string { return "localsubjectaccessreview" }
+func (*localSubjectAccessReviews) NamespaceScoped() bool { return true }
 
 // Create implements rest.Creater: the review of one namespace, the one of
 // its URL, which its resource attributes must name.
@@ -118,17 +126,13 @@ func (r *localSubjectAccessReviews) Create(ctx context.Context, obj runtime.Obje
 }
 
 type selfSubjectAccessReviews struct {
-	review
+	review[authorizationv1.SelfSubjectAccessReview, *authorizationv1.SelfSubjectAccessReview]
 	authorizer authorizer.Authorizer
 }
 
 var _ rest.Creater = (*selfSubjectAccessReviews)(nil)
 
-func (*selfSubjectAccessReviews) New() runtime.Object {
-	return &authorizationv1.SelfSubjectAccessReview{}
-}
-func (*selfSubjectAccessReviews) NamespaceScoped() bool   { return false }
-func (*selfSubjectAccessReviews) GetSingularName() string { return "selfsubjectaccessreview" }
+func (*selfSubjectAccessReviews) NamespaceScoped() bool { return false }
 
 // Create implements rest.Creater: the question is asked about the user
 // making the request.

@@ -15,17 +15,13 @@ import (
 )
 
 type selfSubjectRulesReviews struct {
-	review
+	review[authorizationv1.SelfSubjectRulesReview, *authorizationv1.SelfSubjectRulesReview]
 	resolver authorizer.RuleResolver
 }
 
 var _ rest.Creater = (*selfSubjectRulesReviews)(nil)
 
-func (*selfSubjectRulesReviews) New() runtime.Object {
-	return &authorizationv1.SelfSubjectRulesReview{}
-}
-func (*selfSubjectRulesReviews) NamespaceScoped() bool   { return false }
-func (*selfSubjectRulesReviews) GetSingularName() string { return "selfsubjectrulesreview" }
+func (*selfSubjectRulesReviews) NamespaceScoped() bool { return false }
 
 // Create implements rest.Creater: the rules of the requesting user in the
 // namespace of the spec. As kube's, the answer is a new object with only

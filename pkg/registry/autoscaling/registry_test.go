@@ -40,8 +40,6 @@ func TestRegistry(t *testing.T) {
 			Storage:      registrytest.StatusStorage(t, info, "horizontalpodautoscalers"),
 			ChangeSpec:   func(obj runtime.Object) { hpa(obj).Spec.MaxReplicas = 6 },
 			ChangeStatus: func(obj runtime.Object) { hpa(obj).Status.CurrentReplicas, hpa(obj).Status.DesiredReplicas = 1, 2 },
-			Spec:         func(obj runtime.Object) any { return hpa(obj).Spec },
-			Status:       func(obj runtime.Object) any { return hpa(obj).Status },
 		},
 	}
 	tr.Run(t)

@@ -33,7 +33,7 @@ var cronJobs = generic.Resource{
 	New:                  func() runtime.Object { return &batchv1.CronJob{} },
 	NewList:              func() runtime.Object { return &batchv1.CronJobList{} },
 	Strategy:             cronJobMain,
-	StatusStrategy:       workload.StatusStrategy{Main: cronJobMain}, // kube validates nothing else
+	StatusStrategy:       generic.StatusStrategy{Main: cronJobMain, GroupVersion: cronJobMain.APIVersion()}, // kube validates nothing else
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: generic.TablePrinter{
 		Columns: podspec.WorkloadColumns(batchv1.JobSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{

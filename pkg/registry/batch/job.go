@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -30,7 +29,7 @@ var jobs = generic.Resource{
 	New:                  func() runtime.Object { return &batchv1.Job{} },
 	NewList:              func() runtime.Object { return &batchv1.JobList{} },
 	Strategy:             jobMain,
-	StatusStrategy:       workload.StatusStrategy{Main: jobMain, Validate: validateJobStatusWrite},
+	StatusStrategy:       generic.StatusStrategy{Main: jobMain, GroupVersion: jobMain.APIVersion(), Validate: validateJobStatusWrite},
 	AttrFunc:             jobAttrs,
 	FieldLabelConversion: jobFieldLabelConversion,
 	Table: generic.TablePrinter{
@@ -105,15 +104,9 @@ func firstConditionTrue(conditions []batchv1.JobCondition, t batchv1.JobConditio
 }
 
 // jobAttrs adds status.successful, the one job field kube selects on.
-func jobAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	j, ok := obj.(*batchv1.Job)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a job: %T", obj)
-	}
-	f := generic.ObjectMetaFieldsSet(&j.ObjectMeta, true)
-	f["status.successful"] = strconv.Itoa(int(j.Status.Succeeded))
-	return j.Labels, f, nil
-}
+var jobAttrs = generic.AttrFuncOf("a job", true, func(j *batchv1.Job, set fields.Set) {
+	set["status.successful"] = strconv.Itoa(int(j.Status.Succeeded))
+})
 
 // jobFieldLabelConversion accepts the fields kube selects jobs on, with
 // its message for others.

@@ -50,8 +50,6 @@ func TestRegistry(t *testing.T) {
 					Storage:      registrytest.StatusStorage(t, info, "jobs"),
 					ChangeSpec:   func(obj runtime.Object) { *parallelism(obj) = 4 },
 					ChangeStatus: func(obj runtime.Object) { obj.(*batchv1.Job).Status.Active = 1 },
-					Spec:         func(obj runtime.Object) any { return obj.(*batchv1.Job).Spec },
-					Status:       func(obj runtime.Object) any { return obj.(*batchv1.Job).Status },
 				},
 			}
 		}},
@@ -72,8 +70,6 @@ func TestRegistry(t *testing.T) {
 					Storage:      registrytest.StatusStorage(t, info, "cronjobs"),
 					ChangeSpec:   func(obj runtime.Object) { obj.(*batchv1.CronJob).Spec.Schedule = "*/9 * * * *" },
 					ChangeStatus: func(obj runtime.Object) { obj.(*batchv1.CronJob).Status.LastScheduleTime = &scheduled },
-					Spec:         func(obj runtime.Object) any { return obj.(*batchv1.CronJob).Spec },
-					Status:       func(obj runtime.Object) any { return obj.(*batchv1.CronJob).Status },
 				},
 			}
 		}},

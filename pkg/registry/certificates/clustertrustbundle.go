@@ -11,7 +11,6 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -38,15 +37,9 @@ var clusterTrustBundles = generic.Resource{
 	},
 }
 
-func ctbAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	b, ok := obj.(*certificatesv1.ClusterTrustBundle)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a clustertrustbundle: %T", obj)
-	}
-	set := generic.ObjectMetaFieldsSet(&b.ObjectMeta, false)
+var ctbAttrs = generic.AttrFuncOf("a clustertrustbundle", false, func(b *certificatesv1.ClusterTrustBundle, set fields.Set) {
 	set["spec.signerName"] = b.Spec.SignerName
-	return b.Labels, set, nil
-}
+})
 
 // ctbStrategy is kube's: a bundle of CA certificates, optionally tied to
 // a signer (whose name then prefixes the bundle's name); every update

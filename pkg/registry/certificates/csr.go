@@ -2,7 +2,6 @@ package certificates
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -10,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -91,15 +89,9 @@ func csrCondition(csr *certificatesv1.CertificateSigningRequest) string {
 	return status
 }
 
-func csrAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	csr, ok := obj.(*certificatesv1.CertificateSigningRequest)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a certificatesigningrequest: %T", obj)
-	}
-	set := generic.ObjectMetaFieldsSet(&csr.ObjectMeta, false)
+var csrAttrs = generic.AttrFuncOf("a certificatesigningrequest", false, func(csr *certificatesv1.CertificateSigningRequest, set fields.Set) {
 	set["spec.signerName"] = csr.Spec.SignerName
-	return csr.Labels, set, nil
-}
+})
 
 // csrStrategy is kube's: the requestor fields of the spec are the
 // requesting user's, whatever the client sent; the spec never changes

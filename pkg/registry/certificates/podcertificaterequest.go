@@ -2,7 +2,6 @@ package certificates
 
 import (
 	"context"
-	"fmt"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -22,10 +21,12 @@ var pcrSpecDocs = certificatesv1.PodCertificateRequestSpec{}.SwaggerDoc()
 
 var podCertificateRequests = generic.Resource{
 	Name: "podcertificaterequests", Singular: "podcertificaterequest", Kind: "PodCertificateRequest", Namespaced: true,
-	New:                  func() runtime.Object { return &certificatesv1.PodCertificateRequest{} },
-	NewList:              func() runtime.Object { return &certificatesv1.PodCertificateRequestList{} },
-	Strategy:             pcrStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy:       pcrStatusStrategy{pcrStrategy{generic.BaseStrategy{Namespaced: true}}},
+	New:      func() runtime.Object { return &certificatesv1.PodCertificateRequest{} },
+	NewList:  func() runtime.Object { return &certificatesv1.PodCertificateRequestList{} },
+	Strategy: pcrStrategy{generic.BaseStrategy{Namespaced: true}},
+	// The signer issues, denies or fails the request on /status, once.
+	StatusStrategy: generic.StatusStrategy{Main: pcrStrategy{generic.BaseStrategy{Namespaced: true}},
+		GroupVersion: "certificates.k8s.io/v1", KeepMetadata: true, Validate: validatePCRStatusWrite},
 	AttrFunc:             pcrAttrs,
 	FieldLabelConversion: generic.ExactFieldLabels("metadata.name", "spec.signerName", "spec.podName", "spec.nodeName"),
 	Table: generic.TablePrinter{
@@ -59,17 +60,11 @@ func pcrState(r *certificatesv1.PodCertificateRequest) string {
 	return state
 }
 
-func pcrAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	r, ok := obj.(*certificatesv1.PodCertificateRequest)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a podcertificaterequest: %T", obj)
-	}
-	set := generic.ObjectMetaFieldsSet(&r.ObjectMeta, true)
+var pcrAttrs = generic.AttrFuncOf("a podcertificaterequest", true, func(r *certificatesv1.PodCertificateRequest, set fields.Set) {
 	set["spec.signerName"] = r.Spec.SignerName
 	set["spec.podName"] = r.Spec.PodName
 	set["spec.nodeName"] = string(r.Spec.NodeName)
-	return r.Labels, set, nil
-}
+})
 
 // pcrStrategy is kube's: kubelet asks a signer for a pod's certificate;
 // the spec is fixed at creation, the signer answers through /status, and
@@ -131,23 +126,10 @@ func (pcrStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) fi
 	return allErrs
 }
 
-// pcrStatusStrategy serves podcertificaterequests/status, where the
-// signer issues, denies or fails the request, once.
-type pcrStatusStrategy struct{ pcrStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy.
-func (pcrStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("certificates.k8s.io/v1", "metadata", "spec")
-}
-
-func (pcrStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.PrepareStatusUpdate(obj, old)
-}
-
-// ValidateUpdate checks the signer's answer. kube also asks its
+// validatePCRStatusWrite checks the signer's answer. kube also asks its
 // authorizer whether the user may "sign" for the signer; that check
 // belongs to authorization, which this server does not enforce yet.
-func (pcrStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+func validatePCRStatusWrite(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	r, oldR := obj.(*certificatesv1.PodCertificateRequest), old.(*certificatesv1.PodCertificateRequest)
 	return validatePCRStatusUpdate(r, oldR, metav1.Now().Time)
 }

@@ -87,8 +87,6 @@ func TestRegistry(t *testing.T) {
 							Type: certificatesv1.CertificateFailed, Status: corev1.ConditionTrue, Reason: "Registrytest",
 							LastUpdateTime: stamp, LastTransitionTime: stamp}}
 					},
-					Spec:   func(obj runtime.Object) any { return csr(obj).Spec },
-					Status: func(obj runtime.Object) any { return csr(obj).Status },
 				},
 			}
 		}},
@@ -127,8 +125,6 @@ func TestRegistry(t *testing.T) {
 							Type: certificatesv1.PodCertificateRequestConditionTypeDenied, Status: metav1.ConditionTrue,
 							Reason: "Registrytest", Message: "denied by the suite", LastTransitionTime: stamp}}
 					},
-					Spec:   func(obj runtime.Object) any { return pcr(obj).Spec },
-					Status: func(obj runtime.Object) any { return pcr(obj).Status },
 				},
 			}
 		}},

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
@@ -17,21 +18,8 @@ var leases = generic.Resource{
 	New:      func() runtime.Object { return &coordinationv1.Lease{} },
 	NewList:  func() runtime.Object { return &coordinationv1.LeaseList{} },
 	Strategy: leaseStrategy{generic.BaseStrategy{Namespaced: true}},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			l := obj.(*coordinationv1.Lease)
-			holder := ""
-			if l.Spec.HolderIdentity != nil {
-				holder = *l.Spec.HolderIdentity
-			}
-			return []interface{}{l.Name, holder, generic.TranslateTimestampSince(l.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
+		func(l *coordinationv1.Lease) interface{} { return ptr.Deref(l.Spec.HolderIdentity, "") }),
 }
 
 // leaseStrategy is kube's: leases may be created by PUT (leader election

@@ -20,17 +20,8 @@ var configMaps = generic.Resource{
 	New:        func() runtime.Object { return &corev1.ConfigMap{} },
 	NewList:    func() runtime.Object { return &corev1.ConfigMapList{} },
 	Strategy:   configMapStrategy{generic.BaseStrategy{Namespaced: true}},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Data", Type: "string", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			cm := obj.(*corev1.ConfigMap)
-			return []interface{}{cm.Name, int64(len(cm.Data) + len(cm.BinaryData)), generic.TranslateTimestampSince(cm.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Data", Type: "string", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
+		func(cm *corev1.ConfigMap) interface{} { return int64(len(cm.Data) + len(cm.BinaryData)) }),
 }
 
 type configMapStrategy struct{ generic.BaseStrategy }

@@ -25,17 +25,8 @@ var endpoints = generic.Resource{
 	New:        func() runtime.Object { return &corev1.Endpoints{} },
 	NewList:    func() runtime.Object { return &corev1.EndpointsList{} },
 	Strategy:   endpointsStrategy{generic.BaseStrategy{Namespaced: true}},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Endpoints", Type: "string", Description: corev1.Endpoints{}.SwaggerDoc()["subsets"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			ep := obj.(*corev1.Endpoints)
-			return []interface{}{ep.Name, formatEndpoints(ep), generic.TranslateTimestampSince(ep.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Endpoints", Type: "string", Description: corev1.Endpoints{}.SwaggerDoc()["subsets"]},
+		func(ep *corev1.Endpoints) interface{} { return formatEndpoints(ep) }),
 }
 
 // endpointsStrategy: endpoints may be created by PUT (kube's endpoints

@@ -2,14 +2,12 @@ package core
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -40,16 +38,11 @@ func newEvents(ttl time.Duration) generic.Resource {
 }
 
 // eventAttrs are the fields kube's events select on (core v1's names).
-func eventAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	ev, ok := obj.(*corev1.Event)
-	if !ok {
-		return nil, nil, fmt.Errorf("not an event: %T", obj)
-	}
+var eventAttrs = generic.AttrFuncOf("an event", true, func(ev *corev1.Event, set fields.Set) {
 	source := ev.Source.Component
 	if source == "" {
 		source = ev.ReportingController
 	}
-	set := generic.ObjectMetaFieldsSet(&ev.ObjectMeta, true)
 	for k, v := range map[string]string{
 		"involvedObject.kind":            ev.InvolvedObject.Kind,
 		"involvedObject.namespace":       ev.InvolvedObject.Namespace,
@@ -65,8 +58,7 @@ func eventAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
 	} {
 		set[k] = v
 	}
-	return ev.Labels, set, nil
-}
+})
 
 // EventStrategy is the strategy of events written at gv: core v1, or
 // events.k8s.io/v1 (the same objects, served by a view of this store),

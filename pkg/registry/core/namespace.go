@@ -10,7 +10,6 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -32,30 +31,15 @@ var namespaces = generic.Resource{
 	New:            func() runtime.Object { return &corev1.Namespace{} },
 	NewList:        func() runtime.Object { return &corev1.NamespaceList{} },
 	Strategy:       namespaceStrategy{},
-	StatusStrategy: namespaceStatusStrategy{},
+	StatusStrategy: generic.StatusStrategy{Main: namespaceStrategy{}, GroupVersion: "v1", Validate: namespaceStrategy{}.ValidateUpdate},
 	AttrFunc:       namespaceAttrs,
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Status", Type: "string", Description: "The status of the namespace"},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			ns := obj.(*corev1.Namespace)
-			return []interface{}{ns.Name, string(ns.Status.Phase), generic.TranslateTimestampSince(ns.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Status", Type: "string", Description: "The status of the namespace"},
+		func(ns *corev1.Namespace) interface{} { return string(ns.Status.Phase) }),
 }
 
-func namespaceAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	ns, ok := obj.(*corev1.Namespace)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a namespace: %T", obj)
-	}
-	fields := generic.ObjectMetaFieldsSet(&ns.ObjectMeta, false)
-	fields["status.phase"] = string(ns.Status.Phase)
-	return ns.Labels, fields, nil
-}
+var namespaceAttrs = generic.AttrFuncOf("a namespace", false, func(ns *corev1.Namespace, set fields.Set) {
+	set["status.phase"] = string(ns.Status.Phase)
+})
 
 type namespaceStrategy struct{ generic.BaseStrategy }
 
@@ -110,17 +94,6 @@ func (namespaceStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Obje
 // conditions there) would delete it with its content still in place.
 func (namespaceStrategy) FinalizersPending(obj runtime.Object) bool {
 	return len(obj.(*corev1.Namespace).Spec.Finalizers) > 0
-}
-
-type namespaceStatusStrategy struct{ namespaceStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (namespaceStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "spec")
-}
-
-func (namespaceStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepAllButStatus(obj, old)
 }
 
 // namespaceFinalizeStrategy serves /finalize: only spec.finalizers change.

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -24,26 +23,22 @@ import (
 
 var nodes = generic.Resource{
 	Name: "nodes", Singular: "node", Kind: "Node",
-	ShortNames:     []string{"no"},
-	New:            func() runtime.Object { return &corev1.Node{} },
-	NewList:        func() runtime.Object { return &corev1.NodeList{} },
-	Strategy:       nodeStrategy{},
-	StatusStrategy: nodeStatusStrategy{},
-	AttrFunc:       nodeAttrs,
-	Table:          nodeTable,
+	ShortNames: []string{"no"},
+	New:        func() runtime.Object { return &corev1.Node{} },
+	NewList:    func() runtime.Object { return &corev1.NodeList{} },
+	Strategy:   nodeStrategy{},
+	// Only status changes on nodes/status.
+	StatusStrategy: generic.StatusStrategy{Main: nodeStrategy{}, GroupVersion: "v1", Prepare: dropNodeConfig,
+		Validate: validateNodeStatusUpdate},
+	AttrFunc: nodeAttrs,
+	Table:    nodeTable,
 }
 
 // nodeAttrs: kube's nodes select on spec.unschedulable, and (cluster
 // scoped, with their own field label conversion) not on namespace.
-func nodeAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	n, ok := obj.(*corev1.Node)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a node: %T", obj)
-	}
-	set := generic.ObjectMetaFieldsSet(&n.ObjectMeta, false)
+var nodeAttrs = generic.AttrFuncOf("a node", false, func(n *corev1.Node, set fields.Set) {
 	set["spec.unschedulable"] = fmt.Sprint(n.Spec.Unschedulable)
-	return n.Labels, set, nil
-}
+})
 
 // nodeStrategy: a node keeps the status it is created with (the kubelet
 // registers with one); updates of the main resource keep the status.
@@ -126,28 +121,19 @@ func nodeWarnings(n *corev1.Node) []string {
 	return warnings
 }
 
-// nodeStatusStrategy serves nodes/status: only status changes.
-type nodeStatusStrategy struct{ nodeStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (nodeStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "spec")
-}
-
-func (nodeStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+// dropNodeConfig drops the config status a status write sends for a node
+// that had none.
+func dropNodeConfig(obj, old runtime.Object) {
 	n, oldN := obj.(*corev1.Node), old.(*corev1.Node)
-	generic.KeepAllButStatus(obj, old)
 	if oldN.Status.Config == nil {
 		n.Status.Config = nil
 	}
 }
 
-func (nodeStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validateNodeStatusUpdate checks only what an update may not change:
+// a status write does not revalidate the whole node.
+func validateNodeStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	return validateNodeUpdate(obj.(*corev1.Node), old.(*corev1.Node))
-}
-
-func (nodeStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
 }
 
 func validateNode(n *corev1.Node) field.ErrorList {

@@ -21,8 +21,9 @@ import (
 // passed to the node's kubelet ([scheme:]name[:port] names another port
 // of the node, reached without the kubelet's credentials).
 type NodeProxyREST struct {
-	kubelets *kubelet.Connections
-	proxy    http.RoundTripper
+	proxyConnecter[corev1.NodeProxyOptions, *corev1.NodeProxyOptions] // cluster-scoped
+	kubelets                                                          *kubelet.Connections
+	proxy                                                             http.RoundTripper
 }
 
 var (
@@ -30,28 +31,11 @@ var (
 	_ rest.Scoper    = (*NodeProxyREST)(nil)
 )
 
-// New implements rest.Storage.
-func (r *NodeProxyREST) New() runtime.Object { return &corev1.NodeProxyOptions{} }
-
-// Destroy implements rest.Storage.
-func (r *NodeProxyREST) Destroy() {}
-
-// NamespaceScoped implements rest.Scoper.
-func (r *NodeProxyREST) NamespaceScoped() bool { return false }
-
-// ConnectMethods implements rest.Connecter.
-func (r *NodeProxyREST) ConnectMethods() []string { return proxyMethods }
-
-// NewConnectOptions implements rest.Connecter.
-func (r *NodeProxyREST) NewConnectOptions() (runtime.Object, bool, string) {
-	return &corev1.NodeProxyOptions{}, true, "path"
-}
-
 // Connect implements rest.Connecter.
 func (r *NodeProxyREST) Connect(ctx context.Context, id string, options runtime.Object, responder rest.Responder) (http.Handler, error) {
-	opts, ok := options.(*corev1.NodeProxyOptions)
-	if !ok {
-		return nil, fmt.Errorf("invalid options object: %#v", options)
+	opts, err := r.options(options)
+	if err != nil {
+		return nil, err
 	}
 	loc, transport, err := r.location(ctx, id)
 	if err != nil {

@@ -24,12 +24,15 @@ import (
 
 var persistentVolumes = generic.Resource{
 	Name: "persistentvolumes", Singular: "persistentvolume", Kind: "PersistentVolume",
-	ShortNames:     []string{"pv"},
-	New:            func() runtime.Object { return &corev1.PersistentVolume{} },
-	NewList:        func() runtime.Object { return &corev1.PersistentVolumeList{} },
-	Strategy:       persistentVolumeStrategy{},
-	StatusStrategy: persistentVolumeStatusStrategy{},
-	Table:          persistentVolumeTable,
+	ShortNames: []string{"pv"},
+	New:        func() runtime.Object { return &corev1.PersistentVolume{} },
+	NewList:    func() runtime.Object { return &corev1.PersistentVolumeList{} },
+	Strategy:   persistentVolumeStrategy{},
+	// persistentvolumes/status: a phase change records when it happened;
+	// writes of status only are not warned about.
+	StatusStrategy: generic.StatusStrategy{Main: persistentVolumeStrategy{}, GroupVersion: "v1", Prepare: stampPhaseTransition,
+		Validate: validatePersistentVolumeStatusUpdate},
+	Table: persistentVolumeTable,
 	// kube returns the deleted volume, not a Status.
 	ReturnDeletedObject: true,
 }
@@ -92,18 +95,10 @@ func (persistentVolumeStrategy) ValidateUpdate(_ context.Context, obj, old runti
 	return append(allErrs, apivalidation.ValidateImmutableField(pv.Spec.VolumeMode, oldPV.Spec.VolumeMode, field.NewPath("volumeMode"))...)
 }
 
-// persistentVolumeStatusStrategy serves persistentvolumes/status; a phase
-// change records when it happened.
-type persistentVolumeStatusStrategy struct{ persistentVolumeStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (persistentVolumeStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "spec")
-}
-
-func (persistentVolumeStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+// stampPhaseTransition records when a status write changed the phase
+// (keeping the time it had otherwise), unless the writer set a new one.
+func stampPhaseTransition(obj, old runtime.Object) {
 	pv, oldPV := obj.(*corev1.PersistentVolume), old.(*corev1.PersistentVolume)
-	pv.Spec = oldPV.Spec
 	switch {
 	case oldPV.Status.Phase == pv.Status.Phase && pv.Status.LastPhaseTransitionTime == nil:
 		pv.Status.LastPhaseTransitionTime = oldPV.Status.LastPhaseTransitionTime
@@ -114,7 +109,8 @@ func (persistentVolumeStatusStrategy) PrepareForUpdate(_ context.Context, obj, o
 	}
 }
 
-func (persistentVolumeStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validatePersistentVolumeStatusUpdate checks the metadata only (kube's).
+func validatePersistentVolumeStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	pv, oldPV := obj.(*corev1.PersistentVolume), old.(*corev1.PersistentVolume)
 	return corevalidation.ValidateObjectMetaUpdate(&pv.ObjectMeta, &oldPV.ObjectMeta, field.NewPath("metadata"))
 }
@@ -200,17 +196,10 @@ var persistentVolumeTable = generic.TablePrinter{
 		if ref := pv.Spec.ClaimRef; ref != nil {
 			claim = ref.Namespace + "/" + ref.Name
 		}
-		phase := string(pv.Status.Phase)
-		if pv.DeletionTimestamp != nil {
-			phase = "Terminating"
-		}
-		class := pv.Spec.StorageClassName
-		if c, ok := pv.Annotations[corev1.BetaStorageClassAnnotation]; ok {
-			class = c
-		}
 		size := pv.Spec.Capacity[corev1.ResourceStorage]
 		return []interface{}{pv.Name, size.String(), accessModesString(pv.Spec.AccessModes), string(pv.Spec.PersistentVolumeReclaimPolicy),
-			phase, claim, class, unsetOr(pv.Spec.VolumeAttributesClassName), pv.Status.Reason,
+			tablePhase(string(pv.Status.Phase), pv.DeletionTimestamp), claim,
+			tableStorageClass(pv.Annotations, pv.Spec.StorageClassName), unsetOr(pv.Spec.VolumeAttributesClassName), pv.Status.Reason,
 			generic.TranslateTimestampSince(pv.CreationTimestamp), volumeModeString(pv.Spec.VolumeMode)}, nil
 	},
 }
@@ -236,6 +225,24 @@ func volumeModeString(mode *corev1.PersistentVolumeMode) string {
 	return string(*mode)
 }
 
+// tablePhase is the phase a volume's or claim's table shows: Terminating
+// once it is being deleted.
+func tablePhase(phase string, deleting *metav1.Time) string {
+	if deleting != nil {
+		return "Terminating"
+	}
+	return phase
+}
+
+// tableStorageClass is the class a volume's or claim's table shows: the
+// beta annotation, when set, over the spec's.
+func tableStorageClass(annotations map[string]string, class string) string {
+	if c, ok := annotations[corev1.BetaStorageClassAnnotation]; ok {
+		return c
+	}
+	return class
+}
+
 func unsetOr(s *string) string {
 	if s == nil {
 		return "<unset>"
@@ -252,11 +259,6 @@ func (persistentVolumeStrategy) WarningsOnCreate(_ context.Context, obj runtime.
 // WarningsOnUpdate repeats them on every update, as kube does.
 func (persistentVolumeStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
 	return persistentVolumeWarnings(obj.(*corev1.PersistentVolume))
-}
-
-// WarningsOnUpdate: writes of status only are not warned about.
-func (persistentVolumeStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
 }
 
 func persistentVolumeWarnings(pv *corev1.PersistentVolume) []string {

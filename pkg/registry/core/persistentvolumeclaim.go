@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
@@ -25,12 +26,14 @@ import (
 func newPersistentVolumeClaims(storageClass ClaimAdmitter) generic.Resource {
 	r := generic.Resource{
 		Name: "persistentvolumeclaims", Singular: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", Namespaced: true,
-		ShortNames:     []string{"pvc"},
-		New:            func() runtime.Object { return &corev1.PersistentVolumeClaim{} },
-		NewList:        func() runtime.Object { return &corev1.PersistentVolumeClaimList{} },
-		Strategy:       persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}},
-		StatusStrategy: persistentVolumeClaimStatusStrategy{persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}}},
-		Table:          persistentVolumeClaimTable,
+		ShortNames: []string{"pvc"},
+		New:        func() runtime.Object { return &corev1.PersistentVolumeClaim{} },
+		NewList:    func() runtime.Object { return &corev1.PersistentVolumeClaimList{} },
+		Strategy:   persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}},
+		// Writes of status only are not warned about.
+		StatusStrategy: generic.StatusStrategy{Main: persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}},
+			GroupVersion: "v1", Validate: validatePersistentVolumeClaimStatusUpdate},
+		Table: persistentVolumeClaimTable,
 		// kube returns the deleted claim, not a Status.
 		ReturnDeletedObject: true,
 	}
@@ -139,19 +142,9 @@ func (persistentVolumeClaimStrategy) ValidateUpdate(_ context.Context, obj, old 
 	return validatePersistentVolumeClaimUpdate(obj.(*corev1.PersistentVolumeClaim), old.(*corev1.PersistentVolumeClaim))
 }
 
-// persistentVolumeClaimStatusStrategy serves persistentvolumeclaims/status.
-type persistentVolumeClaimStatusStrategy struct{ persistentVolumeClaimStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (persistentVolumeClaimStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "spec")
-}
-
-func (persistentVolumeClaimStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	obj.(*corev1.PersistentVolumeClaim).Spec = old.(*corev1.PersistentVolumeClaim).Spec
-}
-
-func (persistentVolumeClaimStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validatePersistentVolumeClaimStatusUpdate checks a
+// persistentvolumeclaims/status write: metadata, access modes, capacity.
+func validatePersistentVolumeClaimStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	pvc, oldPVC := obj.(*corev1.PersistentVolumeClaim), old.(*corev1.PersistentVolumeClaim)
 	allErrs := corevalidation.ValidateObjectMetaUpdate(&pvc.ObjectMeta, &oldPVC.ObjectMeta, field.NewPath("metadata"))
 	if len(pvc.Spec.AccessModes) == 0 {
@@ -269,23 +262,14 @@ var persistentVolumeClaimTable = generic.TablePrinter{
 	},
 	Cells: func(obj runtime.Object) ([]interface{}, error) {
 		pvc := obj.(*corev1.PersistentVolumeClaim)
-		phase := string(pvc.Status.Phase)
-		if pvc.DeletionTimestamp != nil {
-			phase = "Terminating"
-		}
 		capacity, modes := "", ""
 		if pvc.Spec.VolumeName != "" {
 			modes = accessModesString(pvc.Status.AccessModes)
 			size := pvc.Status.Capacity[corev1.ResourceStorage]
 			capacity = size.String()
 		}
-		class := ""
-		if c, ok := pvc.Annotations[corev1.BetaStorageClassAnnotation]; ok {
-			class = c
-		} else if pvc.Spec.StorageClassName != nil {
-			class = *pvc.Spec.StorageClassName
-		}
-		return []interface{}{pvc.Name, phase, pvc.Spec.VolumeName, capacity, modes, class, unsetOr(pvc.Spec.VolumeAttributesClassName),
+		return []interface{}{pvc.Name, tablePhase(string(pvc.Status.Phase), pvc.DeletionTimestamp), pvc.Spec.VolumeName, capacity, modes,
+			tableStorageClass(pvc.Annotations, ptr.Deref(pvc.Spec.StorageClassName, "")), unsetOr(pvc.Spec.VolumeAttributesClassName),
 			generic.TranslateTimestampSince(pvc.CreationTimestamp), volumeModeString(pvc.Spec.VolumeMode)}, nil
 	},
 }
@@ -299,11 +283,6 @@ func (persistentVolumeClaimStrategy) WarningsOnCreate(_ context.Context, obj run
 // WarningsOnUpdate repeats them on every update, as kube does.
 func (persistentVolumeClaimStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
 	return persistentVolumeClaimWarnings(obj.(*corev1.PersistentVolumeClaim))
-}
-
-// WarningsOnUpdate: writes of status only are not warned about.
-func (persistentVolumeClaimStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
 }
 
 func persistentVolumeClaimWarnings(pvc *corev1.PersistentVolumeClaim) []string {

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -71,27 +70,21 @@ func newPods(lookups podLookups) generic.Resource {
 
 // podAttrs returns a pod's labels and the fields kube lets field selectors
 // name. status.podIPs is accepted but, as in kube, never has a value.
-func podAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a pod: %T", obj)
-	}
-	f := generic.ObjectMetaFieldsSet(&pod.ObjectMeta, true)
-	f["spec.nodeName"] = pod.Spec.NodeName
-	f["spec.restartPolicy"] = string(pod.Spec.RestartPolicy)
-	f["spec.schedulerName"] = pod.Spec.SchedulerName
-	f["spec.serviceAccountName"] = pod.Spec.ServiceAccountName
-	f["spec.hostNetwork"] = strconv.FormatBool(pod.Spec.HostNetwork)
-	f["status.phase"] = string(pod.Status.Phase)
+var podAttrs = generic.AttrFuncOf("a pod", true, func(pod *corev1.Pod, set fields.Set) {
+	set["spec.nodeName"] = pod.Spec.NodeName
+	set["spec.restartPolicy"] = string(pod.Spec.RestartPolicy)
+	set["spec.schedulerName"] = pod.Spec.SchedulerName
+	set["spec.serviceAccountName"] = pod.Spec.ServiceAccountName
+	set["spec.hostNetwork"] = strconv.FormatBool(pod.Spec.HostNetwork)
+	set["status.phase"] = string(pod.Status.Phase)
 	podIP := ""
 	if len(pod.Status.PodIPs) > 0 {
 		podIP = pod.Status.PodIPs[0].IP
 	}
-	f["status.podIP"] = podIP
-	f["status.podIPs"] = ""
-	f["status.nominatedNodeName"] = pod.Status.NominatedNodeName
-	return pod.Labels, f, nil
-}
+	set["status.podIP"] = podIP
+	set["status.podIPs"] = ""
+	set["status.nominatedNodeName"] = pod.Status.NominatedNodeName
+})
 
 var podFieldLabels = generic.SupportedFieldLabels("spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
 	"spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs", "status.nominatedNodeName")

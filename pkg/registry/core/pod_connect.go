@@ -94,6 +94,42 @@ var upgradeMethods = []string{"GET", "POST"}
 // proxyMethods are the methods the proxy subresources pass on.
 var proxyMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 
+// proxyConnecter is what the proxy subresources (of pods, services and
+// nodes) share, to embed: they store nothing of their own, pass on
+// proxyMethods, are scoped as their resource is, and take options of
+// kind O, with the proxied path in "path".
+type proxyConnecter[O any, P interface {
+	*O
+	runtime.Object
+}] struct{ namespaced bool }
+
+// Destroy implements rest.Storage: the storage belongs to the resource.
+func (proxyConnecter[O, P]) Destroy() {}
+
+// New implements rest.Storage.
+func (proxyConnecter[O, P]) New() runtime.Object { return P(new(O)) }
+
+// NamespaceScoped implements rest.Scoper.
+func (p proxyConnecter[O, P]) NamespaceScoped() bool { return p.namespaced }
+
+// ConnectMethods implements rest.Connecter.
+func (proxyConnecter[O, P]) ConnectMethods() []string { return proxyMethods }
+
+// NewConnectOptions implements rest.Connecter.
+func (proxyConnecter[O, P]) NewConnectOptions() (runtime.Object, bool, string) {
+	return P(new(O)), true, "path"
+}
+
+// options are a Connect's options, which the handler decoded as
+// NewConnectOptions asked.
+func (proxyConnecter[O, P]) options(options runtime.Object) (P, error) {
+	opts, ok := options.(P)
+	if !ok {
+		return nil, fmt.Errorf("invalid options object: %#v", options)
+	}
+	return opts, nil
+}
+
 // StreamREST serves pods/exec, pods/attach and pods/portforward: the
 // request must be an upgrade (SPDY or WebSocket), and is passed, with
 // its streams, to the kubelet of the pod's node, at
@@ -205,6 +241,7 @@ func streamQuery(options runtime.Object) (url.Values, string, error) {
 // to the pod's IP, at the port the name gives ([scheme:]name[:port]) or
 // the pod's first declared container port.
 type PodProxyREST struct {
+	proxyConnecter[corev1.PodProxyOptions, *corev1.PodProxyOptions]
 	conns *podConnections
 }
 
@@ -213,29 +250,12 @@ var (
 	_ rest.Scoper    = (*PodProxyREST)(nil)
 )
 
-// New implements rest.Storage.
-func (r *PodProxyREST) New() runtime.Object { return &corev1.PodProxyOptions{} }
-
-// Destroy implements rest.Storage.
-func (r *PodProxyREST) Destroy() {}
-
-// NamespaceScoped implements rest.Scoper.
-func (r *PodProxyREST) NamespaceScoped() bool { return true }
-
-// ConnectMethods implements rest.Connecter.
-func (r *PodProxyREST) ConnectMethods() []string { return proxyMethods }
-
-// NewConnectOptions implements rest.Connecter.
-func (r *PodProxyREST) NewConnectOptions() (runtime.Object, bool, string) {
-	return &corev1.PodProxyOptions{}, true, "path"
-}
-
 // Connect implements rest.Connecter. Only a global unicast pod IP is
 // reached, as in kube: never the server's own loopback.
 func (r *PodProxyREST) Connect(ctx context.Context, id string, options runtime.Object, responder rest.Responder) (http.Handler, error) {
-	opts, ok := options.(*corev1.PodProxyOptions)
-	if !ok {
-		return nil, fmt.Errorf("invalid options object: %#v", options)
+	opts, err := r.options(options)
+	if err != nil {
+		return nil, err
 	}
 	scheme, name, port, valid := utilnet.SplitSchemeNamePort(id)
 	if !valid {
@@ -336,7 +356,7 @@ func (x *proxies) pods() map[string]generic.SubresourceFunc {
 			if err != nil {
 				return nil, err
 			}
-			return &PodProxyREST{conns: c}, nil
+			return &PodProxyREST{proxyConnecter: proxyConnecter[corev1.PodProxyOptions, *corev1.PodProxyOptions]{namespaced: true}, conns: c}, nil
 		},
 	}
 	for _, kind := range []string{"exec", "attach", "portforward"} {
@@ -356,7 +376,7 @@ func (x *proxies) pods() map[string]generic.SubresourceFunc {
 func (x *proxies) services(pods rest.Getter, slices rest.Lister, family discoveryv1.AddressType) map[string]generic.SubresourceFunc {
 	return map[string]generic.SubresourceFunc{
 		"services/proxy": func(services *generic.Store) (rest.Storage, error) {
-			return &ServiceProxyREST{services: services, pods: pods, slices: slices, family: family, proxy: x.transport}, nil
+			return &ServiceProxyREST{proxyConnecter: proxyConnecter[corev1.ServiceProxyOptions, *corev1.ServiceProxyOptions]{namespaced: true}, services: services, pods: pods, slices: slices, family: family, proxy: x.transport}, nil
 		},
 	}
 }

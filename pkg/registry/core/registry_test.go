@@ -131,8 +131,6 @@ func podTester(info rest.APIGroupInfo, t *testing.T) registrytest.Tester {
 			Storage:      registrytest.StatusStorage(t, info, "pods"),
 			ChangeSpec:   func(obj runtime.Object) { obj.(*corev1.Pod).Spec.Containers[0].Image = "busybox:3" },
 			ChangeStatus: func(obj runtime.Object) { obj.(*corev1.Pod).Status.Message = "registrytest" },
-			Spec:         func(obj runtime.Object) any { return obj.(*corev1.Pod).Spec },
-			Status:       func(obj runtime.Object) any { return obj.(*corev1.Pod).Status },
 		},
 	}
 }
@@ -160,8 +158,6 @@ func serviceTester(info rest.APIGroupInfo, t *testing.T) registrytest.Tester {
 				obj.(*corev1.Service).Status.Conditions = []metav1.Condition{{
 					Type: "Ready", Status: metav1.ConditionTrue, Reason: "Test", LastTransitionTime: metav1.Unix(1, 0)}}
 			},
-			Spec:   func(obj runtime.Object) any { return obj.(*corev1.Service).Spec },
-			Status: func(obj runtime.Object) any { return obj.(*corev1.Service).Status },
 		},
 	}
 }
@@ -192,8 +188,6 @@ func namespaceTester(info rest.APIGroupInfo, t *testing.T) registrytest.Tester {
 				obj.(*corev1.Namespace).Status.Conditions = []corev1.NamespaceCondition{{
 					Type: corev1.NamespaceDeletionContentFailure, Status: corev1.ConditionFalse, Reason: "Test"}}
 			},
-			Spec:   func(obj runtime.Object) any { return obj.(*corev1.Namespace).Spec },
-			Status: func(obj runtime.Object) any { return obj.(*corev1.Namespace).Status },
 		},
 	}
 }
@@ -215,8 +209,6 @@ func nodeTester(info rest.APIGroupInfo, t *testing.T) registrytest.Tester {
 				cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
 				obj.(*corev1.Node).Status.Capacity, obj.(*corev1.Node).Status.Allocatable = cpu, cpu
 			},
-			Spec:   func(obj runtime.Object) any { return obj.(*corev1.Node).Spec },
-			Status: func(obj runtime.Object) any { return obj.(*corev1.Node).Status },
 		},
 	}
 }
@@ -252,8 +244,6 @@ func replicationControllerTester(info rest.APIGroupInfo, t *testing.T) registryt
 			Storage:      registrytest.StatusStorage(t, info, "replicationcontrollers"),
 			ChangeSpec:   func(obj runtime.Object) { rc(obj).Spec.Replicas = ptr.To[int32](4) },
 			ChangeStatus: func(obj runtime.Object) { rc(obj).Status.Replicas = 1 },
-			Spec:         func(obj runtime.Object) any { return rc(obj).Spec },
-			Status:       func(obj runtime.Object) any { return rc(obj).Status },
 		},
 		Scale: &registrytest.ScaleCheck{
 			Storage: registrytest.Storage(t, info, "replicationcontrollers/scale").(interface {
@@ -295,8 +285,6 @@ func persistentVolumeTester(info rest.APIGroupInfo, t *testing.T) registrytest.T
 				pv(obj).Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
 			},
 			ChangeStatus: func(obj runtime.Object) { pv(obj).Status.Message = "registrytest" },
-			Spec:         func(obj runtime.Object) any { return pv(obj).Spec },
-			Status:       func(obj runtime.Object) any { return pv(obj).Status },
 		},
 	}
 }
@@ -318,8 +306,6 @@ func resourceQuotaTester(info rest.APIGroupInfo, t *testing.T) registrytest.Test
 			Storage:      registrytest.StatusStorage(t, info, "resourcequotas"),
 			ChangeSpec:   func(obj runtime.Object) { rq(obj).Spec.Hard = pods("20") },
 			ChangeStatus: func(obj runtime.Object) { rq(obj).Status.Hard, rq(obj).Status.Used = pods("10"), pods("1") },
-			Spec:         func(obj runtime.Object) any { return rq(obj).Spec },
-			Status:       func(obj runtime.Object) any { return rq(obj).Status },
 		},
 	}
 }
@@ -411,8 +397,6 @@ func persistentVolumeClaimTester(info rest.APIGroupInfo, t *testing.T) registryt
 		Status: &registrytest.StatusCheck{
 			Storage:      registrytest.StatusStorage(t, info, "persistentvolumeclaims"),
 			ChangeStatus: func(obj runtime.Object) { pvc(obj).Status.Phase = corev1.ClaimLost },
-			Spec:         func(obj runtime.Object) any { return pvc(obj).Spec },
-			Status:       func(obj runtime.Object) any { return pvc(obj).Status },
 		},
 	}
 }

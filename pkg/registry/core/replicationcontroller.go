@@ -27,7 +27,7 @@ var replicationControllers = generic.Resource{
 	New:                  func() runtime.Object { return &corev1.ReplicationController{} },
 	NewList:              func() runtime.Object { return &corev1.ReplicationControllerList{} },
 	Strategy:             rcMain,
-	StatusStrategy:       workload.StatusStrategy{Main: rcMain, Validate: validateRCStatusUpdate},
+	StatusStrategy:       generic.StatusStrategy{Main: rcMain, GroupVersion: rcMain.APIVersion(), Validate: validateRCStatusUpdate},
 	AttrFunc:             rcAttrs,
 	FieldLabelConversion: generic.SupportedFieldLabels("status.replicas"),
 	Scale:                generic.WorkloadScale[*corev1.ReplicationController](),
@@ -52,15 +52,9 @@ var replicationControllers = generic.Resource{
 	},
 }
 
-func rcAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	rc, ok := obj.(*corev1.ReplicationController)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a replication controller: %T", obj)
-	}
-	f := generic.ObjectMetaFieldsSet(&rc.ObjectMeta, true)
-	f["status.replicas"] = fmt.Sprint(rc.Status.Replicas)
-	return rc.Labels, f, nil
-}
+var rcAttrs = generic.AttrFuncOf("a replication controller", true, func(rc *corev1.ReplicationController, set fields.Set) {
+	set["status.replicas"] = fmt.Sprint(rc.Status.Replicas)
+})
 
 // rcStrategy: deleting a replication controller through v1 orphans its
 // pods unless the client asks otherwise, for compatibility with the oldest

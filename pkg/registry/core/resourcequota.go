@@ -20,12 +20,13 @@ import (
 
 var resourceQuotas = generic.Resource{
 	Name: "resourcequotas", Singular: "resourcequota", Kind: "ResourceQuota", Namespaced: true,
-	ShortNames:     []string{"quota"},
-	New:            func() runtime.Object { return &corev1.ResourceQuota{} },
-	NewList:        func() runtime.Object { return &corev1.ResourceQuotaList{} },
-	Strategy:       resourceQuotaStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy: resourceQuotaStatusStrategy{resourceQuotaStrategy{generic.BaseStrategy{Namespaced: true}}},
-	Table:          resourceQuotaTable,
+	ShortNames: []string{"quota"},
+	New:        func() runtime.Object { return &corev1.ResourceQuota{} },
+	NewList:    func() runtime.Object { return &corev1.ResourceQuotaList{} },
+	Strategy:   resourceQuotaStrategy{generic.BaseStrategy{Namespaced: true}},
+	StatusStrategy: generic.StatusStrategy{Main: resourceQuotaStrategy{generic.BaseStrategy{Namespaced: true}}, GroupVersion: "v1",
+		Validate: validateResourceQuotaStatusUpdate},
+	Table: resourceQuotaTable,
 	// kube returns the deleted quota, not a Status.
 	ReturnDeletedObject: true,
 }
@@ -90,27 +91,13 @@ func (resourceQuotaStrategy) WarningsOnCreate(_ context.Context, obj runtime.Obj
 	return warnings
 }
 
-// resourceQuotaStatusStrategy serves resourcequotas/status.
-type resourceQuotaStatusStrategy struct{ resourceQuotaStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (resourceQuotaStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "spec")
-}
-
-func (resourceQuotaStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepAllButStatus(obj, old)
-}
-
-func (resourceQuotaStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validateResourceQuotaStatusUpdate checks a resourcequotas/status write:
+// the metadata, and the hard and used lists.
+func validateResourceQuotaStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	q, oldQ := obj.(*corev1.ResourceQuota), old.(*corev1.ResourceQuota)
 	allErrs := corevalidation.ValidateObjectMetaUpdate(&q.ObjectMeta, &oldQ.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateQuotaList(q.Status.Hard, field.NewPath("status", "hard"))...)
 	return append(allErrs, validateQuotaList(q.Status.Used, field.NewPath("status", "used"))...)
-}
-
-func (resourceQuotaStatusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
 }
 
 // validateQuotaList checks the names and quantities of a quota list.

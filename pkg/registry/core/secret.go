@@ -4,14 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"fmt"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -41,15 +39,9 @@ var secrets = generic.Resource{
 }
 
 // secretAttrs: kube's secrets select on "type" too.
-func secretAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	s, ok := obj.(*corev1.Secret)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a secret: %T", obj)
-	}
-	set := generic.ObjectMetaFieldsSet(&s.ObjectMeta, true)
+var secretAttrs = generic.AttrFuncOf("a secret", true, func(s *corev1.Secret, set fields.Set) {
 	set["type"] = string(s.Type)
-	return s.Labels, set, nil
-}
+})
 
 type secretStrategy struct{ generic.BaseStrategy }
 

@@ -27,12 +27,14 @@ import (
 func newServices(al *serviceAllocators, releaseAllocators func()) generic.Resource {
 	return generic.Resource{
 		Name: "services", Singular: "service", Kind: "Service", Namespaced: true,
-		ShortNames:          []string{"svc"},
-		Categories:          []string{"all"},
-		New:                 func() runtime.Object { return &corev1.Service{} },
-		NewList:             func() runtime.Object { return &corev1.ServiceList{} },
-		Strategy:            serviceStrategy{generic.BaseStrategy{Namespaced: true}},
-		StatusStrategy:      serviceStatusStrategy{serviceStrategy{generic.BaseStrategy{Namespaced: true}}},
+		ShortNames: []string{"svc"},
+		Categories: []string{"all"},
+		New:        func() runtime.Object { return &corev1.Service{} },
+		NewList:    func() runtime.Object { return &corev1.ServiceList{} },
+		Strategy:   serviceStrategy{generic.BaseStrategy{Namespaced: true}},
+		// Only status changes on services/status.
+		StatusStrategy: generic.StatusStrategy{Main: serviceStrategy{generic.BaseStrategy{Namespaced: true}}, GroupVersion: "v1",
+			Validate: validateServiceStatusUpdate, Warnings: serviceStatusWarnings},
 		Hooks:               al.hooks(),
 		Destroy:             releaseAllocators,
 		AttrFunc:            serviceAttrs,
@@ -42,16 +44,10 @@ func newServices(al *serviceAllocators, releaseAllocators func()) generic.Resour
 }
 
 // serviceAttrs: kube's services select on spec.clusterIP and spec.type.
-func serviceAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	svc, ok := obj.(*corev1.Service)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a service: %T", obj)
-	}
-	set := generic.ObjectMetaFieldsSet(&svc.ObjectMeta, true)
+var serviceAttrs = generic.AttrFuncOf("a service", true, func(svc *corev1.Service, set fields.Set) {
 	set["spec.clusterIP"] = svc.Spec.ClusterIP
 	set["spec.type"] = string(svc.Spec.Type)
-	return svc.Labels, set, nil
-}
+})
 
 // serviceStrategy: services may be created by PUT; their status is
 // written through services/status only.
@@ -258,25 +254,16 @@ func serviceWarnings(svc *corev1.Service) []string {
 	return warnings
 }
 
-// serviceStatusStrategy serves services/status: only status changes.
-type serviceStatusStrategy struct{ serviceStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (serviceStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "spec")
-}
-
-func (serviceStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	obj.(*corev1.Service).Spec = old.(*corev1.Service).Spec
-}
-
-func (serviceStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validateServiceStatusUpdate checks the metadata and the load balancer's
+// status.
+func validateServiceStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
 	allErrs := corevalidation.ValidateObjectMetaUpdate(&svc.ObjectMeta, &oldSvc.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, validateLoadBalancerStatus(&svc.Status.LoadBalancer, &svc.Spec, field.NewPath("status", "loadBalancer"))...)
 }
 
-func (serviceStatusStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
+// serviceStatusWarnings warns of load balancer IPs in a non-standard form.
+func serviceStatusWarnings(_ context.Context, obj, _ runtime.Object) []string {
 	var warnings []string
 	for i, ing := range obj.(*corev1.Service).Status.LoadBalancer.Ingress {
 		if ing.IP != "" {

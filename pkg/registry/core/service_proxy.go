@@ -24,6 +24,7 @@ import (
 // among its EndpointSlices' endpoints for the port the name gives
 // ([scheme:]name[:port], the port by name or number).
 type ServiceProxyREST struct {
+	proxyConnecter[corev1.ServiceProxyOptions, *corev1.ServiceProxyOptions]
 	services rest.Getter
 	pods     rest.Getter
 	// slices is discovery.k8s.io's EndpointSlices store (nil: no
@@ -40,28 +41,11 @@ var (
 	_ rest.Scoper    = (*ServiceProxyREST)(nil)
 )
 
-// New implements rest.Storage.
-func (r *ServiceProxyREST) New() runtime.Object { return &corev1.ServiceProxyOptions{} }
-
-// Destroy implements rest.Storage.
-func (r *ServiceProxyREST) Destroy() {}
-
-// NamespaceScoped implements rest.Scoper.
-func (r *ServiceProxyREST) NamespaceScoped() bool { return true }
-
-// ConnectMethods implements rest.Connecter.
-func (r *ServiceProxyREST) ConnectMethods() []string { return proxyMethods }
-
-// NewConnectOptions implements rest.Connecter.
-func (r *ServiceProxyREST) NewConnectOptions() (runtime.Object, bool, string) {
-	return &corev1.ServiceProxyOptions{}, true, "path"
-}
-
 // Connect implements rest.Connecter.
 func (r *ServiceProxyREST) Connect(ctx context.Context, id string, options runtime.Object, responder rest.Responder) (http.Handler, error) {
-	opts, ok := options.(*corev1.ServiceProxyOptions)
-	if !ok {
-		return nil, fmt.Errorf("invalid options object: %#v", options)
+	opts, err := r.options(options)
+	if err != nil {
+		return nil, err
 	}
 	loc, err := r.location(ctx, id)
 	if err != nil {

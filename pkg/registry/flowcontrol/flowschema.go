@@ -16,10 +16,12 @@ import (
 
 var flowSchemas = generic.Resource{
 	Name: "flowschemas", Singular: "flowschema", Kind: "FlowSchema",
-	New:                  func() runtime.Object { return &flowcontrolv1.FlowSchema{} },
-	NewList:              func() runtime.Object { return &flowcontrolv1.FlowSchemaList{} },
-	Strategy:             flowSchemaStrategy{},
-	StatusStrategy:       flowSchemaStatusStrategy{},
+	New:      func() runtime.Object { return &flowcontrolv1.FlowSchema{} },
+	NewList:  func() runtime.Object { return &flowcontrolv1.FlowSchemaList{} },
+	Strategy: flowSchemaStrategy{},
+	StatusStrategy: configStatus(func(_ context.Context, obj, _ runtime.Object) field.ErrorList {
+		return validateFlowSchemaStatus(&obj.(*flowcontrolv1.FlowSchema).Status, field.NewPath("status"))
+	}),
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table:                flowSchemaTable{flowSchemaPrinter},
 }
@@ -92,12 +94,6 @@ func (flowSchemaStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Objec
 	return validateFlowSchema(obj.(*flowcontrolv1.FlowSchema))
 }
 
-type flowSchemaStatusStrategy struct{ configStatusStrategy }
-
-func (flowSchemaStatusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
-	return validateFlowSchemaStatus(&obj.(*flowcontrolv1.FlowSchema).Status, field.NewPath("status"))
-}
-
 // configStrategy is what kube's strategies of both kinds share: status
 // belongs to the API server's flow control (/status), the generation
 // follows the spec.
@@ -118,25 +114,20 @@ func (configStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Objec
 	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
-// configStatusStrategy serves the status of both kinds: only status (and
-// who manages it) changes.
-type configStatusStrategy struct{ generic.BaseStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy.
-func (configStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("flowcontrol.apiserver.k8s.io/v1", "metadata", "spec")
+// configStatus serves the status of both kinds, validated with validate:
+// only status (and who manages it) changes. It has no defaults of the
+// kinds (the main strategies' are not applied to status writes).
+func configStatus(validate func(ctx context.Context, obj, old runtime.Object) field.ErrorList) generic.StatusStrategy {
+	return generic.StatusStrategy{Main: generic.BaseStrategy{}, GroupVersion: "flowcontrol.apiserver.k8s.io/v1",
+		KeepMetadata: true, Prepare: keepAllMetadata, Validate: validate}
 }
 
-func (configStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	keepAllButStatus(obj, old)
-}
-
-// keepAllButStatus makes obj old but for its status and managed fields,
-// as kube's flow control status strategies do.
-func keepAllButStatus(obj, old runtime.Object) {
+// keepAllMetadata makes obj's metadata old's but for the managed fields:
+// kube's flow control status strategies keep all of it, not only what
+// PrepareStatusUpdate keeps.
+func keepAllMetadata(obj, old runtime.Object) {
 	m := obj.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
 	managedFields := m.ManagedFields
 	*m = *old.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
 	m.ManagedFields = managedFields
-	generic.KeepAllButStatus(obj, old)
 }

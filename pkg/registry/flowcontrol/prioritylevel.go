@@ -16,10 +16,12 @@ var queuingDocs = flowcontrolv1.QueuingConfiguration{}.SwaggerDoc()
 
 var priorityLevels = generic.Resource{
 	Name: "prioritylevelconfigurations", Singular: "prioritylevelconfiguration", Kind: "PriorityLevelConfiguration",
-	New:                  func() runtime.Object { return &flowcontrolv1.PriorityLevelConfiguration{} },
-	NewList:              func() runtime.Object { return &flowcontrolv1.PriorityLevelConfigurationList{} },
-	Strategy:             priorityLevelStrategy{},
-	StatusStrategy:       priorityLevelStatusStrategy{},
+	New:      func() runtime.Object { return &flowcontrolv1.PriorityLevelConfiguration{} },
+	NewList:  func() runtime.Object { return &flowcontrolv1.PriorityLevelConfigurationList{} },
+	Strategy: priorityLevelStrategy{},
+	StatusStrategy: configStatus(func(_ context.Context, obj, _ runtime.Object) field.ErrorList {
+		return validatePriorityLevelStatus(&obj.(*flowcontrolv1.PriorityLevelConfiguration).Status, field.NewPath("status"))
+	}),
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
@@ -88,10 +90,4 @@ func (priorityLevelStrategy) Validate(_ context.Context, obj runtime.Object) fie
 
 func (priorityLevelStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	return validatePriorityLevel(obj.(*flowcontrolv1.PriorityLevelConfiguration), old.(*flowcontrolv1.PriorityLevelConfiguration))
-}
-
-type priorityLevelStatusStrategy struct{ configStatusStrategy }
-
-func (priorityLevelStatusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
-	return validatePriorityLevelStatus(&obj.(*flowcontrolv1.PriorityLevelConfiguration).Status, field.NewPath("status"))
 }

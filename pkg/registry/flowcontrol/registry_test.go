@@ -44,8 +44,6 @@ func TestRegistry(t *testing.T) {
 						fs(obj).Status.Conditions = []flowcontrolv1.FlowSchemaCondition{{Type: flowcontrolv1.FlowSchemaConditionDangling,
 							Status: flowcontrolv1.ConditionTrue, Reason: "Registrytest", LastTransitionTime: stamp}}
 					},
-					Spec:   func(obj runtime.Object) any { return fs(obj).Spec },
-					Status: func(obj runtime.Object) any { return fs(obj).Status },
 				},
 			}
 		}},
@@ -72,8 +70,6 @@ func TestRegistry(t *testing.T) {
 						plc(obj).Status.Conditions = []flowcontrolv1.PriorityLevelConfigurationCondition{{Type: "Registrytest",
 							Status: flowcontrolv1.ConditionTrue, Reason: "Registrytest", LastTransitionTime: stamp}}
 					},
-					Spec:   func(obj runtime.Object) any { return plc(obj).Spec },
-					Status: func(obj runtime.Object) any { return plc(obj).Status },
 				},
 			}
 		}},

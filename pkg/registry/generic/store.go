@@ -224,6 +224,25 @@ func (e *Store) SelectableFields() []string {
 	return out
 }
 
+// AttrFuncOf is the AttrFunc of a kind T whose field selectors name more
+// than its metadata: add puts obj's fields into set, which holds the
+// metadata's (ObjectMetaFieldsSet). what names T in the error of an
+// object of another type ("a pod").
+func AttrFuncOf[T interface {
+	runtime.Object
+	metav1.Object
+}](what string, namespaced bool, add func(obj T, set fields.Set)) storage.AttrFunc {
+	return func(obj runtime.Object) (labels.Set, fields.Set, error) {
+		o, ok := obj.(T)
+		if !ok {
+			return nil, nil, fmt.Errorf("not %s: %T", what, obj)
+		}
+		set := ObjectMetaFieldsSet(o, namespaced)
+		add(o, set)
+		return o.GetLabels(), set, nil
+	}
+}
+
 // DefaultAttrFunc returns the labels, metadata.name and metadata.namespace
 // of an object: the fields kube's default field label conversion accepts,
 // for cluster-scoped kinds too (whose namespace is always empty).

@@ -114,3 +114,20 @@ func TranslateTimestampSince(ts metav1.Time) string {
 	}
 	return duration.HumanDuration(time.Since(ts.Time))
 }
+
+// NameValueAgeTable is the table of a kind whose printer shows one value
+// between the name and the age (config maps' data count, leases' holder,
+// namespaces' phase...): column describes it, value gives it for an
+// object.
+func NameValueAgeTable[T interface {
+	runtime.Object
+	metav1.Object
+}](column metav1.TableColumnDefinition, value func(obj T) interface{}) TablePrinter {
+	return TablePrinter{
+		Columns: []metav1.TableColumnDefinition{NameColumn, column, AgeColumn},
+		Cells: func(obj runtime.Object) ([]interface{}, error) {
+			o := obj.(T)
+			return []interface{}{o.GetName(), value(o), TranslateTimestampSince(o.GetCreationTimestamp())}, nil
+		},
+	}
+}

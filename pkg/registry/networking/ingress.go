@@ -35,7 +35,7 @@ func newIngresses(classes rest.Lister) generic.Resource {
 		New:            func() runtime.Object { return &networkingv1.Ingress{} },
 		NewList:        func() runtime.Object { return &networkingv1.IngressList{} },
 		Strategy:       ingressStrategy{generic.BaseStrategy{Namespaced: true}},
-		StatusStrategy: ingressStatusStrategy{ingressStrategy{generic.BaseStrategy{Namespaced: true}}},
+		StatusStrategy: ingressStatus,
 		Hooks:          hooks,
 		Table:          ingressTable,
 	}
@@ -164,29 +164,23 @@ func (ingressStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object
 	})...)
 }
 
-// ingressStatusStrategy serves ingresses/status: the spec stays (kube
-// lets metadata change here).
-type ingressStatusStrategy struct{ ingressStrategy }
+// ingressStatus serves ingresses/status: the spec stays (kube lets
+// metadata change here).
+var ingressStatus = generic.StatusStrategy{Main: ingressStrategy{generic.BaseStrategy{Namespaced: true}},
+	GroupVersion: "networking.k8s.io/v1", Validate: validateIngressStatusUpdate, Warnings: ingressStatusWarnings}
 
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (ingressStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("networking.k8s.io/v1", "spec")
-}
-
-func (ingressStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	obj.(*networkingv1.Ingress).Spec = old.(*networkingv1.Ingress).Spec
-}
-
-func (ingressStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validateIngressStatusUpdate checks the metadata and the load balancer's
+// status.
+func validateIngressStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	ing, oldIng := obj.(*networkingv1.Ingress), old.(*networkingv1.Ingress)
 	allErrs := corevalidation.ValidateObjectMetaUpdate(&ing.ObjectMeta, &oldIng.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, validateIngressLoadBalancerStatus(&ing.Status.LoadBalancer, &oldIng.Status.LoadBalancer,
 		field.NewPath("status", "loadBalancer"))...)
 }
 
-// WarningsOnUpdate warns of load balancer IPs in a non-standard form
+// ingressStatusWarnings warns of load balancer IPs in a non-standard form
 // (kube names the entry, not its ip field).
-func (ingressStatusStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
+func ingressStatusWarnings(_ context.Context, obj, _ runtime.Object) []string {
 	var warnings []string
 	p := field.NewPath("status", "loadBalancer", "ingress")
 	for i, ing := range obj.(*networkingv1.Ingress).Status.LoadBalancer.Ingress {

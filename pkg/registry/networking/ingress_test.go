@@ -88,7 +88,7 @@ func TestIngressUpdateKeepsOldValues(t *testing.T) {
 // and of a non-canonical IPv6 address, naming the entry.
 func TestIngressStatus(t *testing.T) {
 	ctx := context.Background()
-	s := ingressStatusStrategy{}
+	s := ingressStatus
 	old := ingressWith(networkingv1.IngressSpec{IngressClassName: ptr.To("a")})
 	old.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "010.0.0.1"}}
 	obj := ingressWith(networkingv1.IngressSpec{IngressClassName: ptr.To("b")})

@@ -21,17 +21,10 @@ var networkPolicies = generic.Resource{
 	New:        func() runtime.Object { return &networkingv1.NetworkPolicy{} },
 	NewList:    func() runtime.Object { return &networkingv1.NetworkPolicyList{} },
 	Strategy:   networkPolicyStrategy{generic.BaseStrategy{Namespaced: true}},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Pod-Selector", Type: "string", Description: networkingv1.NetworkPolicySpec{}.SwaggerDoc()["podSelector"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			np := obj.(*networkingv1.NetworkPolicy)
-			return []interface{}{np.Name, metav1.FormatLabelSelector(&np.Spec.PodSelector), generic.TranslateTimestampSince(np.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Pod-Selector", Type: "string", Description: networkingv1.NetworkPolicySpec{}.SwaggerDoc()["podSelector"]},
+		func(np *networkingv1.NetworkPolicy) interface{} {
+			return metav1.FormatLabelSelector(&np.Spec.PodSelector)
+		}),
 }
 
 type networkPolicyStrategy struct{ generic.BaseStrategy }

@@ -64,8 +64,6 @@ func TestRegistry(t *testing.T) {
 					ChangeStatus: func(obj runtime.Object) {
 						obj.(*networkingv1.Ingress).Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "192.0.2.1"}}
 					},
-					Spec:   func(obj runtime.Object) any { return obj.(*networkingv1.Ingress).Spec },
-					Status: func(obj runtime.Object) any { return obj.(*networkingv1.Ingress).Status },
 				},
 			}
 		}},
@@ -122,8 +120,6 @@ func TestRegistry(t *testing.T) {
 						obj.(*networkingv1.ServiceCIDR).Status.Conditions = []metav1.Condition{{Type: "Ready",
 							Status: metav1.ConditionTrue, Reason: "Registrytest", LastTransitionTime: transition}}
 					},
-					Spec:   func(obj runtime.Object) any { return obj.(*networkingv1.ServiceCIDR).Spec },
-					Status: func(obj runtime.Object) any { return obj.(*networkingv1.ServiceCIDR).Status },
 				},
 			}
 		}},

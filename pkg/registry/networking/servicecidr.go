@@ -26,18 +26,9 @@ var serviceCIDRs = generic.Resource{
 	New:            func() runtime.Object { return &networkingv1.ServiceCIDR{} },
 	NewList:        func() runtime.Object { return &networkingv1.ServiceCIDRList{} },
 	Strategy:       serviceCIDRStrategy{},
-	StatusStrategy: serviceCIDRStatusStrategy{},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "CIDRs", Type: "string", Description: networkingv1.ServiceCIDRSpec{}.SwaggerDoc()["cidrs"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			sc := obj.(*networkingv1.ServiceCIDR)
-			return []interface{}{sc.Name, strings.Join(sc.Spec.CIDRs, ","), generic.TranslateTimestampSince(sc.CreationTimestamp)}, nil
-		},
-	},
+	StatusStrategy: serviceCIDRStatus,
+	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "CIDRs", Type: "string", Description: networkingv1.ServiceCIDRSpec{}.SwaggerDoc()["cidrs"]},
+		func(sc *networkingv1.ServiceCIDR) interface{} { return strings.Join(sc.Spec.CIDRs, ",") }),
 }
 
 // serviceCIDRStrategy: a ServiceCIDR's ranges never change, but a
@@ -110,23 +101,15 @@ func validateServiceCIDRSpec(spec *networkingv1.ServiceCIDRSpec, fldPath *field.
 	return allErrs
 }
 
-// serviceCIDRStatusStrategy serves servicecidrs/status: only status
-// changes, and metadata that /status may not change (labels, annotations,
-// finalizers, owners) stays.
-type serviceCIDRStatusStrategy struct{ serviceCIDRStrategy }
+// serviceCIDRStatus serves servicecidrs/status: only status changes, and
+// metadata that /status may not change (labels, annotations, finalizers,
+// owners) stays.
+var serviceCIDRStatus = generic.StatusStrategy{Main: serviceCIDRStrategy{}, GroupVersion: "networking.k8s.io/v1",
+	KeepMetadata: true, Validate: validateServiceCIDRStatusUpdate}
 
-// GetResetFields implements rest.ResetFieldsStrategy: /status changes none of metadata, spec.
-func (serviceCIDRStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("networking.k8s.io/v1", "metadata", "spec")
-}
-
-func (serviceCIDRStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.PrepareStatusUpdate(obj, old)
-}
-
-// ValidateUpdate checks metadata only: kube does not validate the
-// conditions of a ServiceCIDR.
-func (serviceCIDRStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validateServiceCIDRStatusUpdate checks metadata only: kube does not
+// validate the conditions of a ServiceCIDR.
+func validateServiceCIDRStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	sc, oldSC := obj.(*networkingv1.ServiceCIDR), old.(*networkingv1.ServiceCIDR)
 	return corevalidation.ValidateObjectMetaUpdate(&sc.ObjectMeta, &oldSC.ObjectMeta, field.NewPath("metadata"))
 }

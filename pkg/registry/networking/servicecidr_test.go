@@ -48,7 +48,7 @@ func TestServiceCIDRStatus(t *testing.T) {
 	obj := serviceCIDR("10.9.0.0/24")
 	obj.Labels = map[string]string{"a": "c"}
 	obj.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse}}
-	serviceCIDRStatusStrategy{}.PrepareForUpdate(ctx, obj, old)
+	serviceCIDRStatus.PrepareForUpdate(ctx, obj, old)
 	if obj.Spec.CIDRs[0] != "10.0.0.0/24" || obj.Labels["a"] != "b" || len(obj.Status.Conditions) != 1 {
 		t.Errorf("after /status: %+v", obj)
 	}

@@ -20,11 +20,14 @@ import (
 
 var podDisruptionBudgets = generic.Resource{
 	Name: "poddisruptionbudgets", Singular: "poddisruptionbudget", Kind: "PodDisruptionBudget", Namespaced: true,
-	ShortNames:           []string{"pdb"},
-	New:                  func() runtime.Object { return &policyv1.PodDisruptionBudget{} },
-	NewList:              func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
-	Strategy:             pdbStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy:       pdbStatusStrategy{pdbStrategy{generic.BaseStrategy{Namespaced: true}}},
+	ShortNames: []string{"pdb"},
+	New:        func() runtime.Object { return &policyv1.PodDisruptionBudget{} },
+	NewList:    func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
+	Strategy:   pdbStrategy{generic.BaseStrategy{Namespaced: true}},
+	// poddisruptionbudgets/status, which the disruption controller and
+	// evictions write: the spec stays.
+	StatusStrategy: generic.StatusStrategy{Main: pdbStrategy{generic.BaseStrategy{Namespaced: true}}, GroupVersion: "policy/v1",
+		Validate: validatePDBStatus},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
@@ -154,20 +157,9 @@ func (s internalSpec) MarshalJSON() ([]byte, error) {
 	}{s.MinAvailable, s.Selector, s.MaxUnavailable, s.UnhealthyPodEvictionPolicy})
 }
 
-// pdbStatusStrategy serves poddisruptionbudgets/status, which the
-// disruption controller and evictions write: the spec stays.
-type pdbStatusStrategy struct{ pdbStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /status does not change spec.
-func (pdbStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("policy/v1", "spec")
-}
-
-func (pdbStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	obj.(*policyv1.PodDisruptionBudget).Spec = old.(*policyv1.PodDisruptionBudget).Spec
-}
-
-func (pdbStatusStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Object) field.ErrorList {
+// validatePDBStatus checks the conditions and counts a status write
+// reports.
+func validatePDBStatus(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 	s, p := &obj.(*policyv1.PodDisruptionBudget).Status, field.NewPath("status")
 	allErrs := metav1validation.ValidateConditions(s.Conditions, p.Child("conditions"))
 	for _, c := range []struct {

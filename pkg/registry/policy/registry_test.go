@@ -38,8 +38,6 @@ func TestRegistry(t *testing.T) {
 			Storage:      registrytest.StatusStorage(t, info, "poddisruptionbudgets"),
 			ChangeSpec:   func(obj runtime.Object) { pdb(obj).Spec.MinAvailable = ptr.To(intstr.FromInt(3)) },
 			ChangeStatus: func(obj runtime.Object) { pdb(obj).Status.CurrentHealthy = 1 },
-			Spec:         func(obj runtime.Object) any { return pdb(obj).Spec },
-			Status:       func(obj runtime.Object) any { return pdb(obj).Status },
 		},
 	}
 	tr.Run(t)

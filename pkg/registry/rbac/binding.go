@@ -20,79 +20,74 @@ var roleBindings = generic.Resource{
 	Name: "rolebindings", Singular: "rolebinding", Kind: "RoleBinding", Namespaced: true,
 	New:      func() runtime.Object { return &rbacv1.RoleBinding{} },
 	NewList:  func() runtime.Object { return &rbacv1.RoleBindingList{} },
-	Strategy: roleBindingStrategy{generic.BaseStrategy{Namespaced: true}},
+	Strategy: bindingStrategy{generic.BaseStrategy{Namespaced: true}, roleBindingFields},
 	Table:    bindingTable("roleBinding", rbacv1beta1.RoleBinding{}.SwaggerDoc()["roleRef"]),
-}
-
-type roleBindingStrategy struct{ generic.BaseStrategy }
-
-func (roleBindingStrategy) AllowCreateOnUpdate() bool { return true }
-
-// Default implements rest.Defaulter.
-func (roleBindingStrategy) Default(obj runtime.Object) {
-	b := obj.(*rbacv1.RoleBinding)
-	defaultBinding(&b.RoleRef, b.Subjects)
-}
-
-func (roleBindingStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	b := obj.(*rbacv1.RoleBinding)
-	return validateBinding(&b.ObjectMeta, b.RoleRef, b.Subjects, true, nil)
-}
-
-// ValidateUpdate refuses a change of roleRef: kube's rule, so that a
-// binding's grant can only be changed by deleting and recreating it.
-func (roleBindingStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	b, oldB := obj.(*rbacv1.RoleBinding), old.(*rbacv1.RoleBinding)
-	return validateBinding(&b.ObjectMeta, b.RoleRef, b.Subjects, true, &bindingFields{&oldB.ObjectMeta, oldB.RoleRef, oldB.Subjects})
-}
-
-// bindingFields are the fields of a binding validation looks at.
-type bindingFields struct {
-	meta     *metav1.ObjectMeta
-	roleRef  rbacv1.RoleRef
-	subjects []rbacv1.Subject
-}
-
-// validateBinding checks a binding (of a namespace, or of the cluster),
-// an update of old when old is not nil.
-func validateBinding(m *metav1.ObjectMeta, ref rbacv1.RoleRef, subjects []rbacv1.Subject, namespaced bool, old *bindingFields) field.ErrorList {
-	allErrs := corevalidation.ValidateObjectMeta(m, namespaced, validateRBACName, field.NewPath("metadata"))
-	allErrs = append(allErrs, validateRoleRef(ref, !namespaced)...)
-	allErrs = append(allErrs, validateSubjects(subjects, namespaced)...)
-	if old == nil {
-		return append(allErrs, requiredNames(ref, subjects, nil, nil)...)
-	}
-	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(m, old.meta, field.NewPath("metadata"))...)
-	allErrs = append(allErrs, apivalidation.ValidateImmutableField(internalRoleRef(ref), internalRoleRef(old.roleRef), field.NewPath("roleRef"))...)
-	return append(allErrs, requiredNames(ref, subjects, &old.roleRef, old.subjects)...)
 }
 
 var clusterRoleBindings = generic.Resource{
 	Name: "clusterrolebindings", Singular: "clusterrolebinding", Kind: "ClusterRoleBinding",
 	New:      func() runtime.Object { return &rbacv1.ClusterRoleBinding{} },
 	NewList:  func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },
-	Strategy: clusterRoleBindingStrategy{},
+	Strategy: bindingStrategy{generic.BaseStrategy{}, clusterRoleBindingFields},
 	Table:    bindingTable("clusterRoleBinding", rbacv1beta1.ClusterRoleBinding{}.SwaggerDoc()["roleRef"]),
 }
 
-type clusterRoleBindingStrategy struct{ generic.BaseStrategy }
+// bindingStrategy is the strategy of both kinds of binding, which differ
+// in scope and type only: fields reads a binding of the kind.
+type bindingStrategy struct {
+	generic.BaseStrategy
+	fields func(obj runtime.Object) bindingFields
+}
 
-func (clusterRoleBindingStrategy) AllowCreateOnUpdate() bool { return true }
+func (bindingStrategy) AllowCreateOnUpdate() bool { return true }
 
 // Default implements rest.Defaulter.
-func (clusterRoleBindingStrategy) Default(obj runtime.Object) {
-	b := obj.(*rbacv1.ClusterRoleBinding)
-	defaultBinding(&b.RoleRef, b.Subjects)
+func (s bindingStrategy) Default(obj runtime.Object) {
+	b := s.fields(obj)
+	defaultBinding(b.roleRef, b.subjects)
 }
 
-func (clusterRoleBindingStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	b := obj.(*rbacv1.ClusterRoleBinding)
-	return validateBinding(&b.ObjectMeta, b.RoleRef, b.Subjects, false, nil)
+func (s bindingStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return validateBinding(s.fields(obj), s.Namespaced, nil)
 }
 
-func (clusterRoleBindingStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	b, oldB := obj.(*rbacv1.ClusterRoleBinding), old.(*rbacv1.ClusterRoleBinding)
-	return validateBinding(&b.ObjectMeta, b.RoleRef, b.Subjects, false, &bindingFields{&oldB.ObjectMeta, oldB.RoleRef, oldB.Subjects})
+// ValidateUpdate refuses a change of roleRef: kube's rule, so that a
+// binding's grant can only be changed by deleting and recreating it.
+func (s bindingStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	oldB := s.fields(old)
+	return validateBinding(s.fields(obj), s.Namespaced, &oldB)
+}
+
+// bindingFields are the fields of a binding its strategy looks at (the
+// roleRef by pointer: defaulting sets it).
+type bindingFields struct {
+	meta     *metav1.ObjectMeta
+	roleRef  *rbacv1.RoleRef
+	subjects []rbacv1.Subject
+}
+
+func roleBindingFields(obj runtime.Object) bindingFields {
+	b := obj.(*rbacv1.RoleBinding)
+	return bindingFields{&b.ObjectMeta, &b.RoleRef, b.Subjects}
+}
+
+func clusterRoleBindingFields(obj runtime.Object) bindingFields {
+	b := obj.(*rbacv1.ClusterRoleBinding)
+	return bindingFields{&b.ObjectMeta, &b.RoleRef, b.Subjects}
+}
+
+// validateBinding checks a binding b (of a namespace, or of the cluster),
+// an update of old when old is not nil.
+func validateBinding(b bindingFields, namespaced bool, old *bindingFields) field.ErrorList {
+	allErrs := corevalidation.ValidateObjectMeta(b.meta, namespaced, validateRBACName, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateRoleRef(*b.roleRef, !namespaced)...)
+	allErrs = append(allErrs, validateSubjects(b.subjects, namespaced)...)
+	if old == nil {
+		return append(allErrs, requiredNames(*b.roleRef, b.subjects, nil, nil)...)
+	}
+	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(b.meta, old.meta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, apivalidation.ValidateImmutableField(internalRoleRef(*b.roleRef), internalRoleRef(*old.roleRef), field.NewPath("roleRef"))...)
+	return append(allErrs, requiredNames(*b.roleRef, b.subjects, old.roleRef, old.subjects)...)
 }
 
 // internalRoleRef is a RoleRef as kube's validation sees it, its

@@ -2,6 +2,7 @@ package registrytest
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -21,8 +22,28 @@ type StatusCheck struct {
 	// ChangeSpec may be nil: the spec changes through no update
 	// (namespaces').
 	ChangeSpec, ChangeStatus func(obj runtime.Object)
-	// Spec and Status return an object's spec and status, to compare.
+	// Spec and Status return an object's spec and status, to compare
+	// (nil: its Spec and Status fields, which kube's kinds have).
 	Spec, Status func(obj runtime.Object) any
+}
+
+func (s *StatusCheck) spec(obj runtime.Object) any {
+	if s.Spec != nil {
+		return s.Spec(obj)
+	}
+	return topField(obj, "Spec")
+}
+
+func (s *StatusCheck) status(obj runtime.Object) any {
+	if s.Status != nil {
+		return s.Status(obj)
+	}
+	return topField(obj, "Status")
+}
+
+// topField is the named field of the struct obj points to.
+func topField(obj runtime.Object, name string) any {
+	return reflect.ValueOf(obj).Elem().FieldByName(name).Interface()
 }
 
 // ScaleCheck describes a resource's scale subresource.
@@ -128,11 +149,11 @@ func (tr *Tester) statusCases() []testCase {
 			}
 			got := e.get(t, accessor(t, created).GetName())
 			for what, obj := range map[string]runtime.Object{"returned": out, "stored": got} {
-				if !sameJSON(t, s.Spec(obj), s.Spec(sent)) {
-					t.Errorf("%s spec after an update:\n got %#v\nwant %#v", what, s.Spec(obj), s.Spec(sent))
+				if !sameJSON(t, s.spec(obj), s.spec(sent)) {
+					t.Errorf("%s spec after an update:\n got %#v\nwant %#v", what, s.spec(obj), s.spec(sent))
 				}
-				if !sameJSON(t, s.Status(obj), s.Status(created)) {
-					t.Errorf("%s status after an update:\n got %#v\nwant %#v", what, s.Status(obj), s.Status(created))
+				if !sameJSON(t, s.status(obj), s.status(created)) {
+					t.Errorf("%s status after an update:\n got %#v\nwant %#v", what, s.status(obj), s.status(created))
 				}
 			}
 		}},
@@ -171,10 +192,10 @@ func (tr *Tester) testStatusKeepsSpec(t *testing.T, e *env) {
 	sent := created.DeepCopyObject()
 	s.changeSpec(sent)
 	s.ChangeStatus(sent)
-	if s.ChangeSpec != nil && sameJSON(t, s.Spec(sent), s.Spec(created)) {
+	if s.ChangeSpec != nil && sameJSON(t, s.spec(sent), s.spec(created)) {
 		t.Fatal("ChangeSpec changed nothing")
 	}
-	if sameJSON(t, s.Status(sent), s.Status(created)) {
+	if sameJSON(t, s.status(sent), s.status(created)) {
 		t.Fatal("ChangeStatus changed nothing")
 	}
 	out, _, err := updateWith(e.ctx(), s.Storage, sent, nil)
@@ -183,11 +204,11 @@ func (tr *Tester) testStatusKeepsSpec(t *testing.T, e *env) {
 	}
 	got := e.get(t, accessor(t, created).GetName())
 	for what, obj := range map[string]runtime.Object{"returned": out, "stored": got} {
-		if !sameJSON(t, s.Spec(obj), s.Spec(created)) {
-			t.Errorf("%s spec after a status update:\n got %#v\nwant %#v", what, s.Spec(obj), s.Spec(created))
+		if !sameJSON(t, s.spec(obj), s.spec(created)) {
+			t.Errorf("%s spec after a status update:\n got %#v\nwant %#v", what, s.spec(obj), s.spec(created))
 		}
-		if !sameJSON(t, s.Status(obj), s.Status(sent)) {
-			t.Errorf("%s status after a status update:\n got %#v\nwant %#v", what, s.Status(obj), s.Status(sent))
+		if !sameJSON(t, s.status(obj), s.status(sent)) {
+			t.Errorf("%s status after a status update:\n got %#v\nwant %#v", what, s.status(obj), s.status(sent))
 		}
 	}
 	dry := got.DeepCopyObject()

@@ -19,10 +19,11 @@ var taintDocs = resourcev1.DeviceTaint{}.SwaggerDoc()
 
 var deviceTaintRules = generic.Resource{
 	Name: "devicetaintrules", Singular: "devicetaintrule", Kind: "DeviceTaintRule",
-	New:                  func() runtime.Object { return &resourcev1.DeviceTaintRule{} },
-	NewList:              func() runtime.Object { return &resourcev1.DeviceTaintRuleList{} },
-	Strategy:             deviceTaintRuleStrategy{generic.BaseStrategy{}},
-	StatusStrategy:       deviceTaintRuleStatusStrategy{deviceTaintRuleStrategy{generic.BaseStrategy{}}},
+	New:      func() runtime.Object { return &resourcev1.DeviceTaintRule{} },
+	NewList:  func() runtime.Object { return &resourcev1.DeviceTaintRuleList{} },
+	Strategy: deviceTaintRuleStrategy{generic.BaseStrategy{}},
+	StatusStrategy: generic.StatusStrategy{Main: deviceTaintRuleStrategy{generic.BaseStrategy{}}, GroupVersion: "resource.k8s.io/v1",
+		KeepMetadata: true, Validate: validateDeviceTaintRuleStatusUpdate},
 	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: generic.TablePrinter{
 		// kube prints the taint, not the selector (which may be long).
@@ -110,18 +111,9 @@ func validateTaintRuleSpec(spec, old *resourcev1.DeviceTaintRuleSpec, fldPath *f
 	return append(allErrs, validateDeviceTaint(spec.Taint, oldTaint, fldPath.Child("taint"))...)
 }
 
-// deviceTaintRuleStatusStrategy serves devicetaintrules/status.
-type deviceTaintRuleStatusStrategy struct{ deviceTaintRuleStrategy }
-
-func (deviceTaintRuleStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("resource.k8s.io/v1", "metadata", "spec")
-}
-
-func (deviceTaintRuleStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.PrepareStatusUpdate(obj, old)
-}
-
-func (deviceTaintRuleStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validateDeviceTaintRuleStatusUpdate checks a devicetaintrules/status
+// write: the metadata and a bounded list of valid conditions.
+func validateDeviceTaintRuleStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	r, oldR := obj.(*resourcev1.DeviceTaintRule), old.(*resourcev1.DeviceTaintRule)
 	allErrs := corevalidation.ValidateObjectMetaUpdate(&r.ObjectMeta, &oldR.ObjectMeta, field.NewPath("metadata"))
 	conditions := field.NewPath("status", "conditions")

@@ -66,8 +66,6 @@ func TestRegistry(t *testing.T) {
 						rule(obj).Status.Conditions = []metav1.Condition{{Type: "EvictionInProgress",
 							Status: metav1.ConditionFalse, Reason: "Registrytest", LastTransitionTime: stamp}}
 					},
-					Spec:   func(obj runtime.Object) any { return rule(obj).Spec },
-					Status: func(obj runtime.Object) any { return rule(obj).Status },
 				},
 			}
 		}},

@@ -21,23 +21,17 @@ func newResourceClaims(admin adminAccess) generic.Resource {
 	strategy := claimStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, admin: admin}
 	return generic.Resource{
 		Name: "resourceclaims", Singular: "resourceclaim", Kind: "ResourceClaim", Namespaced: true,
-		New:                  func() runtime.Object { return &resourcev1.ResourceClaim{} },
-		NewList:              func() runtime.Object { return &resourcev1.ResourceClaimList{} },
-		Strategy:             strategy,
-		StatusStrategy:       claimStatusStrategy{strategy},
+		New:      func() runtime.Object { return &resourcev1.ResourceClaim{} },
+		NewList:  func() runtime.Object { return &resourcev1.ResourceClaimList{} },
+		Strategy: strategy,
+		// resourceclaims/status: the allocation (set once), the consumers
+		// it is reserved for, and the drivers' device status.
+		StatusStrategy: generic.StatusStrategy{Main: strategy, GroupVersion: "resource.k8s.io/v1", KeepMetadata: true,
+			Prepare: prepareClaimStatus, Validate: strategy.validateStatusUpdate},
 		FieldLabelConversion: generic.DefaultFieldLabelConversion,
 		ReturnDeletedObject:  true,
-		Table: generic.TablePrinter{
-			Columns: []metav1.TableColumnDefinition{
-				generic.NameColumn,
-				{Name: "State", Type: "string", Description: "A summary of the current state (allocated, pending, reserved, etc.)."},
-				generic.AgeColumn,
-			},
-			Cells: func(obj runtime.Object) ([]interface{}, error) {
-				c := obj.(*resourcev1.ResourceClaim)
-				return []interface{}{c.Name, claimState(c), generic.TranslateTimestampSince(c.CreationTimestamp)}, nil
-			},
-		},
+		Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "State", Type: "string", Description: "A summary of the current state (allocated, pending, reserved, etc.)."},
+			func(c *resourcev1.ResourceClaim) interface{} { return claimState(c) }),
 	}
 }
 
@@ -110,17 +104,10 @@ func immutableSpec(spec, old any, fldPath *field.Path) field.ErrorList {
 	return declarative(field.ErrorList{field.Invalid(fldPath, nil, "field is immutable").WithOrigin("immutable")})
 }
 
-// claimStatusStrategy serves resourceclaims/status: the allocation (set
-// once), the consumers it is reserved for, and the drivers' device status.
-type claimStatusStrategy struct{ claimStrategy }
-
-func (claimStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("resource.k8s.io/v1", "metadata", "spec")
-}
-
-func (claimStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+// prepareClaimStatus drops from a status write what is gated off and the
+// status of devices no longer allocated.
+func prepareClaimStatus(obj, old runtime.Object) {
 	c, oldC := obj.(*resourcev1.ResourceClaim), old.(*resourcev1.ResourceClaim)
-	generic.PrepareStatusUpdate(obj, old)
 	dropDisabledAllocationFields(&c.Status, &oldC.Status)
 	dropDeallocatedDevices(&c.Status, &oldC.Status)
 }
@@ -152,7 +139,9 @@ func dropDeallocatedDevices(status, old *resourcev1.ResourceClaimStatus) {
 	}
 }
 
-func (s claimStatusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+// validateStatusUpdate checks a resourceclaims/status write, with the
+// admin access check first.
+func (s claimStrategy) validateStatusUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
 	c, oldC := obj.(*resourcev1.ResourceClaim), old.(*resourcev1.ResourceClaim)
 	allErrs := s.admin.checkStatus(ctx, c.Namespace, c.Status.Allocation, oldC.Status.Allocation)
 	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&c.ObjectMeta, &oldC.ObjectMeta, field.NewPath("metadata"))...)

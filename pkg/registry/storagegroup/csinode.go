@@ -26,18 +26,12 @@ var csiNodes = generic.Resource{
 	Strategy: csiNodeStrategy{},
 	// kube returns the deleted object, not a Status.
 	ReturnDeletedObject: true,
-	StatusStrategy:      csiNodeStatusStrategy{},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Drivers", Type: "integer", Description: "Drivers indicates the number of CSI drivers registered on the node"},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			n := obj.(*storagev1.CSINode)
-			return []interface{}{n.Name, int64(len(n.Spec.Drivers)), generic.TranslateTimestampSince(n.CreationTimestamp)}, nil
-		},
-	},
+	// Only status changes on /status; with storage health gated off,
+	// kube drops what a client sends there unless the node had some already.
+	StatusStrategy: generic.StatusStrategy{Main: csiNodeStrategy{}, GroupVersion: "storage.k8s.io/v1", KeepMetadata: true,
+		Prepare: dropStorageHealth, Validate: validateCSINodeStatusUpdate},
+	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Drivers", Type: "integer", Description: "Drivers indicates the number of CSI drivers registered on the node"},
+		func(n *storagev1.CSINode) interface{} { return int64(len(n.Spec.Drivers)) }),
 }
 
 // csiNodeStrategy is kube's: the kubelet registers drivers in the spec;
@@ -150,25 +144,17 @@ func toInternalCSINodeDriver(d *storagev1.CSINodeDriver) internalCSINodeDriver {
 	return out
 }
 
-// csiNodeStatusStrategy serves /status: only status changes, and with
-// storage health gated off, kube drops what a client sends there unless
-// the node had some already.
-type csiNodeStatusStrategy struct{ csiNodeStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy.
-func (csiNodeStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("storage.k8s.io/v1", "metadata", "spec")
-}
-
-func (csiNodeStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.PrepareStatusUpdate(obj, old)
+// dropStorageHealth drops the storage health a status write sends for a
+// node that had none (the gate is off).
+func dropStorageHealth(obj, old runtime.Object) {
 	n, oldN := obj.(*storagev1.CSINode), old.(*storagev1.CSINode)
 	if len(oldN.Status.StorageHealth) == 0 {
 		n.Status.StorageHealth = nil
 	}
 }
 
-func (csiNodeStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validateCSINodeStatusUpdate checks the metadata only (kube's).
+func validateCSINodeStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	n, oldN := obj.(*storagev1.CSINode), old.(*storagev1.CSINode)
 	return corevalidation.ValidateObjectMetaUpdate(&n.ObjectMeta, &oldN.ObjectMeta, field.NewPath("metadata"))
 }

@@ -90,8 +90,6 @@ func TestRegistry(t *testing.T) {
 						va.Status.Attached = true
 						va.Status.AttachError = &storagev1.VolumeError{Time: attachedAt, Message: "registrytest"}
 					},
-					Spec:   func(obj runtime.Object) any { return obj.(*storagev1.VolumeAttachment).Spec },
-					Status: func(obj runtime.Object) any { return obj.(*storagev1.VolumeAttachment).Status },
 				},
 			}
 		}},

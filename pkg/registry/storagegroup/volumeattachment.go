@@ -26,7 +26,10 @@ var volumeAttachments = generic.Resource{
 	Strategy: volumeAttachmentStrategy{},
 	// kube returns the deleted object, not a Status.
 	ReturnDeletedObject: true,
-	StatusStrategy:      volumeAttachmentStatusStrategy{},
+	// Only status changes on /status, validated as a whole object (as
+	// kube does).
+	StatusStrategy: generic.StatusStrategy{Main: volumeAttachmentStrategy{}, GroupVersion: "storage.k8s.io/v1", KeepMetadata: true,
+		Validate: volumeAttachmentStrategy{}.ValidateUpdate},
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,
@@ -162,17 +165,4 @@ func validateVolumeError(e *storagev1.VolumeError, fldPath *field.Path) field.Er
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("errorCode"), *e.ErrorCode, validation.InclusiveRangeError(0, math.MaxInt32)))
 	}
 	return allErrs
-}
-
-// volumeAttachmentStatusStrategy serves /status: only status changes,
-// validated as a whole object (as kube does).
-type volumeAttachmentStatusStrategy struct{ volumeAttachmentStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy.
-func (volumeAttachmentStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("storage.k8s.io/v1", "metadata", "spec")
-}
-
-func (volumeAttachmentStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.PrepareStatusUpdate(obj, old)
 }

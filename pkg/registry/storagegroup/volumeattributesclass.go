@@ -22,17 +22,8 @@ var volumeAttributesClasses = generic.Resource{
 	Strategy:   volumeAttributesClassStrategy{},
 	// kube returns the deleted object, not a Status.
 	ReturnDeletedObject: true,
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "DriverName", Type: "string", Description: storagev1.VolumeAttributesClass{}.SwaggerDoc()["driverName"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			c := obj.(*storagev1.VolumeAttributesClass)
-			return []interface{}{c.Name, c.DriverName, generic.TranslateTimestampSince(c.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "DriverName", Type: "string", Description: storagev1.VolumeAttributesClass{}.SwaggerDoc()["driverName"]},
+		func(c *storagev1.VolumeAttributesClass) interface{} { return c.DriverName }),
 }
 
 // VACProtectionFinalizer is what kube's StorageObjectInUseProtection

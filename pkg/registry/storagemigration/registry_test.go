@@ -39,8 +39,6 @@ func TestRegistry(t *testing.T) {
 				svm(obj).Status.Conditions = []metav1.Condition{{Type: string(storagemigrationv1.MigrationRunning),
 					Status: metav1.ConditionTrue, Reason: "Registrytest", LastTransitionTime: stamp}}
 			},
-			Spec:   func(obj runtime.Object) any { return svm(obj).Spec },
-			Status: func(obj runtime.Object) any { return svm(obj).Status },
 		},
 	}
 	tr.Run(t)

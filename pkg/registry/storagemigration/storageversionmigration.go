@@ -22,10 +22,12 @@ import (
 
 var storageVersionMigrations = generic.Resource{
 	Name: "storageversionmigrations", Singular: "storageversionmigration", Kind: "StorageVersionMigration",
-	New:            func() runtime.Object { return &storagemigrationv1.StorageVersionMigration{} },
-	NewList:        func() runtime.Object { return &storagemigrationv1.StorageVersionMigrationList{} },
-	Strategy:       svmStrategy{},
-	StatusStrategy: svmStatusStrategy{},
+	New:      func() runtime.Object { return &storagemigrationv1.StorageVersionMigration{} },
+	NewList:  func() runtime.Object { return &storagemigrationv1.StorageVersionMigrationList{} },
+	Strategy: svmStrategy{},
+	// Only status changes on /status, and a migration's outcome is final.
+	StatusStrategy: generic.StatusStrategy{Main: svmStrategy{}, GroupVersion: "storagemigration.k8s.io/v1", KeepMetadata: true,
+		Validate: validateSVMStatusUpdate},
 	Table: generic.TablePrinter{
 		// kube's NAME column has no "name" format here.
 		Columns: []metav1.TableColumnDefinition{
@@ -104,20 +106,9 @@ func validateSVM(svm *storagemigrationv1.StorageVersionMigration) field.ErrorLis
 	return allErrs
 }
 
-// svmStatusStrategy serves storageversionmigrations/status: only status
-// changes, and a migration's outcome is final.
-type svmStatusStrategy struct{ svmStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy.
-func (svmStatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("storagemigration.k8s.io/v1", "metadata", "spec")
-}
-
-func (svmStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.PrepareStatusUpdate(obj, old)
-}
-
-func (svmStatusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+// validateSVMStatusUpdate checks a status write: valid conditions, a
+// resource version that stays once set, and one outcome.
+func validateSVMStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	svm, oldSVM := obj.(*storagemigrationv1.StorageVersionMigration), old.(*storagemigrationv1.StorageVersionMigration)
 	allErrs := corevalidation.ValidateObjectMetaUpdate(&svm.ObjectMeta, &oldSVM.ObjectMeta, field.NewPath("metadata"))
 	p := field.NewPath("status")

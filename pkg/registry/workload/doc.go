@@ -6,9 +6,10 @@
 //
 // Strategy is the main endpoint's strategy each of them embeds (status
 // reset on create and kept on update, generation counted from 1 and
-// bumped on spec changes, the status kept out of apply); StatusStrategy
-// serves their /status (only the status changes). What differs, each
-// resource's file keeps: its defaults, validation, warnings and table.
+// bumped on spec changes, the status kept out of apply); their /status
+// is a generic.StatusStrategy over it (only the status changes). What
+// differs, each resource's file keeps: its defaults, validation, warnings
+// and table.
 // Their /scale is generic.WorkloadScale.
 //
 // It sits in the registry beside the API groups' folders, over generic,

@@ -104,7 +104,7 @@ func TestStatusStrategyPrepareForUpdate(t *testing.T) {
 		{"labels kept (deployments)", true, map[string]string{"app": "a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := workload.StatusStrategy{Main: rsMain, KeepLabels: tc.keepLabels}
+			s := generic.StatusStrategy{Main: rsMain, GroupVersion: "apps/v1", KeepLabels: tc.keepLabels}
 			old := stored()
 			obj := old.DeepCopy()
 			obj.Spec.Replicas = ptr.To[int32](8)
@@ -127,7 +127,7 @@ func TestStatusStrategyPrepareForUpdate(t *testing.T) {
 
 func TestStatusStrategyForwards(t *testing.T) {
 	var called bool
-	s := workload.StatusStrategy{Main: rsMain, Validate: func(context.Context, runtime.Object, runtime.Object) field.ErrorList {
+	s := generic.StatusStrategy{Main: rsMain, GroupVersion: "apps/v1", Validate: func(context.Context, runtime.Object, runtime.Object) field.ErrorList {
 		called = true
 		return field.ErrorList{field.Invalid(field.NewPath("status"), 1, "no")}
 	}}
@@ -142,7 +142,7 @@ func TestStatusStrategyForwards(t *testing.T) {
 	if errs := s.ValidateUpdate(context.Background(), stored(), stored()); len(errs) != 1 || !called {
 		t.Errorf("ValidateUpdate = %v, want Validate's one error", errs)
 	}
-	if errs := (workload.StatusStrategy{Main: rsMain}).ValidateUpdate(context.Background(), stored(), stored()); errs != nil {
+	if errs := (generic.StatusStrategy{Main: rsMain, GroupVersion: "apps/v1"}).ValidateUpdate(context.Background(), stored(), stored()); errs != nil {
 		t.Errorf("ValidateUpdate without Validate = %v, want none", errs)
 	}
 	if w := s.WarningsOnUpdate(context.Background(), stored(), stored()); w != nil {
@@ -163,8 +163,8 @@ func TestResetFields(t *testing.T) {
 		want     *fieldpath.Set
 	}{
 		{"main", rsMain, fieldpath.NewSet(fieldpath.MakePathOrDie("status"))},
-		{"status", workload.StatusStrategy{Main: rsMain}, fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))},
-		{"status keeping labels", workload.StatusStrategy{Main: rsMain, KeepLabels: true},
+		{"status", generic.StatusStrategy{Main: rsMain, GroupVersion: "apps/v1"}, fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))},
+		{"status keeping labels", generic.StatusStrategy{Main: rsMain, GroupVersion: "apps/v1", KeepLabels: true},
 			fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata", "labels"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -205,7 +205,7 @@ func TestStore(t *testing.T) {
 		New:            func() runtime.Object { return &appsv1.ReplicaSet{} },
 		NewList:        func() runtime.Object { return &appsv1.ReplicaSetList{} },
 		Strategy:       rsMain,
-		StatusStrategy: workload.StatusStrategy{Main: rsMain},
+		StatusStrategy: generic.StatusStrategy{Main: rsMain, GroupVersion: "apps/v1"},
 		Scale:          generic.WorkloadScale[*appsv1.ReplicaSet](),
 	}
 	served := map[string]rest.Storage{}

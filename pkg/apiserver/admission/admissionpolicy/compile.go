@@ -189,5 +189,9 @@ func newBound(name, policy string, ref *admissionregistrationv1.ParamRef, m *adm
 	return b
 }
 
+// binding implements the binding constraint: a compiled binding is, or
+// embeds, its bound part.
+func (b *bound) binding() *bound { return b }
+
 func (b *bound) name() string       { return b.bindingName }
 func (b *bound) policyName() string { return b.policy }

@@ -18,17 +18,12 @@ type mutatingPolicy struct {
 func (p *mutatingPolicy) name() string       { return p.Name }
 func (p *mutatingPolicy) policyName() string { return "" }
 
-// mutatingBinding is a MutatingAdmissionPolicyBinding compiled.
-type mutatingBinding struct {
-	*admissionregistrationv1.MutatingAdmissionPolicyBinding
-	bound
-}
-
-func (b *mutatingBinding) binding() *bound { return &b.bound }
-
-func compileMutatingBinding(obj runtime.Object) *mutatingBinding {
+// compileMutatingBinding compiles a MutatingAdmissionPolicyBinding: its
+// bound part is all a mutation uses of it.
+func compileMutatingBinding(obj runtime.Object) *bound {
 	b := obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding)
-	return &mutatingBinding{b, newBound(b.Name, b.Spec.PolicyName, b.Spec.ParamRef, b.Spec.MatchResources)}
+	compiled := newBound(b.Name, b.Spec.PolicyName, b.Spec.ParamRef, b.Spec.MatchResources)
+	return &compiled
 }
 
 // compileMutatingPolicy compiles a policy's variables, match conditions

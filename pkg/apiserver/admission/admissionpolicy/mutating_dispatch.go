@@ -33,7 +33,7 @@ import (
 // Mutating is the MutatingAdmissionPolicy admission step: it runs at
 // kube's mutating step, before the registry's defaults and validation.
 type Mutating struct {
-	source    *source[*mutatingPolicy, *mutatingBinding]
+	source    *source[*mutatingPolicy, *bound]
 	matcher   *matcher
 	resources *Resources
 	authz     authorizer.Authorizer
@@ -126,7 +126,7 @@ type mutation struct {
 // invocation is a binding that selects the request, with one param.
 type invocation struct {
 	policy  *mutatingPolicy
-	binding *mutatingBinding
+	binding *bound
 	gvr     schema.GroupVersionResource
 	gvk     schema.GroupVersionKind
 	param   runtime.Object
@@ -135,7 +135,7 @@ type invocation struct {
 type invocationKey struct{ policy, binding, paramNamespace, paramName string }
 
 func (i *invocation) key() invocationKey {
-	k := invocationKey{policy: i.policy.Name, binding: i.binding.Name}
+	k := invocationKey{policy: i.policy.Name, binding: i.binding.name()}
 	if m, err := meta.Accessor(i.param); i.param != nil && err == nil {
 		k.paramNamespace, k.paramName = m.GetNamespace(), m.GetName()
 	}
@@ -145,19 +145,19 @@ func (i *invocation) key() invocationKey {
 // policyError is a policy's failure, reported under its failurePolicy.
 type policyError struct {
 	policy  *mutatingPolicy
-	binding *mutatingBinding
+	binding *bound
 	err     error
 	reason  metav1.StatusReason
 }
 
 func (e policyError) Error() string {
 	if e.binding != nil {
-		return fmt.Sprintf("policy '%s' with binding '%s' denied request: %s", e.policy.Name, e.binding.Name, e.err)
+		return fmt.Sprintf("policy '%s' with binding '%s' denied request: %s", e.policy.Name, e.binding.name(), e.err)
 	}
 	return fmt.Sprintf("policy %q denied request: %s", e.policy.Name, e.err)
 }
 
-func (r *mutation) configError(err error, p *mutatingPolicy, b *mutatingBinding) {
+func (r *mutation) configError(err error, p *mutatingPolicy, b *bound) {
 	if b == nil {
 		err = fmt.Errorf("failed to configure policy: %w", err)
 	} else {
@@ -168,13 +168,13 @@ func (r *mutation) configError(err error, p *mutatingPolicy, b *mutatingBinding)
 
 // invocations are the bindings that select the request, with their
 // params, in the order of the policies' and bindings' names.
-func (r *mutation) invocations(ctx context.Context, hooks []hook[*mutatingPolicy, *mutatingBinding]) ([]invocation, error) {
+func (r *mutation) invocations(ctx context.Context, hooks []hook[*mutatingPolicy, *bound]) ([]invocation, error) {
 	var out []invocation
 	for _, h := range hooks {
 		p := h.policy
 		_, err := selectBindings(ctx, r.matcher, r.attrs, &p.common, h.bindings,
-			func(err error, b *mutatingBinding) { r.configError(err, p, b) },
-			func(b *mutatingBinding, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, params []runtime.Object) error {
+			func(err error, b *bound) { r.configError(err, p, b) },
+			func(b *bound, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, params []runtime.Object) error {
 				for _, param := range params {
 					out = append(out, invocation{policy: p, binding: b, gvr: gvr, gvk: gvk, param: param})
 				}

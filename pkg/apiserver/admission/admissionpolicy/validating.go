@@ -26,8 +26,6 @@ type validatingBinding struct {
 	bound
 }
 
-func (b *validatingBinding) binding() *bound { return &b.bound }
-
 func compileValidatingBinding(obj runtime.Object) *validatingBinding {
 	b := obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
 	return &validatingBinding{b, newBound(b.Name, b.Spec.PolicyName, b.Spec.ParamRef, b.Spec.MatchResources)}

@@ -12,44 +12,30 @@ import (
 // projected config maps). Empty names are left out; a name may appear
 // more than once.
 func ConfigMapNames(spec *corev1.PodSpec) []string {
-	var names []string
-	add := func(name string) {
-		if name != "" {
-			names = append(names, name)
-		}
-	}
-	visit := func(envFrom []corev1.EnvFromSource, env []corev1.EnvVar) {
+	var names nameList
+	visitContainerEnvs(spec, func(envFrom []corev1.EnvFromSource, env []corev1.EnvVar) {
 		for _, e := range envFrom {
 			if e.ConfigMapRef != nil {
-				add(e.ConfigMapRef.Name)
+				names.add(e.ConfigMapRef.Name)
 			}
 		}
 		for _, e := range env {
 			if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
-				add(e.ValueFrom.ConfigMapKeyRef.Name)
+				names.add(e.ValueFrom.ConfigMapKeyRef.Name)
 			}
 		}
-	}
-	for _, containers := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
-		for i := range containers {
-			visit(containers[i].EnvFrom, containers[i].Env)
-		}
-	}
-	for i := range spec.EphemeralContainers {
-		c := &spec.EphemeralContainers[i].EphemeralContainerCommon
-		visit(c.EnvFrom, c.Env)
-	}
+	})
 	for i := range spec.Volumes {
 		s := &spec.Volumes[i].VolumeSource
 		switch {
 		case s.Projected != nil:
 			for _, p := range s.Projected.Sources {
 				if p.ConfigMap != nil {
-					add(p.ConfigMap.Name)
+					names.add(p.ConfigMap.Name)
 				}
 			}
 		case s.ConfigMap != nil:
-			add(s.ConfigMap.Name)
+			names.add(s.ConfigMap.Name)
 		}
 	}
 	return names

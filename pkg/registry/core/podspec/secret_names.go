@@ -9,37 +9,43 @@ import corev1 "k8s.io/api/core/v1"
 // references of the volume plugins that take one). Empty names are left
 // out; a name may appear more than once.
 func SecretNames(spec *corev1.PodSpec) []string {
-	var names []string
-	add := func(name string) {
-		if name != "" {
-			names = append(names, name)
-		}
-	}
+	var names nameList
 	for _, ref := range spec.ImagePullSecrets {
-		add(ref.Name)
+		names.add(ref.Name)
 	}
-	visitContainerSecretNames(spec, add)
+	visitContainerEnvs(spec, func(envFrom []corev1.EnvFromSource, env []corev1.EnvVar) {
+		for _, e := range envFrom {
+			if e.SecretRef != nil {
+				names.add(e.SecretRef.Name)
+			}
+		}
+		for _, e := range env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				names.add(e.ValueFrom.SecretKeyRef.Name)
+			}
+		}
+	})
 	for i := range spec.Volumes {
 		for _, name := range volumeSecretNames(&spec.Volumes[i].VolumeSource) {
-			add(name)
+			names.add(name)
 		}
 	}
 	return names
 }
 
-func visitContainerSecretNames(spec *corev1.PodSpec, add func(string)) {
-	visit := func(envFrom []corev1.EnvFromSource, env []corev1.EnvVar) {
-		for _, e := range envFrom {
-			if e.SecretRef != nil {
-				add(e.SecretRef.Name)
-			}
-		}
-		for _, e := range env {
-			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-				add(e.ValueFrom.SecretKeyRef.Name)
-			}
-		}
+// nameList collects the names of the objects a pod references.
+type nameList []string
+
+// add appends name, unless it is empty (an unset reference).
+func (l *nameList) add(name string) {
+	if name != "" {
+		*l = append(*l, name)
 	}
+}
+
+// visitContainerEnvs calls visit with the envFrom and env of every
+// container of spec, in kube's order: init, regular, ephemeral.
+func visitContainerEnvs(spec *corev1.PodSpec, visit func(envFrom []corev1.EnvFromSource, env []corev1.EnvVar)) {
 	for _, containers := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
 		for i := range containers {
 			visit(containers[i].EnvFrom, containers[i].Env)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -54,36 +55,43 @@ const manager = "kube-apiserver"
 // calling it again retries them.
 func Reconcile(ctx context.Context, p *Policy, s Stores) error {
 	ctx = request.WithUser(ctx, &user.DefaultInfo{Name: user.APIServerUser, Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated}})
-	var tasks []func() error
-	t, err := newTarget(ctx, s.ClusterRoles, rbacv1.SchemeGroupVersion.WithKind("ClusterRole"))
+	clusterRoles, err := reconcileTasks(ctx, s.ClusterRoles, "ClusterRole", p.ClusterRoles,
+		func(t *target, r *rbacv1.ClusterRole) error { return reconcileRole(ctx, t, clusterRole{r}) })
 	if err != nil {
 		return err
 	}
-	for i := range p.ClusterRoles {
-		tasks = append(tasks, func() error { return reconcileRole(ctx, t, clusterRole{&p.ClusterRoles[i]}) })
-	}
-	tb, err := newTarget(ctx, s.ClusterRoleBindings, rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"))
+	clusterRoleBindings, err := reconcileTasks(ctx, s.ClusterRoleBindings, "ClusterRoleBinding", p.ClusterRoleBindings,
+		func(t *target, b *rbacv1.ClusterRoleBinding) error {
+			return reconcileBinding(ctx, t, clusterRoleBinding{b})
+		})
 	if err != nil {
 		return err
 	}
-	for i := range p.ClusterRoleBindings {
-		tasks = append(tasks, func() error { return reconcileBinding(ctx, tb, clusterRoleBinding{&p.ClusterRoleBindings[i]}) })
-	}
-	tr, err := newTarget(ctx, s.Roles, rbacv1.SchemeGroupVersion.WithKind("Role"))
+	roles, err := reconcileTasks(ctx, s.Roles, "Role", p.Roles,
+		func(t *target, r *rbacv1.Role) error { return reconcileRole(ctx, t, role{r}) })
 	if err != nil {
 		return err
 	}
-	for i := range p.Roles {
-		tasks = append(tasks, func() error { return reconcileRole(ctx, tr, role{&p.Roles[i]}) })
-	}
-	trb, err := newTarget(ctx, s.RoleBindings, rbacv1.SchemeGroupVersion.WithKind("RoleBinding"))
+	roleBindings, err := reconcileTasks(ctx, s.RoleBindings, "RoleBinding", p.RoleBindings,
+		func(t *target, b *rbacv1.RoleBinding) error { return reconcileBinding(ctx, t, roleBinding{b}) })
 	if err != nil {
 		return err
 	}
-	for i := range p.RoleBindings {
-		tasks = append(tasks, func() error { return reconcileBinding(ctx, trb, roleBinding{&p.RoleBindings[i]}) })
+	return runAll(slices.Concat(clusterRoles, clusterRoleBindings, roles, roleBindings), 8)
+}
+
+// reconcileTasks lists the store of kind once, and returns a task for each
+// of objs that reconciles it against that listing.
+func reconcileTasks[T any](ctx context.Context, s Store, kind string, objs []T, reconcile func(t *target, obj *T) error) ([]func() error, error) {
+	t, err := newTarget(ctx, s, rbacv1.SchemeGroupVersion.WithKind(kind))
+	if err != nil {
+		return nil, err
 	}
-	return runAll(tasks, 8)
+	tasks := make([]func() error, len(objs))
+	for i := range objs {
+		tasks[i] = func() error { return reconcile(t, &objs[i]) }
+	}
+	return tasks, nil
 }
 
 // runAll runs tasks, at most n at a time, and joins their errors.
