@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -81,20 +82,31 @@ func (c Chain) AdmitConnect(ctx context.Context, a handlers.Attributes, obj runt
 // run calls call on each step until one fails, timing each step that
 // took part (call reports whether it did) and the whole pass.
 func (c Chain) run(a handlers.Attributes, stepType string, call func(Step) (bool, error)) error {
+	if c.Metrics == nil {
+		for _, s := range c.Steps {
+			if _, err := call(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// One clock reading per step: a step ends when the next begins.
 	start := time.Now()
+	last := start
 	var err error
 	for _, s := range c.Steps {
-		stepStart := time.Now()
 		var took bool
 		took, err = call(s)
+		now := time.Now()
 		if took {
-			c.Metrics.observeController(s.Name, stepType, a.Operation, err, time.Since(stepStart))
+			c.Metrics.observeController(s.Name, stepType, a.Operation, err, now.Sub(last))
 		}
+		last = now
 		if err != nil {
 			break
 		}
 	}
-	c.Metrics.observeStep(stepType, a.Operation, err, time.Since(start))
+	c.Metrics.observeStep(stepType, a.Operation, err, last.Sub(start))
 	return err
 }
 
@@ -104,6 +116,7 @@ type Metrics struct {
 	step        *prometheus.HistogramVec
 	stepSummary *prometheus.SummaryVec
 	controller  *prometheus.HistogramVec
+	observers   sync.Map // observerKey -> prometheus.Observer
 }
 
 // admissionBuckets are kube's: 5 ms to 2.5 s.
@@ -137,14 +150,42 @@ func (m *Metrics) observeStep(stepType string, op handlers.Operation, err error,
 	if m == nil {
 		return
 	}
-	labels := []string{stepType, string(op), strconv.FormatBool(err != nil)}
-	m.step.WithLabelValues(labels...).Observe(elapsed.Seconds())
-	m.stepSummary.WithLabelValues(labels...).Observe(elapsed.Seconds())
+	k := observerKey{stepType: stepType, op: op, rejected: err != nil}
+	m.observer(k, m.step).Observe(elapsed.Seconds())
+	k.summary = true
+	m.observer(k, m.stepSummary).Observe(elapsed.Seconds())
 }
 
 func (m *Metrics) observeController(name, stepType string, op handlers.Operation, err error, elapsed time.Duration) {
 	if m == nil {
 		return
 	}
-	m.controller.WithLabelValues(name, stepType, string(op), strconv.FormatBool(err != nil)).Observe(elapsed.Seconds())
+	k := observerKey{name: name, stepType: stepType, op: op, rejected: err != nil}
+	m.observer(k, m.controller).Observe(elapsed.Seconds())
+}
+
+// observerKey names one series of the metrics: a step's (name "") or a
+// plugin's, in the summary or not.
+type observerKey struct {
+	name, stepType string
+	op             handlers.Operation
+	rejected       bool
+	summary        bool
+}
+
+// observer returns the series of k in vec, created on first use and then
+// remembered: a write goes through some 60 observations, and looking a
+// series up by its labels each time costs more than timing the plugins.
+func (m *Metrics) observer(k observerKey, vec interface {
+	WithLabelValues(...string) prometheus.Observer
+}) prometheus.Observer {
+	if o, ok := m.observers.Load(k); ok {
+		return o.(prometheus.Observer)
+	}
+	labels := []string{k.stepType, string(k.op), strconv.FormatBool(k.rejected)}
+	if k.name != "" {
+		labels = append([]string{k.name}, labels...)
+	}
+	o, _ := m.observers.LoadOrStore(k, vec.WithLabelValues(labels...))
+	return o.(prometheus.Observer)
 }
