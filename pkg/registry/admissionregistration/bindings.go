@@ -14,11 +14,10 @@ import (
 
 var validatingAdmissionPolicyBindings = generic.Resource{
 	Name: "validatingadmissionpolicybindings", Singular: "validatingadmissionpolicybinding", Kind: "ValidatingAdmissionPolicyBinding",
-	Categories:           apiExtensions,
-	New:                  func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{} },
-	NewList:              func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyBindingList{} },
-	Strategy:             validatingBindingStrategy,
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
+	Categories: apiExtensions,
+	New:        func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{} },
+	NewList:    func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyBindingList{} },
+	Strategy:   validatingBindingStrategy,
 	Table: bindingTable(func(obj runtime.Object) (metav1.ObjectMeta, string, *admissionregistrationv1.ParamRef) {
 		b := obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
 		return b.ObjectMeta, b.Spec.PolicyName, b.Spec.ParamRef
@@ -27,11 +26,10 @@ var validatingAdmissionPolicyBindings = generic.Resource{
 
 var mutatingAdmissionPolicyBindings = generic.Resource{
 	Name: "mutatingadmissionpolicybindings", Singular: "mutatingadmissionpolicybinding", Kind: "MutatingAdmissionPolicyBinding",
-	Categories:           apiExtensions,
-	New:                  func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyBinding{} },
-	NewList:              func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyBindingList{} },
-	Strategy:             mutatingBindingStrategy,
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
+	Categories: apiExtensions,
+	New:        func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyBinding{} },
+	NewList:    func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyBindingList{} },
+	Strategy:   mutatingBindingStrategy,
 	Table: bindingTable(func(obj runtime.Object) (metav1.ObjectMeta, string, *admissionregistrationv1.ParamRef) {
 		b := obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding)
 		return b.ObjectMeta, b.Spec.PolicyName, b.Spec.ParamRef

@@ -22,7 +22,6 @@ var validatingAdmissionPolicies = generic.Resource{
 	// kube-controller-manager reports the policy's type checking on /status.
 	StatusStrategy: generic.StatusStrategy{Main: validatingPolicyStrategy, GroupVersion: "admissionregistration.k8s.io/v1",
 		KeepMetadata: true, Validate: validateValidatingPolicyStatus, Warnings: validatingPolicyStrategy.WarningsOnUpdate},
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: policyTable("Validations", "Validations indicates the number of validation rules defined in this configuration",
 		func(obj runtime.Object) (metav1.ObjectMeta, int, *admissionregistrationv1.ParamKind) {
 			p := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy)
@@ -32,11 +31,10 @@ var validatingAdmissionPolicies = generic.Resource{
 
 var mutatingAdmissionPolicies = generic.Resource{
 	Name: "mutatingadmissionpolicies", Singular: "mutatingadmissionpolicy", Kind: "MutatingAdmissionPolicy",
-	Categories:           apiExtensions,
-	New:                  func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicy{} },
-	NewList:              func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyList{} },
-	Strategy:             mutatingPolicyStrategy,
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
+	Categories: apiExtensions,
+	New:        func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicy{} },
+	NewList:    func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyList{} },
+	Strategy:   mutatingPolicyStrategy,
 	Table: policyTable("Mutations", "Mutation indicates the number of mutations rules defined in this configuration",
 		func(obj runtime.Object) (metav1.ObjectMeta, int, *admissionregistrationv1.ParamKind) {
 			p := obj.(*admissionregistrationv1.MutatingAdmissionPolicy)

@@ -19,10 +19,9 @@ import (
 
 var controllerRevisions = generic.Resource{
 	Name: "controllerrevisions", Singular: "controllerrevision", Kind: "ControllerRevision", Namespaced: true,
-	New:                  func() runtime.Object { return &appsv1.ControllerRevision{} },
-	NewList:              func() runtime.Object { return &appsv1.ControllerRevisionList{} },
-	Strategy:             controllerRevisionStrategy{generic.BaseStrategy{Namespaced: true}},
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
+	New:      func() runtime.Object { return &appsv1.ControllerRevision{} },
+	NewList:  func() runtime.Object { return &appsv1.ControllerRevisionList{} },
+	Strategy: controllerRevisionStrategy{generic.BaseStrategy{Namespaced: true}},
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,

@@ -25,13 +25,12 @@ import (
 
 var daemonSets = generic.Resource{
 	Name: "daemonsets", Singular: "daemonset", Kind: "DaemonSet", Namespaced: true,
-	ShortNames:           []string{"ds"},
-	Categories:           []string{"all"},
-	New:                  func() runtime.Object { return &appsv1.DaemonSet{} },
-	NewList:              func() runtime.Object { return &appsv1.DaemonSetList{} },
-	Strategy:             daemonSetMain,
-	StatusStrategy:       generic.StatusStrategy{Main: daemonSetMain, GroupVersion: daemonSetMain.APIVersion(), Validate: validateDaemonSetStatusUpdate},
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
+	ShortNames:     []string{"ds"},
+	Categories:     []string{"all"},
+	New:            func() runtime.Object { return &appsv1.DaemonSet{} },
+	NewList:        func() runtime.Object { return &appsv1.DaemonSetList{} },
+	Strategy:       daemonSetMain,
+	StatusStrategy: generic.StatusStrategy{Main: daemonSetMain, GroupVersion: daemonSetMain.APIVersion(), Validate: validateDaemonSetStatusUpdate},
 	Table: generic.TablePrinter{
 		Columns: podspec.WorkloadColumns(appsv1.DaemonSetSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{
 			{Name: "Desired", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["desiredNumberScheduled"]},

@@ -22,14 +22,13 @@ import (
 
 var deployments = generic.Resource{
 	Name: "deployments", Singular: "deployment", Kind: "Deployment", Namespaced: true,
-	ShortNames:           []string{"deploy"},
-	Categories:           []string{"all"},
-	New:                  func() runtime.Object { return &appsv1.Deployment{} },
-	NewList:              func() runtime.Object { return &appsv1.DeploymentList{} },
-	Strategy:             deploymentMain,
-	StatusStrategy:       generic.StatusStrategy{Main: deploymentMain, GroupVersion: deploymentMain.APIVersion(), Validate: validateDeploymentStatusUpdate, KeepLabels: true},
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
-	Scale:                generic.WorkloadScale[*appsv1.Deployment]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
+	ShortNames:     []string{"deploy"},
+	Categories:     []string{"all"},
+	New:            func() runtime.Object { return &appsv1.Deployment{} },
+	NewList:        func() runtime.Object { return &appsv1.DeploymentList{} },
+	Strategy:       deploymentMain,
+	StatusStrategy: generic.StatusStrategy{Main: deploymentMain, GroupVersion: deploymentMain.APIVersion(), Validate: validateDeploymentStatusUpdate, KeepLabels: true},
+	Scale:          generic.WorkloadScale[*appsv1.Deployment]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{
 		Columns: podspec.WorkloadColumns(appsv1.DeploymentSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{
 			{Name: "Ready", Type: "string", Description: "Number of the pod with ready state"},

@@ -19,14 +19,13 @@ import (
 
 var replicaSets = generic.Resource{
 	Name: "replicasets", Singular: "replicaset", Kind: "ReplicaSet", Namespaced: true,
-	ShortNames:           []string{"rs"},
-	Categories:           []string{"all"},
-	New:                  func() runtime.Object { return &appsv1.ReplicaSet{} },
-	NewList:              func() runtime.Object { return &appsv1.ReplicaSetList{} },
-	Strategy:             rsMain,
-	StatusStrategy:       generic.StatusStrategy{Main: rsMain, GroupVersion: rsMain.APIVersion(), Validate: validateReplicaSetStatusUpdate},
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
-	Scale:                generic.WorkloadScale[*appsv1.ReplicaSet]("apps/v1beta2", "apps/v1"),
+	ShortNames:     []string{"rs"},
+	Categories:     []string{"all"},
+	New:            func() runtime.Object { return &appsv1.ReplicaSet{} },
+	NewList:        func() runtime.Object { return &appsv1.ReplicaSetList{} },
+	Strategy:       rsMain,
+	StatusStrategy: generic.StatusStrategy{Main: rsMain, GroupVersion: rsMain.APIVersion(), Validate: validateReplicaSetStatusUpdate},
+	Scale:          generic.WorkloadScale[*appsv1.ReplicaSet]("apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{
 		Columns: podspec.WorkloadColumns(appsv1.ReplicaSetSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{
 			{Name: "Desired", Type: "integer", Description: appsv1.ReplicaSetSpec{}.SwaggerDoc()["replicas"]},

@@ -23,14 +23,13 @@ import (
 
 var statefulSets = generic.Resource{
 	Name: "statefulsets", Singular: "statefulset", Kind: "StatefulSet", Namespaced: true,
-	ShortNames:           []string{"sts"},
-	Categories:           []string{"all"},
-	New:                  func() runtime.Object { return &appsv1.StatefulSet{} },
-	NewList:              func() runtime.Object { return &appsv1.StatefulSetList{} },
-	Strategy:             statefulSetMain,
-	StatusStrategy:       generic.StatusStrategy{Main: statefulSetMain, GroupVersion: statefulSetMain.APIVersion(), Validate: validateStatefulSetStatusUpdate},
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
-	Scale:                generic.WorkloadScale[*appsv1.StatefulSet]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
+	ShortNames:     []string{"sts"},
+	Categories:     []string{"all"},
+	New:            func() runtime.Object { return &appsv1.StatefulSet{} },
+	NewList:        func() runtime.Object { return &appsv1.StatefulSetList{} },
+	Strategy:       statefulSetMain,
+	StatusStrategy: generic.StatusStrategy{Main: statefulSetMain, GroupVersion: statefulSetMain.APIVersion(), Validate: validateStatefulSetStatusUpdate},
+	Scale:          generic.WorkloadScale[*appsv1.StatefulSet]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
 	Table: generic.TablePrinter{
 		Columns: podspec.WorkloadColumns("", []metav1.TableColumnDefinition{
 			{Name: "Ready", Type: "string", Description: "Number of the pod with ready state"},

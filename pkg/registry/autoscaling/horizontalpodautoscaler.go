@@ -20,14 +20,13 @@ import (
 // them, and served at v1 too.
 var horizontalPodAutoscalers = generic.Resource{
 	Name: "horizontalpodautoscalers", Singular: "horizontalpodautoscaler", Kind: "HorizontalPodAutoscaler", Namespaced: true,
-	ShortNames:           []string{"hpa"},
-	Categories:           []string{"all"},
-	New:                  func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscaler{} },
-	NewList:              func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} },
-	Strategy:             hpaStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy:       hpaStatusStrategy{hpaStrategy{generic.BaseStrategy{Namespaced: true}}},
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
-	Table:                hpaTable,
+	ShortNames:     []string{"hpa"},
+	Categories:     []string{"all"},
+	New:            func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscaler{} },
+	NewList:        func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} },
+	Strategy:       hpaStrategy{generic.BaseStrategy{Namespaced: true}},
+	StatusStrategy: hpaStatusStrategy{hpaStrategy{generic.BaseStrategy{Namespaced: true}}},
+	Table:          hpaTable,
 	Versions: []generic.Version{{
 		Kind:      autoscalingv1.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
 		New:       func() runtime.Object { return &autoscalingv1.HorizontalPodAutoscaler{} },

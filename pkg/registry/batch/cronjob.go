@@ -28,13 +28,12 @@ import (
 
 var cronJobs = generic.Resource{
 	Name: "cronjobs", Singular: "cronjob", Kind: "CronJob", Namespaced: true,
-	ShortNames:           []string{"cj"},
-	Categories:           []string{"all"},
-	New:                  func() runtime.Object { return &batchv1.CronJob{} },
-	NewList:              func() runtime.Object { return &batchv1.CronJobList{} },
-	Strategy:             cronJobMain,
-	StatusStrategy:       generic.StatusStrategy{Main: cronJobMain, GroupVersion: cronJobMain.APIVersion()}, // kube validates nothing else
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
+	ShortNames:     []string{"cj"},
+	Categories:     []string{"all"},
+	New:            func() runtime.Object { return &batchv1.CronJob{} },
+	NewList:        func() runtime.Object { return &batchv1.CronJobList{} },
+	Strategy:       cronJobMain,
+	StatusStrategy: generic.StatusStrategy{Main: cronJobMain, GroupVersion: cronJobMain.APIVersion()}, // kube validates nothing else
 	Table: generic.TablePrinter{
 		Columns: podspec.WorkloadColumns(batchv1.JobSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{
 			{Name: "Schedule", Type: "string", Description: batchv1.CronJobSpec{}.SwaggerDoc()["schedule"]},

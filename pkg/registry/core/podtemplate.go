@@ -19,11 +19,10 @@ import (
 
 var podTemplates = generic.Resource{
 	Name: "podtemplates", Singular: "podtemplate", Kind: "PodTemplate", Namespaced: true,
-	New:                  func() runtime.Object { return &corev1.PodTemplate{} },
-	NewList:              func() runtime.Object { return &corev1.PodTemplateList{} },
-	Strategy:             podTemplateStrategy{generic.BaseStrategy{Namespaced: true}},
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
-	ReturnDeletedObject:  true,
+	New:                 func() runtime.Object { return &corev1.PodTemplate{} },
+	NewList:             func() runtime.Object { return &corev1.PodTemplateList{} },
+	Strategy:            podTemplateStrategy{generic.BaseStrategy{Namespaced: true}},
+	ReturnDeletedObject: true,
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,

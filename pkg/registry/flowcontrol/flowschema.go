@@ -22,8 +22,7 @@ var flowSchemas = generic.Resource{
 	StatusStrategy: configStatus(func(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 		return validateFlowSchemaStatus(&obj.(*flowcontrolv1.FlowSchema).Status, field.NewPath("status"))
 	}),
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
-	Table:                flowSchemaTable{flowSchemaPrinter},
+	Table: flowSchemaTable{flowSchemaPrinter},
 }
 
 var flowSchemaPrinter = generic.TablePrinter{

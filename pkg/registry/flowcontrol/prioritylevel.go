@@ -22,7 +22,6 @@ var priorityLevels = generic.Resource{
 	StatusStrategy: configStatus(func(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 		return validatePriorityLevelStatus(&obj.(*flowcontrolv1.PriorityLevelConfiguration).Status, field.NewPath("status"))
 	}),
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,

@@ -7,16 +7,6 @@ import "fmt"
 // functions do; its error is the message of the 400 a list or watch gets.
 type FieldLabelConversionFunc func(label, value string) (internalLabel, internalValue string, err error)
 
-// DefaultFieldLabelConversion is kube's conversion for kinds that register
-// none: only metadata.name and metadata.namespace may be selected.
-func DefaultFieldLabelConversion(label, value string) (string, string, error) {
-	switch label {
-	case "metadata.name", "metadata.namespace":
-		return label, value, nil
-	}
-	return "", "", fmt.Errorf("%q is not a known field selector: only %q, %q", label, "metadata.name", "metadata.namespace")
-}
-
 // SupportedFieldLabels returns a conversion that accepts exactly labels
 // (and metadata.name, metadata.namespace), with kube's message for others.
 func SupportedFieldLabels(labels ...string) FieldLabelConversionFunc {

@@ -67,7 +67,9 @@ type Resource struct {
 	AttrFunc storage.AttrFunc
 	// FieldLabelConversion, when set, decides which fields a field
 	// selector may name (and renames aliases), with kube's messages; see
-	// DefaultFieldLabelConversion and SupportedFieldLabels.
+	// SupportedFieldLabels. Unset, the Store's selectable fields decide
+	// (metadata.name, metadata.namespace and AttrFunc's), with the words
+	// of kube's default conversion when those are metadata's alone.
 	FieldLabelConversion FieldLabelConversionFunc
 	// IndexFields are selectable fields the watch cache indexes.
 	IndexFields []string

@@ -28,7 +28,6 @@ var podDisruptionBudgets = generic.Resource{
 	// evictions write: the spec stays.
 	StatusStrategy: generic.StatusStrategy{Main: pdbStrategy{generic.BaseStrategy{Namespaced: true}}, GroupVersion: "policy/v1",
 		Validate: validatePDBStatus},
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{
 			generic.NameColumn,

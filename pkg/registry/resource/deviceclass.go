@@ -17,11 +17,10 @@ import (
 
 var deviceClasses = generic.Resource{
 	Name: "deviceclasses", Singular: "deviceclass", Kind: "DeviceClass",
-	New:                  func() runtime.Object { return &resourcev1.DeviceClass{} },
-	NewList:              func() runtime.Object { return &resourcev1.DeviceClassList{} },
-	Strategy:             deviceClassStrategy{generic.BaseStrategy{}},
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
-	ReturnDeletedObject:  true,
+	New:                 func() runtime.Object { return &resourcev1.DeviceClass{} },
+	NewList:             func() runtime.Object { return &resourcev1.DeviceClassList{} },
+	Strategy:            deviceClassStrategy{generic.BaseStrategy{}},
+	ReturnDeletedObject: true,
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{generic.NameColumn, generic.AgeColumn},
 		Cells: func(obj runtime.Object) ([]interface{}, error) {

@@ -24,7 +24,6 @@ var deviceTaintRules = generic.Resource{
 	Strategy: deviceTaintRuleStrategy{generic.BaseStrategy{}},
 	StatusStrategy: generic.StatusStrategy{Main: deviceTaintRuleStrategy{generic.BaseStrategy{}}, GroupVersion: "resource.k8s.io/v1",
 		KeepMetadata: true, Validate: validateDeviceTaintRuleStatusUpdate},
-	FieldLabelConversion: generic.DefaultFieldLabelConversion,
 	Table: generic.TablePrinter{
 		// kube prints the taint, not the selector (which may be long).
 		Columns: []metav1.TableColumnDefinition{

@@ -28,8 +28,7 @@ func newResourceClaims(admin adminAccess) generic.Resource {
 		// it is reserved for, and the drivers' device status.
 		StatusStrategy: generic.StatusStrategy{Main: strategy, GroupVersion: "resource.k8s.io/v1", KeepMetadata: true,
 			Prepare: prepareClaimStatus, Validate: strategy.validateStatusUpdate},
-		FieldLabelConversion: generic.DefaultFieldLabelConversion,
-		ReturnDeletedObject:  true,
+		ReturnDeletedObject: true,
 		Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "State", Type: "string", Description: "A summary of the current state (allocated, pending, reserved, etc.)."},
 			func(c *resourcev1.ResourceClaim) interface{} { return claimState(c) }),
 	}

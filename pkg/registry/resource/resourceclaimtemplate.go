@@ -22,11 +22,10 @@ import (
 func newResourceClaimTemplates(admin adminAccess) generic.Resource {
 	return generic.Resource{
 		Name: "resourceclaimtemplates", Singular: "resourceclaimtemplate", Kind: "ResourceClaimTemplate", Namespaced: true,
-		New:                  func() runtime.Object { return &resourcev1.ResourceClaimTemplate{} },
-		NewList:              func() runtime.Object { return &resourcev1.ResourceClaimTemplateList{} },
-		Strategy:             claimTemplateStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, admin: admin},
-		FieldLabelConversion: generic.DefaultFieldLabelConversion,
-		ReturnDeletedObject:  true,
+		New:                 func() runtime.Object { return &resourcev1.ResourceClaimTemplate{} },
+		NewList:             func() runtime.Object { return &resourcev1.ResourceClaimTemplateList{} },
+		Strategy:            claimTemplateStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, admin: admin},
+		ReturnDeletedObject: true,
 		Table: generic.TablePrinter{
 			Columns: []metav1.TableColumnDefinition{generic.NameColumn, generic.AgeColumn},
 			Cells: func(obj runtime.Object) ([]interface{}, error) {
