@@ -62,8 +62,9 @@ func hostUsers(spec *corev1.PodSpec) bool {
 
 // validateContainerSecurityContext validates a container's
 // securityContext. Kube relaxes one rule on updates of pods created
-// before it (allowPrivilegeEscalation false with CAP_SYS_ADMIN); no such
-// pod was ever stored here without it, so it is not relaxed.
+// before it (allowPrivilegeEscalation false with CAP_SYS_ADMIN); it is
+// not relaxed here. Objects stored by builds before these checks, with a
+// security context kube would have refused, fail their next update.
 func validateContainerSecurityContext(sc *corev1.SecurityContext, hostUsers bool, p *field.Path) field.ErrorList {
 	if sc == nil {
 		return nil
