@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // heldPod creates, in namespace, a pod that a finalizer keeps after its
@@ -98,16 +99,21 @@ func TestNamespaceStatusUpdateKeepsTerminatingNamespace(t *testing.T) {
 	name := namespace(t)
 	heldPod(t, client, name)
 
-	ns, err := client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Status.Conditions = append(ns.Status.Conditions, corev1.NamespaceCondition{
-		Type: corev1.NamespaceDeletionContentFailure, Status: corev1.ConditionFalse,
-		Reason: "ContentDeleted", Message: "All content successfully deleted, may be waiting on finalization",
-		LastTransitionTime: metav1.Now(),
+	// The namespace controller writes its conditions meanwhile: each
+	// write here is retried on a conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		ns, err := client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		ns.Status.Conditions = append(ns.Status.Conditions, corev1.NamespaceCondition{
+			Type: "example.com/Checked", Status: corev1.ConditionTrue,
+			Reason: "Checked", Message: "a status update of a Terminating namespace", LastTransitionTime: metav1.Now(),
+		})
+		_, err = client.CoreV1().Namespaces().UpdateStatus(ctx, ns, metav1.UpdateOptions{})
+		return err
 	})
-	if _, err := client.CoreV1().Namespaces().UpdateStatus(ctx, ns, metav1.UpdateOptions{}); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
@@ -121,8 +127,16 @@ func TestNamespaceStatusUpdateKeepsTerminatingNamespace(t *testing.T) {
 		t.Fatalf("the held pod: %v", err)
 	}
 
-	got.Spec.Finalizers = nil
-	if _, err := client.CoreV1().Namespaces().Finalize(ctx, got, metav1.UpdateOptions{}); err != nil {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got, err := client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		got.Spec.Finalizers = nil
+		_, err = client.CoreV1().Namespaces().Finalize(ctx, got, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {

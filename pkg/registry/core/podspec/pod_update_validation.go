@@ -31,7 +31,7 @@ var updatablePodSpecFields = []string{
 // gated, additions to their node selector).
 func ValidatePodUpdate(pod, old *corev1.Pod) field.ErrorList {
 	allErrs := corevalidation.ValidateObjectMetaUpdate(&pod.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, validatePodMetadataAndSpec(pod)...)
+	allErrs = append(allErrs, ratchet(validatePodMetadataAndSpec(pod), func() field.ErrorList { return validatePodMetadataAndSpec(old) })...)
 	specPath := field.NewPath("spec")
 
 	for _, c := range []struct {
@@ -196,4 +196,26 @@ func validatePodIPs(pod, old *corev1.Pod) field.ErrorList {
 		allErrs = append(allErrs, field.Invalid(p.Index(0).Child("ip"), pod.Status.PodIPs[0].IP, "must be equal to `podIP`"))
 	}
 	return allErrs
+}
+
+// ratchet drops from errs those the stored object has too (old, computed
+// only when errs is not empty): an object this server stored before a
+// check existed stays updatable (its finalizers removable) while the
+// update adds nothing the check refuses. An object kube could have stored
+// has no such errors, so for it the result is kube's.
+func ratchet(errs field.ErrorList, old func() field.ErrorList) field.ErrorList {
+	if len(errs) == 0 {
+		return errs
+	}
+	had := map[string]bool{}
+	for _, e := range old() {
+		had[e.Error()] = true
+	}
+	var out field.ErrorList
+	for _, e := range errs {
+		if !had[e.Error()] {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -89,3 +89,27 @@ func TestRunAsUserName(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateRatchets: a pod stored with a security context kube refuses
+// (by a build before the check) can still be updated when the update
+// keeps it as it was; an update that makes it worse, or a new such pod,
+// is refused.
+func TestUpdateRatchets(t *testing.T) {
+	t.Parallel()
+	minusOne, minusTwo := int64(-1), int64(-2)
+	old := validPod()
+	old.ResourceVersion = "1"
+	old.Spec.SecurityContext.RunAsUser = &minusOne
+	if len(ValidatePodCreate(old)) == 0 {
+		t.Fatal("runAsUser -1 is accepted on create")
+	}
+	pod := old.DeepCopy()
+	pod.Labels = map[string]string{"relabelled": "yes"}
+	if errs := ValidatePodUpdate(pod, old); len(errs) != 0 {
+		t.Errorf("an update keeping the stored security context: %v", errs)
+	}
+	pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: &minusTwo}
+	if errs := ValidatePodUpdate(pod, old); len(errs) == 0 {
+		t.Error("an update adding an invalid container security context is accepted")
+	}
+}
