@@ -51,19 +51,7 @@ func samples(t *testing.T, gather func() ([]*dto.MetricFamily, error)) []string 
 // TestPodSecurityAsKube, our counters hold the series kube's recorder
 // holds, with the same labels and counts.
 func TestPodSecurityMetricsAsKube(t *testing.T) {
-	conf, err := LoadPodSecurityConfiguration([]byte("apiVersion: pod-security.admission.config.k8s.io/v1\nkind: PodSecurityConfiguration\n" +
-		"exemptions:\n  namespaces: [kube-system]\n  usernames: [exempt-user]\n  runtimeClasses: [exempt]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	namespaces := namespacesOf{
-		"restricted": labelled("restricted", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}),
-		"warned":     labelled("warned", map[string]string{"pod-security.kubernetes.io/warn": "baseline", "pod-security.kubernetes.io/audit": "restricted"}),
-		"plain":      labelled("plain", nil),
-		"invalid":    labelled("invalid", map[string]string{"pod-security.kubernetes.io/enforce": "strict"}),
-		"versioned":  labelled("versioned", map[string]string{"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/enforce-version": "v1.22"}),
-		"future":     labelled("future", map[string]string{"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/enforce-version": "v1.99"}),
-	}
+	conf, namespaces := parityFixture(t)
 	version := psapi.MajorMinorVersion(1, 37)
 	ourRegistry := prometheus.NewRegistry()
 	ours, err := NewPodSecurity(PodSecurityConfig{Configuration: conf, Namespaces: namespaces, Pods: podsOf{}, Version: version, Metrics: ourRegistry})

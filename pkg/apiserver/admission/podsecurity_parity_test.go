@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
 	psadmission "k8s.io/pod-security-admission/admission"
+	psconfig "k8s.io/pod-security-admission/admission/api"
 	psapi "k8s.io/pod-security-admission/api"
 	psmetrics "k8s.io/pod-security-admission/metrics"
 	"k8s.io/pod-security-admission/policy"
@@ -218,22 +219,32 @@ func parityCases() []parityCase {
 	}
 }
 
-// TestPodSecurityAsKube: for each request, our plugin answers what
-// kube's plugin (its library's response on top of a Forbidden) answers:
-// the same refusal, warnings and audit annotations.
-func TestPodSecurityAsKube(t *testing.T) {
+// parityFixture is the configuration and the namespaces the comparisons
+// with kube's plugin run against: exemptions of each kind, and namespaces
+// enforcing, warning and auditing, unlabelled, with an invalid level, and
+// pinned to an old and to a future version.
+func parityFixture(t *testing.T) (*psconfig.PodSecurityConfiguration, namespacesOf) {
+	t.Helper()
 	conf, err := LoadPodSecurityConfiguration([]byte("apiVersion: pod-security.admission.config.k8s.io/v1\nkind: PodSecurityConfiguration\n" +
 		"exemptions:\n  namespaces: [kube-system]\n  usernames: [exempt-user]\n  runtimeClasses: [exempt]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	namespaces := namespacesOf{
+	return conf, namespacesOf{
 		"restricted": labelled("restricted", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}),
 		"warned":     labelled("warned", map[string]string{"pod-security.kubernetes.io/warn": "baseline", "pod-security.kubernetes.io/audit": "restricted"}),
 		"plain":      labelled("plain", nil),
 		"invalid":    labelled("invalid", map[string]string{"pod-security.kubernetes.io/enforce": "strict"}),
 		"versioned":  labelled("versioned", map[string]string{"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/enforce-version": "v1.22"}),
+		"future":     labelled("future", map[string]string{"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/enforce-version": "v1.99"}),
 	}
+}
+
+// TestPodSecurityAsKube: for each request, our plugin answers what
+// kube's plugin (its library's response on top of a Forbidden) answers:
+// the same refusal, warnings and audit annotations.
+func TestPodSecurityAsKube(t *testing.T) {
+	conf, namespaces := parityFixture(t)
 	pods := podsOf{dryRunPod("a", true, false, "", ""), dryRunPod("b", false, true, "", "")}
 	version := psapi.MajorMinorVersion(1, 37)
 	ours, err := NewPodSecurity(PodSecurityConfig{Configuration: conf, Namespaces: namespaces, Pods: pods, Version: version})
