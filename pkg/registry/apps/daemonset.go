@@ -7,7 +7,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
@@ -23,35 +22,29 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/workload"
 )
 
-var daemonSets = generic.Resource{
-	Name: "daemonsets", Singular: "daemonset", Kind: "DaemonSet", Namespaced: true,
-	ShortNames:     []string{"ds"},
-	Categories:     []string{"all"},
-	New:            func() runtime.Object { return &appsv1.DaemonSet{} },
-	NewList:        func() runtime.Object { return &appsv1.DaemonSetList{} },
-	Strategy:       daemonSetMain,
-	StatusStrategy: generic.StatusStrategy{Main: daemonSetMain, GroupVersion: daemonSetMain.APIVersion(), Validate: validateDaemonSetStatusUpdate},
-	Table: generic.TablePrinter{
-		Columns: podspec.WorkloadColumns(appsv1.DaemonSetSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{
+var daemonSets = workload.Declare(workload.Kind[*appsv1.DaemonSet, *appsv1.DaemonSetList]{
+	ShortName: "ds",
+	Strategy:  daemonSetStrategy{workload.NewStrategy("apps/v1", rest.DeleteDependents)},
+	Status:    generic.StatusStrategy{Validate: validateDaemonSetStatusUpdate},
+	Table: workload.Table[*appsv1.DaemonSet]{
+		Columns: []metav1.TableColumnDefinition{
 			{Name: "Desired", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["desiredNumberScheduled"]},
 			{Name: "Current", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["currentNumberScheduled"]},
 			{Name: "Ready", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["numberReady"]},
 			{Name: "Up-to-date", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["updatedNumberScheduled"]},
 			{Name: "Available", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["numberAvailable"]},
 			{Name: "Node Selector", Type: "string", Description: corev1.PodSpec{}.SwaggerDoc()["nodeSelector"]},
-		}),
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			ds := obj.(*appsv1.DaemonSet)
-			s := ds.Status
-			names, images := podspec.ContainerCells(ds.Spec.Template.Spec.Containers)
-			return []interface{}{
-				ds.Name, int64(s.DesiredNumberScheduled), int64(s.CurrentNumberScheduled), int64(s.NumberReady),
-				int64(s.UpdatedNumberScheduled), int64(s.NumberAvailable), labels.FormatLabels(ds.Spec.Template.Spec.NodeSelector),
-				generic.TranslateTimestampSince(ds.CreationTimestamp), names, images, metav1.FormatLabelSelector(ds.Spec.Selector),
-			}, nil
 		},
+		Cells: func(ds *appsv1.DaemonSet) []interface{} {
+			s := ds.Status
+			return []interface{}{int64(s.DesiredNumberScheduled), int64(s.CurrentNumberScheduled), int64(s.NumberReady),
+				int64(s.UpdatedNumberScheduled), int64(s.NumberAvailable), labels.FormatLabels(ds.Spec.Template.Spec.NodeSelector)}
+		},
+		Template:    func(ds *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &ds.Spec.Template },
+		SelectorDoc: appsv1.DaemonSetSpec{}.SwaggerDoc()["selector"],
+		Selector:    func(ds *appsv1.DaemonSet) string { return metav1.FormatLabelSelector(ds.Spec.Selector) },
 	},
-}
+})
 
 // templateGeneration is a daemon set's template generation: kube keeps it
 // in this annotation in apps/v1, where the spec has no field for it.
@@ -70,10 +63,6 @@ func setTemplateGeneration(ds *appsv1.DaemonSet, g int64) {
 // daemonSetStrategy: deleting a daemon set deletes its pods in the
 // background.
 type daemonSetStrategy struct{ workload.Strategy }
-
-var daemonSetMain = daemonSetStrategy{workload.NewStrategy("apps/v1", rest.DeleteDependents)}
-
-var _ rest.Defaulter = daemonSetStrategy{}
 
 // Default implements rest.Defaulter: a rolling update of one node at a
 // time, 10 revisions.
@@ -119,16 +108,15 @@ func (s daemonSetStrategy) PrepareForUpdate(ctx context.Context, obj, old runtim
 }
 
 func (daemonSetStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	ds := obj.(*appsv1.DaemonSet)
-	allErrs := corevalidation.ValidateObjectMeta(&ds.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(allErrs, validateDaemonSetSpec(ds, field.NewPath("spec"))...)
+	return append(workload.ValidateMeta(obj), validateDaemonSetSpec(obj.(*appsv1.DaemonSet), specPath)...)
 }
 
+// ValidateUpdate checks the selector, which never changes, before the
+// spec, in kube's order.
 func (daemonSetStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
-	allErrs := corevalidation.ValidateObjectMetaUpdate(&ds.ObjectMeta, &oldDS.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, apivalidation.ValidateImmutableField(ds.Spec.Selector, oldDS.Spec.Selector, field.NewPath("spec", "selector"))...)
-	return append(allErrs, validateDaemonSetSpec(ds, field.NewPath("spec"))...)
+	ds := obj.(*appsv1.DaemonSet)
+	allErrs := append(workload.ValidateMetaUpdate(obj, old), workload.ValidateSelectorUnchanged(ds.Spec.Selector, old.(*appsv1.DaemonSet).Spec.Selector)...)
+	return append(allErrs, validateDaemonSetSpec(ds, specPath)...)
 }
 
 func validateDaemonSetSpec(ds *appsv1.DaemonSet, fldPath *field.Path) field.ErrorList {
@@ -186,10 +174,8 @@ func validateDaemonSetUpdateStrategy(s *appsv1.DaemonSetUpdateStrategy, fldPath 
 
 // validateDaemonSetStatusUpdate validates a write of daemonsets/status.
 func validateDaemonSetStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
-	allErrs := corevalidation.ValidateObjectMetaUpdate(&ds.ObjectMeta, &oldDS.ObjectMeta, field.NewPath("metadata"))
-	p, s := field.NewPath("status"), ds.Status
-	allErrs = append(allErrs, validateCounters(p,
+	p, s := field.NewPath("status"), obj.(*appsv1.DaemonSet).Status
+	allErrs := append(workload.ValidateMetaUpdate(obj, old), validateCounters(p,
 		counter{"currentNumberScheduled", int64(s.CurrentNumberScheduled)}, counter{"numberMisscheduled", int64(s.NumberMisscheduled)},
 		counter{"desiredNumberScheduled", int64(s.DesiredNumberScheduled)}, counter{"numberReady", int64(s.NumberReady)},
 		counter{"observedGeneration", s.ObservedGeneration}, counter{"updatedNumberScheduled", int64(s.UpdatedNumberScheduled)},
@@ -197,5 +183,5 @@ func validateDaemonSetStatusUpdate(_ context.Context, obj, old runtime.Object) f
 	if s.CollisionCount != nil {
 		allErrs = append(allErrs, validateNonnegative(int64(*s.CollisionCount), p.Child("collisionCount"))...)
 	}
-	return append(allErrs, validateCollisionCount(p, s.CollisionCount, oldDS.Status.CollisionCount)...)
+	return append(allErrs, validateCollisionCount(p, s.CollisionCount, old.(*appsv1.DaemonSet).Status.CollisionCount)...)
 }

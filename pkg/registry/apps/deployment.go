@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -20,44 +20,35 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/workload"
 )
 
-var deployments = generic.Resource{
-	Name: "deployments", Singular: "deployment", Kind: "Deployment", Namespaced: true,
-	ShortNames:     []string{"deploy"},
-	Categories:     []string{"all"},
-	New:            func() runtime.Object { return &appsv1.Deployment{} },
-	NewList:        func() runtime.Object { return &appsv1.DeploymentList{} },
-	Strategy:       deploymentMain,
-	StatusStrategy: generic.StatusStrategy{Main: deploymentMain, GroupVersion: deploymentMain.APIVersion(), Validate: validateDeploymentStatusUpdate, KeepLabels: true},
-	Scale:          generic.WorkloadScale[*appsv1.Deployment]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
-	Table: generic.TablePrinter{
-		Columns: podspec.WorkloadColumns(appsv1.DeploymentSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{
+var deployments = workload.Declare(workload.Kind[*appsv1.Deployment, *appsv1.DeploymentList]{
+	ShortName: "deploy",
+	Strategy:  deploymentStrategy{workload.NewStrategy("apps/v1", rest.DeleteDependents)},
+	Status:    generic.StatusStrategy{Validate: validateDeploymentStatusUpdate, KeepLabels: true},
+	Scale:     generic.WorkloadScale[*appsv1.Deployment]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
+	Table: workload.Table[*appsv1.Deployment]{
+		Columns: []metav1.TableColumnDefinition{
 			{Name: "Ready", Type: "string", Description: "Number of the pod with ready state"},
 			{Name: "Up-to-date", Type: "string", Description: appsv1.DeploymentStatus{}.SwaggerDoc()["updatedReplicas"]},
 			{Name: "Available", Type: "string", Description: appsv1.DeploymentStatus{}.SwaggerDoc()["availableReplicas"]},
-		}),
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			d := obj.(*appsv1.Deployment)
-			selector, err := selectorString(d.Spec.Selector)
-			if err != nil {
-				selector = "<invalid>"
+		},
+		Cells: func(d *appsv1.Deployment) []interface{} {
+			return []interface{}{fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, ptr.Deref(d.Spec.Replicas, 0)),
+				int64(d.Status.UpdatedReplicas), int64(d.Status.AvailableReplicas)}
+		},
+		Template:    func(d *appsv1.Deployment) *corev1.PodTemplateSpec { return &d.Spec.Template },
+		SelectorDoc: appsv1.DeploymentSpec{}.SwaggerDoc()["selector"],
+		Selector: func(d *appsv1.Deployment) string {
+			if selector, err := selectorString(d.Spec.Selector); err == nil {
+				return selector
 			}
-			names, images := podspec.ContainerCells(d.Spec.Template.Spec.Containers)
-			return []interface{}{
-				d.Name, fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, ptr.Deref(d.Spec.Replicas, 0)),
-				int64(d.Status.UpdatedReplicas), int64(d.Status.AvailableReplicas),
-				generic.TranslateTimestampSince(d.CreationTimestamp), names, images, selector,
-			}, nil
+			return "<invalid>"
 		},
 	},
-}
+})
 
 // deploymentStrategy: deleting a deployment deletes its replica sets in
 // the background.
 type deploymentStrategy struct{ workload.Strategy }
-
-var deploymentMain = deploymentStrategy{workload.NewStrategy("apps/v1", rest.DeleteDependents)}
-
-var _ rest.Defaulter = deploymentStrategy{}
 
 // Default implements rest.Defaulter: 1 replica, a rolling update of 25%
 // surge and 25% unavailable, 10 old replica sets, 600s to progress.
@@ -100,16 +91,13 @@ func (s deploymentStrategy) PrepareForUpdate(ctx context.Context, obj, old runti
 }
 
 func (deploymentStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	d := obj.(*appsv1.Deployment)
-	allErrs := corevalidation.ValidateObjectMeta(&d.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(allErrs, validateDeploymentSpec(&d.Spec, field.NewPath("spec"))...)
+	return append(workload.ValidateMeta(obj), validateDeploymentSpec(&obj.(*appsv1.Deployment).Spec, specPath)...)
 }
 
 func (deploymentStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
-	allErrs := corevalidation.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, validateDeploymentSpec(&d.Spec, field.NewPath("spec"))...)
-	return append(allErrs, apivalidation.ValidateImmutableField(d.Spec.Selector, oldD.Spec.Selector, field.NewPath("spec", "selector"))...)
+	spec, oldSpec := &obj.(*appsv1.Deployment).Spec, &old.(*appsv1.Deployment).Spec
+	allErrs := append(workload.ValidateMetaUpdate(obj, old), validateDeploymentSpec(spec, specPath)...)
+	return append(allErrs, workload.ValidateSelectorUnchanged(spec.Selector, oldSpec.Selector)...)
 }
 
 func validateDeploymentSpec(spec *appsv1.DeploymentSpec, fldPath *field.Path) field.ErrorList {
@@ -164,10 +152,9 @@ func validateDeploymentStrategy(s *appsv1.DeploymentStrategy, fldPath *field.Pat
 
 // validateDeploymentStatusUpdate validates a write of deployments/status.
 func validateDeploymentStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
-	allErrs := corevalidation.ValidateObjectMetaUpdate(&d.ObjectMeta, &oldD.ObjectMeta, field.NewPath("metadata"))
-	p, s := field.NewPath("status"), d.Status
-	allErrs = append(allErrs, validateCounters(p,
+	s, oldS := obj.(*appsv1.Deployment).Status, old.(*appsv1.Deployment).Status
+	p := field.NewPath("status")
+	allErrs := append(workload.ValidateMetaUpdate(obj, old), validateCounters(p,
 		counter{"observedGeneration", s.ObservedGeneration}, counter{"replicas", int64(s.Replicas)},
 		counter{"updatedReplicas", int64(s.UpdatedReplicas)}, counter{"readyReplicas", int64(s.ReadyReplicas)},
 		counter{"availableReplicas", int64(s.AvailableReplicas)}, counter{"unavailableReplicas", int64(s.UnavailableReplicas)})...)
@@ -182,5 +169,5 @@ func validateDeploymentStatusUpdate(_ context.Context, obj, old runtime.Object) 
 	allErrs = append(allErrs, validateNotAbove(p, "readyReplicas", s.ReadyReplicas, s.Replicas, replicas)...)
 	allErrs = append(allErrs, validateNotAbove(p, "availableReplicas", s.AvailableReplicas, s.Replicas, replicas)...)
 	allErrs = append(allErrs, validateNotAbove(p, "availableReplicas", s.AvailableReplicas, s.ReadyReplicas, "readyReplicas")...)
-	return append(allErrs, validateCollisionCount(p, s.CollisionCount, oldD.Status.CollisionCount)...)
+	return append(allErrs, validateCollisionCount(p, s.CollisionCount, oldS.CollisionCount)...)
 }

@@ -21,37 +21,24 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/workload"
 )
 
-var statefulSets = generic.Resource{
-	Name: "statefulsets", Singular: "statefulset", Kind: "StatefulSet", Namespaced: true,
-	ShortNames:     []string{"sts"},
-	Categories:     []string{"all"},
-	New:            func() runtime.Object { return &appsv1.StatefulSet{} },
-	NewList:        func() runtime.Object { return &appsv1.StatefulSetList{} },
-	Strategy:       statefulSetMain,
-	StatusStrategy: generic.StatusStrategy{Main: statefulSetMain, GroupVersion: statefulSetMain.APIVersion(), Validate: validateStatefulSetStatusUpdate},
-	Scale:          generic.WorkloadScale[*appsv1.StatefulSet]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
-	Table: generic.TablePrinter{
-		Columns: podspec.WorkloadColumns("", []metav1.TableColumnDefinition{
-			{Name: "Ready", Type: "string", Description: "Number of the pod with ready state"},
-		}),
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			s := obj.(*appsv1.StatefulSet)
-			names, images := podspec.ContainerCells(s.Spec.Template.Spec.Containers)
-			return []interface{}{
-				s.Name, fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, ptr.Deref(s.Spec.Replicas, 0)),
-				generic.TranslateTimestampSince(s.CreationTimestamp), names, images,
-			}, nil
+var statefulSets = workload.Declare(workload.Kind[*appsv1.StatefulSet, *appsv1.StatefulSetList]{
+	ShortName: "sts",
+	Strategy:  statefulSetStrategy{workload.NewStrategy("apps/v1", rest.DeleteDependents)},
+	Status:    generic.StatusStrategy{Validate: validateStatefulSetStatusUpdate},
+	Scale:     generic.WorkloadScale[*appsv1.StatefulSet]("apps/v1beta1", "apps/v1beta2", "apps/v1"),
+	// kube prints no selector for stateful sets.
+	Table: workload.Table[*appsv1.StatefulSet]{
+		Columns: []metav1.TableColumnDefinition{{Name: "Ready", Type: "string", Description: "Number of the pod with ready state"}},
+		Cells: func(s *appsv1.StatefulSet) []interface{} {
+			return []interface{}{fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, ptr.Deref(s.Spec.Replicas, 0))}
 		},
+		Template: func(s *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &s.Spec.Template },
 	},
-}
+})
 
 // statefulSetStrategy: deleting a stateful set deletes its pods in
 // the background.
 type statefulSetStrategy struct{ workload.Strategy }
-
-var statefulSetMain = statefulSetStrategy{workload.NewStrategy("apps/v1", rest.DeleteDependents)}
-
-var _ rest.Defaulter = statefulSetStrategy{}
 
 // Default implements rest.Defaulter: ordered pod management, rolling
 // updates one pod at a time, claims retained, 1 replica, 10 revisions.
@@ -113,14 +100,14 @@ func (statefulSetStrategy) Validate(_ context.Context, obj runtime.Object) field
 // are not validated again when the old spec no longer is.
 func (statefulSetStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	s, oldS := obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet)
-	allErrs := corevalidation.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))
+	allErrs := workload.ValidateMetaUpdate(obj, old)
 	opts := statefulSetOptions{allowInvalidServiceName: true, skipClaimTemplates: true}
 	if len(validateStatefulSetSpec(&oldS.Spec, field.NewPath("spec"), opts)) > 0 {
 		opts.skipTemplate = true
 	}
 	specPath := field.NewPath("spec")
 	allErrs = append(allErrs, validateStatefulSetSpec(&s.Spec, specPath, opts)...)
-	allErrs = append(allErrs, apivalidation.ValidateImmutableField(s.Spec.Selector, oldS.Spec.Selector, specPath.Child("selector"))...)
+	allErrs = append(allErrs, workload.ValidateSelectorUnchanged(s.Spec.Selector, oldS.Spec.Selector)...)
 	allErrs = append(allErrs, apivalidation.ValidateImmutableField(s.Spec.VolumeClaimTemplates, oldS.Spec.VolumeClaimTemplates, specPath.Child("volumeClaimTemplates"))...)
 	allErrs = append(allErrs, apivalidation.ValidateImmutableField(s.Spec.ServiceName, oldS.Spec.ServiceName, specPath.Child("serviceName"))...)
 	return append(allErrs, apivalidation.ValidateImmutableField(s.Spec.PodManagementPolicy, oldS.Spec.PodManagementPolicy, specPath.Child("podManagementPolicy"))...)
@@ -314,6 +301,6 @@ func validateStatefulSetStatusUpdate(_ context.Context, obj, old runtime.Object)
 	allErrs = append(allErrs, validateNotAbove(p, "updatedReplicas", st.UpdatedReplicas, st.Replicas, replicas)...)
 	allErrs = append(allErrs, validateNotAbove(p, "availableReplicas", st.AvailableReplicas, st.Replicas, replicas)...)
 	allErrs = append(allErrs, validateNotAbove(p, "availableReplicas", st.AvailableReplicas, st.ReadyReplicas, "status.readyReplicas")...)
-	allErrs = append(allErrs, corevalidation.ValidateObjectMetaUpdate(&s.ObjectMeta, &oldS.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, workload.ValidateMetaUpdate(obj, old)...)
 	return append(allErrs, validateCollisionCount(p, st.CollisionCount, oldS.Status.CollisionCount)...)
 }

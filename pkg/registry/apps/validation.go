@@ -55,6 +55,9 @@ func selectorString(selector *metav1.LabelSelector) (string, error) {
 	return s.String(), nil
 }
 
+// specPath is where a workload's spec is.
+var specPath = field.NewPath("spec")
+
 func validateNonnegative(v int64, fldPath *field.Path) field.ErrorList {
 	return apivalidation.ValidateNonnegativeField(v, fldPath)
 }

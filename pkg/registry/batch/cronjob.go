@@ -12,6 +12,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,30 +21,24 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
-	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/workload"
 )
 
-var cronJobs = generic.Resource{
-	Name: "cronjobs", Singular: "cronjob", Kind: "CronJob", Namespaced: true,
-	ShortNames:     []string{"cj"},
-	Categories:     []string{"all"},
-	New:            func() runtime.Object { return &batchv1.CronJob{} },
-	NewList:        func() runtime.Object { return &batchv1.CronJobList{} },
-	Strategy:       cronJobMain,
-	StatusStrategy: generic.StatusStrategy{Main: cronJobMain, GroupVersion: cronJobMain.APIVersion()}, // kube validates nothing else
-	Table: generic.TablePrinter{
-		Columns: podspec.WorkloadColumns(batchv1.JobSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{
+var cronJobs = workload.Declare(workload.Kind[*batchv1.CronJob, *batchv1.CronJobList]{
+	ShortName: "cj",
+	Strategy:  cronJobStrategy{workload.NewStrategy("batch/v1", rest.DeleteDependents)},
+	// Status validates nothing else, as in kube.
+	Table: workload.Table[*batchv1.CronJob]{
+		Columns: []metav1.TableColumnDefinition{
 			{Name: "Schedule", Type: "string", Description: batchv1.CronJobSpec{}.SwaggerDoc()["schedule"]},
 			{Name: "Timezone", Type: "string", Description: batchv1.CronJobSpec{}.SwaggerDoc()["timeZone"]},
 			{Name: "Suspend", Type: "boolean", Description: batchv1.CronJobSpec{}.SwaggerDoc()["suspend"]},
 			{Name: "Active", Type: "integer", Description: batchv1.CronJobStatus{}.SwaggerDoc()["active"]},
 			{Name: "Last Schedule", Type: "string", Description: batchv1.CronJobStatus{}.SwaggerDoc()["lastScheduleTime"]},
-		}),
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			cj := obj.(*batchv1.CronJob)
+		},
+		Cells: func(cj *batchv1.CronJob) []interface{} {
 			lastSchedule := "<none>"
 			if t := cj.Status.LastScheduleTime; t != nil {
 				lastSchedule = generic.TranslateTimestampSince(*t)
@@ -52,23 +47,17 @@ var cronJobs = generic.Resource{
 			if s := cj.Spec.Suspend; s != nil {
 				suspend = map[bool]string{true: "True", false: "False"}[*s]
 			}
-			template := &cj.Spec.JobTemplate.Spec
-			names, images := podspec.ContainerCells(template.Template.Spec.Containers)
-			return []interface{}{
-				cj.Name, cj.Spec.Schedule, ptr.Deref(cj.Spec.TimeZone, "<none>"), suspend, int64(len(cj.Status.Active)), lastSchedule,
-				generic.TranslateTimestampSince(cj.CreationTimestamp), names, images, metav1.FormatLabelSelector(template.Selector),
-			}, nil
+			return []interface{}{cj.Spec.Schedule, ptr.Deref(cj.Spec.TimeZone, "<none>"), suspend, int64(len(cj.Status.Active)), lastSchedule}
 		},
+		Template:    func(cj *batchv1.CronJob) *corev1.PodTemplateSpec { return &cj.Spec.JobTemplate.Spec.Template },
+		SelectorDoc: batchv1.JobSpec{}.SwaggerDoc()["selector"],
+		Selector:    func(cj *batchv1.CronJob) string { return metav1.FormatLabelSelector(cj.Spec.JobTemplate.Spec.Selector) },
 	},
-}
+})
 
 // cronJobStrategy: deleting a batch/v1 cron job deletes its jobs in the
 // background (kube orphans them only through batch/v1beta1, not served).
 type cronJobStrategy struct{ workload.Strategy }
-
-var cronJobMain = cronJobStrategy{workload.NewStrategy("batch/v1", rest.DeleteDependents)}
-
-var _ rest.Defaulter = cronJobStrategy{}
 
 // Default implements rest.Defaulter with kube's defaults: concurrent runs
 // allowed, not suspended, 3 successful and 1 failed jobs kept. The job
@@ -109,8 +98,7 @@ const maxCronJobNameLength = validation.DNS1035LabelMaxLength - 11
 
 func (cronJobStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	cj := obj.(*batchv1.CronJob)
-	allErrs := corevalidation.ValidateObjectMeta(&cj.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	allErrs = append(allErrs, validateCronJobSpec(&cj.Spec, nil, field.NewPath("spec"))...)
+	allErrs := append(workload.ValidateMeta(obj), validateCronJobSpec(&cj.Spec, nil, field.NewPath("spec"))...)
 	if len(cj.Name) > maxCronJobNameLength {
 		allErrs = append(allErrs, field.Invalid(field.NewPath("metadata", "name"), cj.Name, fmt.Sprintf("must be no more than %d characters", maxCronJobNameLength)))
 	}
@@ -120,9 +108,8 @@ func (cronJobStrategy) Validate(_ context.Context, obj runtime.Object) field.Err
 // ValidateUpdate does not limit the name's length: older cronjobs with
 // longer names can still be changed.
 func (cronJobStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	cj, oldCJ := obj.(*batchv1.CronJob), old.(*batchv1.CronJob)
-	allErrs := corevalidation.ValidateObjectMetaUpdate(&cj.ObjectMeta, &oldCJ.ObjectMeta, field.NewPath("metadata"))
-	return append(allErrs, validateCronJobSpec(&cj.Spec, &oldCJ.Spec, field.NewPath("spec"))...)
+	spec, oldSpec := &obj.(*batchv1.CronJob).Spec, &old.(*batchv1.CronJob).Spec
+	return append(workload.ValidateMetaUpdate(obj, old), validateCronJobSpec(spec, oldSpec, field.NewPath("spec"))...)
 }
 
 func (cronJobStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {

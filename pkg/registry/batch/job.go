@@ -23,31 +23,25 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/workload"
 )
 
-var jobs = generic.Resource{
-	Name: "jobs", Singular: "job", Kind: "Job", Namespaced: true,
-	Categories:           []string{"all"},
-	New:                  func() runtime.Object { return &batchv1.Job{} },
-	NewList:              func() runtime.Object { return &batchv1.JobList{} },
-	Strategy:             jobMain,
-	StatusStrategy:       generic.StatusStrategy{Main: jobMain, GroupVersion: jobMain.APIVersion(), Validate: validateJobStatusWrite},
+var jobs = workload.Declare(workload.Kind[*batchv1.Job, *batchv1.JobList]{
+	Strategy:             jobStrategy{workload.NewStrategy("batch/v1", rest.OrphanDependents)},
+	Status:               generic.StatusStrategy{Validate: validateJobStatusWrite},
 	AttrFunc:             jobAttrs,
 	FieldLabelConversion: jobFieldLabelConversion,
-	Table: generic.TablePrinter{
-		Columns: podspec.WorkloadColumns(batchv1.JobSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{
+	Table: workload.Table[*batchv1.Job]{
+		Columns: []metav1.TableColumnDefinition{
 			{Name: "Status", Type: "string", Description: "Status of the job."},
 			{Name: "Completions", Type: "string", Description: batchv1.JobStatus{}.SwaggerDoc()["succeeded"]},
 			{Name: "Duration", Type: "string", Description: "Time required to complete the job."},
-		}),
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			j := obj.(*batchv1.Job)
-			names, images := podspec.ContainerCells(j.Spec.Template.Spec.Containers)
-			return []interface{}{
-				j.Name, jobStatusCell(j), jobCompletionsCell(j), jobDurationCell(j),
-				generic.TranslateTimestampSince(j.CreationTimestamp), names, images, metav1.FormatLabelSelector(j.Spec.Selector),
-			}, nil
 		},
+		Cells: func(j *batchv1.Job) []interface{} {
+			return []interface{}{jobStatusCell(j), jobCompletionsCell(j), jobDurationCell(j)}
+		},
+		Template:    func(j *batchv1.Job) *corev1.PodTemplateSpec { return &j.Spec.Template },
+		SelectorDoc: batchv1.JobSpec{}.SwaggerDoc()["selector"],
+		Selector:    func(j *batchv1.Job) string { return metav1.FormatLabelSelector(j.Spec.Selector) },
 	},
-}
+})
 
 // jobCompletionsCell is "succeeded/completions", or "succeeded/1 of
 // parallelism" for a job that completes with its first success.
@@ -122,12 +116,7 @@ func jobFieldLabelConversion(label, value string) (string, string, error) {
 // client asks otherwise (kubectl does), kept by kube for old clients.
 type jobStrategy struct{ workload.Strategy }
 
-var jobMain = jobStrategy{workload.NewStrategy("batch/v1", rest.OrphanDependents)}
-
-var (
-	_ rest.Defaulter              = jobStrategy{}
-	_ rest.DeleteWarningsStrategy = jobStrategy{}
-)
+var _ rest.DeleteWarningsStrategy = jobStrategy{}
 
 // WarningsOnDelete warns a client that names no propagation policy that
 // the job's pods stay.

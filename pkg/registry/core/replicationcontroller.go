@@ -20,37 +20,27 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/workload"
 )
 
-var replicationControllers = generic.Resource{
-	Name: "replicationcontrollers", Singular: "replicationcontroller", Kind: "ReplicationController", Namespaced: true,
-	ShortNames:           []string{"rc"},
-	Categories:           []string{"all"},
-	New:                  func() runtime.Object { return &corev1.ReplicationController{} },
-	NewList:              func() runtime.Object { return &corev1.ReplicationControllerList{} },
-	Strategy:             rcMain,
-	StatusStrategy:       generic.StatusStrategy{Main: rcMain, GroupVersion: rcMain.APIVersion(), Validate: validateRCStatusUpdate},
+var replicationControllers = workload.Declare(workload.Kind[*corev1.ReplicationController, *corev1.ReplicationControllerList]{
+	ShortName:            "rc",
+	Strategy:             rcStrategy{workload.NewStrategy("v1", rest.OrphanDependents)},
+	Status:               generic.StatusStrategy{Validate: validateRCStatusUpdate},
 	AttrFunc:             rcAttrs,
 	FieldLabelConversion: generic.SupportedFieldLabels("status.replicas"),
 	Scale:                generic.WorkloadScale[*corev1.ReplicationController](),
-	Table: generic.TablePrinter{
-		Columns: podspec.WorkloadColumns(corev1.ReplicationControllerSpec{}.SwaggerDoc()["selector"], []metav1.TableColumnDefinition{
+	Table: workload.Table[*corev1.ReplicationController]{
+		Columns: []metav1.TableColumnDefinition{
 			{Name: "Desired", Type: "integer", Description: corev1.ReplicationControllerSpec{}.SwaggerDoc()["replicas"]},
 			{Name: "Current", Type: "integer", Description: corev1.ReplicationControllerStatus{}.SwaggerDoc()["replicas"]},
 			{Name: "Ready", Type: "integer", Description: corev1.ReplicationControllerStatus{}.SwaggerDoc()["readyReplicas"]},
-		}),
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			rc := obj.(*corev1.ReplicationController)
-			var containers []corev1.Container
-			if rc.Spec.Template != nil {
-				containers = rc.Spec.Template.Spec.Containers
-			}
-			names, images := podspec.ContainerCells(containers)
-			return []interface{}{
-				rc.Name, int64(ptr.Deref(rc.Spec.Replicas, 0)), int64(rc.Status.Replicas), int64(rc.Status.ReadyReplicas),
-				generic.TranslateTimestampSince(rc.CreationTimestamp), names, images, labels.FormatLabels(rc.Spec.Selector),
-			}, nil
 		},
+		Cells: func(rc *corev1.ReplicationController) []interface{} {
+			return []interface{}{int64(ptr.Deref(rc.Spec.Replicas, 0)), int64(rc.Status.Replicas), int64(rc.Status.ReadyReplicas)}
+		},
+		Template:    func(rc *corev1.ReplicationController) *corev1.PodTemplateSpec { return rc.Spec.Template },
+		SelectorDoc: corev1.ReplicationControllerSpec{}.SwaggerDoc()["selector"],
+		Selector:    func(rc *corev1.ReplicationController) string { return labels.FormatLabels(rc.Spec.Selector) },
 	},
-}
+})
 
 var rcAttrs = generic.AttrFuncOf("a replication controller", true, func(rc *corev1.ReplicationController, set fields.Set) {
 	set["status.replicas"] = fmt.Sprint(rc.Status.Replicas)
@@ -60,10 +50,6 @@ var rcAttrs = generic.AttrFuncOf("a replication controller", true, func(rc *core
 // pods unless the client asks otherwise, for compatibility with the oldest
 // clients.
 type rcStrategy struct{ workload.Strategy }
-
-var rcMain = rcStrategy{workload.NewStrategy("v1", rest.OrphanDependents)}
-
-var _ rest.Defaulter = rcStrategy{}
 
 // Default implements rest.Defaulter: the selector and the labels default
 // to the template's labels, replicas to 1.
@@ -86,15 +72,12 @@ func (rcStrategy) Default(obj runtime.Object) {
 }
 
 func (rcStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	rc := obj.(*corev1.ReplicationController)
-	allErrs := corevalidation.ValidateObjectMeta(&rc.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(allErrs, validateRCSpec(&rc.Spec, field.NewPath("spec"))...)
+	return append(workload.ValidateMeta(obj), validateRCSpec(&obj.(*corev1.ReplicationController).Spec, field.NewPath("spec"))...)
 }
 
+// ValidateUpdate: unlike the apps workloads', an RC's selector may change.
 func (rcStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	rc, oldRC := obj.(*corev1.ReplicationController), old.(*corev1.ReplicationController)
-	allErrs := corevalidation.ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))
-	return append(allErrs, validateRCSpec(&rc.Spec, field.NewPath("spec"))...)
+	return append(workload.ValidateMetaUpdate(obj, old), validateRCSpec(&obj.(*corev1.ReplicationController).Spec, field.NewPath("spec"))...)
 }
 
 // validateRCSpec validates a replication controller's spec. kube checks
@@ -143,8 +126,6 @@ func (rcStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.Object) [
 
 // validateRCStatusUpdate validates a write of replicationcontrollers/status.
 func validateRCStatusUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	rc, oldRC := obj.(*corev1.ReplicationController), old.(*corev1.ReplicationController)
-	allErrs := corevalidation.ValidateObjectMetaUpdate(&rc.ObjectMeta, &oldRC.ObjectMeta, field.NewPath("metadata"))
-	s, p := rc.Status, field.NewPath("status")
-	return append(allErrs, corevalidation.ValidateReplicaCounts(p, s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration)...)
+	s, p := obj.(*corev1.ReplicationController).Status, field.NewPath("status")
+	return append(workload.ValidateMetaUpdate(obj, old), corevalidation.ValidateReplicaCounts(p, s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas, s.ObservedGeneration)...)
 }
