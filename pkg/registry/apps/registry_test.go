@@ -1,6 +1,7 @@
 package apps_test
 
 import (
+	"reflect"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -8,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
@@ -32,62 +32,51 @@ type scaler interface {
 	rest.Updater
 }
 
+// replicas is the spec.replicas of a deployment, replica set or stateful
+// set.
+func replicas(obj runtime.Object) *int32 {
+	return reflect.ValueOf(obj).Elem().FieldByName("Spec").FieldByName("Replicas").Interface().(*int32)
+}
+
 // TestRegistry runs the registry's conformance suite on the workloads
-// with a scale subresource.
+// with a scale subresource, each made from a prototype with the test's
+// selector and template.
 func TestRegistry(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		resource string
-		valid    func(name string, replicas int32) runtime.Object
-		replicas func(obj runtime.Object) *int32
-		setReady func(obj runtime.Object)
+		resource  string
+		prototype runtime.Object
 	}{
-		{
-			resource: "deployments",
-			valid: func(name string, replicas int32) runtime.Object {
-				return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name},
-					Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: selector, Template: template()}}
-			},
-			replicas: func(obj runtime.Object) *int32 { return obj.(*appsv1.Deployment).Spec.Replicas },
-			setReady: func(obj runtime.Object) { obj.(*appsv1.Deployment).Status.ObservedGeneration = 1 },
-		},
-		{
-			resource: "replicasets",
-			valid: func(name string, replicas int32) runtime.Object {
-				return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name},
-					Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas), Selector: selector, Template: template()}}
-			},
-			replicas: func(obj runtime.Object) *int32 { return obj.(*appsv1.ReplicaSet).Spec.Replicas },
-			setReady: func(obj runtime.Object) { obj.(*appsv1.ReplicaSet).Status.ObservedGeneration = 1 },
-		},
-		{
-			resource: "statefulsets",
-			valid: func(name string, replicas int32) runtime.Object {
-				return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: name},
-					Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(replicas), Selector: selector, Template: template()}}
-			},
-			replicas: func(obj runtime.Object) *int32 { return obj.(*appsv1.StatefulSet).Spec.Replicas },
-			setReady: func(obj runtime.Object) { obj.(*appsv1.StatefulSet).Status.ObservedGeneration = 1 },
-		},
+		{"deployments", &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Selector: selector, Template: template()}}},
+		{"replicasets", &appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Selector: selector, Template: template()}}},
+		{"statefulsets", &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Selector: selector, Template: template()}}},
 	} {
+		valid := func(name string, n int32) runtime.Object {
+			obj := tc.prototype.DeepCopyObject()
+			obj.(metav1.Object).SetName(name)
+			reflect.ValueOf(obj).Elem().FieldByName("Spec").FieldByName("Replicas").Set(reflect.ValueOf(&n))
+			return obj
+		}
 		t.Run(tc.resource, func(t *testing.T) {
 			t.Parallel()
 			info := registrytest.BuildGroup(t, apps.NewRESTStorageProvider())
 			tr := registrytest.Tester{
 				Storage:                  registrytest.Storage(t, info, tc.resource).(registrytest.ResourceStorage),
-				Valid:                    func(name string) runtime.Object { return tc.valid(name, 1) },
-				Invalid:                  func(name string) runtime.Object { return tc.valid(name, -1) },
-				Change:                   func(obj runtime.Object) { *tc.replicas(obj) = 3 },
+				Valid:                    func(name string) runtime.Object { return valid(name, 1) },
+				Invalid:                  func(name string) runtime.Object { return valid(name, -1) },
+				Change:                   func(obj runtime.Object) { *replicas(obj) = 3 },
 				AllowUnconditionalUpdate: true,
 				Status: &registrytest.StatusCheck{
-					Storage:      registrytest.StatusStorage(t, info, tc.resource),
-					ChangeSpec:   func(obj runtime.Object) { *tc.replicas(obj) = 4 },
-					ChangeStatus: tc.setReady,
-					Spec:         func(obj runtime.Object) any { return *tc.replicas(obj) },
+					Storage:    registrytest.StatusStorage(t, info, tc.resource),
+					ChangeSpec: func(obj runtime.Object) { *replicas(obj) = 4 },
+					ChangeStatus: func(obj runtime.Object) {
+						reflect.ValueOf(obj).Elem().FieldByName("Status").FieldByName("ObservedGeneration").SetInt(1)
+					},
+					Spec: func(obj runtime.Object) any { return *replicas(obj) },
 				},
 				Scale: &registrytest.ScaleCheck{
 					Storage:  registrytest.Storage(t, info, tc.resource+"/scale").(scaler),
-					Replicas: func(obj runtime.Object) int32 { return *tc.replicas(obj) },
+					Replicas: func(obj runtime.Object) int32 { return *replicas(obj) },
 				},
 			}
 			tr.Run(t)
