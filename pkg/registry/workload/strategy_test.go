@@ -200,13 +200,13 @@ func (n scaleTo) UpdatedObject(_ context.Context, old runtime.Object) (runtime.O
 // status and scale subresources a workload declares.
 func TestStore(t *testing.T) {
 	etcd := etcdtest.Start(t)
-	r := generic.Resource{
-		Name: "replicasets", Singular: "replicaset", Kind: "ReplicaSet", Namespaced: true,
-		New:            func() runtime.Object { return &appsv1.ReplicaSet{} },
-		NewList:        func() runtime.Object { return &appsv1.ReplicaSetList{} },
-		Strategy:       rsMain,
-		StatusStrategy: generic.StatusStrategy{Main: rsMain, GroupVersion: "apps/v1"},
-		Scale:          generic.WorkloadScale[*appsv1.ReplicaSet](),
+	r := workload.Declare(workload.Kind[*appsv1.ReplicaSet, *appsv1.ReplicaSetList]{
+		Strategy: rsMain,
+		Scale:    generic.WorkloadScale[*appsv1.ReplicaSet](),
+	})
+	if r.Name != "replicasets" || r.Singular != "replicaset" || r.Kind != "ReplicaSet" || !r.Namespaced || r.ShortNames != nil {
+		t.Errorf("declared %s/%s/%s namespaced %t short names %q, want replicasets/replicaset/ReplicaSet, namespaced, none",
+			r.Name, r.Singular, r.Kind, r.Namespaced, r.ShortNames)
 	}
 	served := map[string]rest.Storage{}
 	getter := generic.UndecoratedRESTOptions{Factory: etcd3.NewFactory(etcd.Client), Prefix: "/" + t.Name()}
