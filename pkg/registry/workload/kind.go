@@ -45,9 +45,9 @@ type Kind[T, L runtime.Object] struct {
 }
 
 // Table is what a workload prints of its own: Columns between NAME and
-// AGE, filled by Cells, then the containers and images of Template (nil:
-// none) and the Selector, whose column is there when SelectorDoc is not
-// empty.
+// AGE, filled by Cells, then the containers and images of Template (a nil
+// func or template: none) and the Selector, whose column is there when
+// SelectorDoc is not empty.
 type Table[T runtime.Object] struct {
 	Columns     []metav1.TableColumnDefinition
 	Cells       func(T) []interface{}
@@ -92,12 +92,17 @@ func (t Table[T]) printer() generic.TablePrinter {
 		Cells: func(obj runtime.Object) ([]interface{}, error) {
 			o := obj.(T)
 			var containers []corev1.Container
-			if template := t.Template(o); template != nil {
-				containers = template.Spec.Containers
+			if t.Template != nil {
+				if template := t.Template(o); template != nil {
+					containers = template.Spec.Containers
+				}
 			}
 			names, images := podspec.ContainerCells(containers)
 			m := obj.(metav1.Object)
-			cells := append([]interface{}{m.GetName()}, t.Cells(o)...)
+			cells := []interface{}{m.GetName()}
+			if t.Cells != nil {
+				cells = append(cells, t.Cells(o)...)
+			}
 			cells = append(cells, generic.TranslateTimestampSince(m.GetCreationTimestamp()), names, images)
 			if t.SelectorDoc != "" {
 				cells = append(cells, t.Selector(o))
