@@ -7,9 +7,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-// RESTStorageProvider builds the storage of coordination.k8s.io.
-type RESTStorageProvider = generic.GroupProvider[GroupStorage]
-
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes.
 type GroupStorage struct {
@@ -19,10 +16,6 @@ type GroupStorage struct {
 }
 
 // NewRESTStorageProvider returns the provider of coordination.k8s.io.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: coordinationv1.SchemeGroupVersion,
-		Resources:    []generic.Resource{leases},
-		Handles:      func(s []*generic.Store) GroupStorage { return GroupStorage{Leases: s[0]} },
-	}
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(coordinationv1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage { return GroupStorage{Leases: s[0]} }, leases)
 }

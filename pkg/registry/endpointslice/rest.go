@@ -8,9 +8,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-// RESTStorageProvider builds the storage of discovery.k8s.io.
-type RESTStorageProvider = generic.GroupProvider[GroupStorage]
-
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes.
 type GroupStorage struct {
@@ -20,10 +17,6 @@ type GroupStorage struct {
 }
 
 // NewRESTStorageProvider returns the provider of discovery.k8s.io.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: discoveryv1.SchemeGroupVersion,
-		Resources:    []generic.Resource{endpointSlices},
-		Handles:      func(s []*generic.Store) GroupStorage { return GroupStorage{EndpointSlices: s[0]} },
-	}
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(discoveryv1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage { return GroupStorage{EndpointSlices: s[0]} }, endpointSlices)
 }

@@ -7,9 +7,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-// RESTStorageProvider builds the storage of node.k8s.io.
-type RESTStorageProvider = generic.GroupProvider[GroupStorage]
-
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes.
 type GroupStorage struct {
@@ -19,10 +16,6 @@ type GroupStorage struct {
 }
 
 // NewRESTStorageProvider returns the provider of node.k8s.io.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: nodev1.SchemeGroupVersion,
-		Resources:    []generic.Resource{runtimeClasses},
-		Handles:      func(s []*generic.Store) GroupStorage { return GroupStorage{RuntimeClasses: s[0]} },
-	}
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(nodev1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage { return GroupStorage{RuntimeClasses: s[0]} }, runtimeClasses)
 }

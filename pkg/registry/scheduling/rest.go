@@ -9,9 +9,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-// RESTStorageProvider builds the storage of scheduling.k8s.io.
-type RESTStorageProvider = generic.GroupProvider[GroupStorage]
-
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes.
 type GroupStorage struct {
@@ -22,10 +19,6 @@ type GroupStorage struct {
 }
 
 // NewRESTStorageProvider returns the provider of scheduling.k8s.io.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: schedulingv1.SchemeGroupVersion,
-		Resources:    []generic.Resource{priorityClasses},
-		Handles:      func(s []*generic.Store) GroupStorage { return GroupStorage{PriorityClasses: s[0]} },
-	}
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(schedulingv1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage { return GroupStorage{PriorityClasses: s[0]} }, priorityClasses)
 }
