@@ -1,3 +1,4 @@
+// Package coordination serves the coordination.k8s.io group (v1): leases.
 package coordination
 
 import (
@@ -71,4 +72,17 @@ func validateLeaseSpec(spec *coordinationv1.LeaseSpec, fldPath *field.Path) fiel
 	}
 	// strategy and preferredHolder never get here: the strategy drops them.
 	return allErrs
+}
+
+// GroupStorage is what the server's wiring uses of the group besides its
+// routes.
+type GroupStorage struct {
+	// Leases is the leases' store: the endpoint reconciler keeps this
+	// replica's lease through it.
+	Leases *generic.Store
+}
+
+// NewRESTStorageProvider returns the provider of coordination.k8s.io.
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(coordinationv1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage { return GroupStorage{Leases: s[0]} }, leases)
 }

@@ -1,3 +1,4 @@
+// Package node serves the node.k8s.io group (v1): runtime classes.
 package node
 
 import (
@@ -130,4 +131,17 @@ func runtimeClassWarnings(rc *nodev1.RuntimeClass) []string {
 		}
 	}
 	return warnings
+}
+
+// GroupStorage is what the server's wiring uses of the group besides its
+// routes.
+type GroupStorage struct {
+	// RuntimeClasses is the runtime classes' store, which kube's
+	// RuntimeClass admission reads.
+	RuntimeClasses *generic.Store
+}
+
+// NewRESTStorageProvider returns the provider of node.k8s.io.
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(nodev1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage { return GroupStorage{RuntimeClasses: s[0]} }, runtimeClasses)
 }
