@@ -15,9 +15,8 @@ import (
 var validatingAdmissionPolicyBindings = generic.Resource{
 	Name: "validatingadmissionpolicybindings", Singular: "validatingadmissionpolicybinding", Kind: "ValidatingAdmissionPolicyBinding",
 	Categories: apiExtensions,
-	New:        func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{} },
-	NewList:    func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyBindingList{} },
-	Strategy:   validatingBindingStrategy,
+	New:        generic.NewOf[admissionregistrationv1.ValidatingAdmissionPolicyBinding], NewList: generic.NewOf[admissionregistrationv1.ValidatingAdmissionPolicyBindingList],
+	Strategy: validatingBindingStrategy,
 	Table: bindingTable(func(obj runtime.Object) (metav1.ObjectMeta, string, *admissionregistrationv1.ParamRef) {
 		b := obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
 		return b.ObjectMeta, b.Spec.PolicyName, b.Spec.ParamRef
@@ -27,9 +26,8 @@ var validatingAdmissionPolicyBindings = generic.Resource{
 var mutatingAdmissionPolicyBindings = generic.Resource{
 	Name: "mutatingadmissionpolicybindings", Singular: "mutatingadmissionpolicybinding", Kind: "MutatingAdmissionPolicyBinding",
 	Categories: apiExtensions,
-	New:        func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyBinding{} },
-	NewList:    func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyBindingList{} },
-	Strategy:   mutatingBindingStrategy,
+	New:        generic.NewOf[admissionregistrationv1.MutatingAdmissionPolicyBinding], NewList: generic.NewOf[admissionregistrationv1.MutatingAdmissionPolicyBindingList],
+	Strategy: mutatingBindingStrategy,
 	Table: bindingTable(func(obj runtime.Object) (metav1.ObjectMeta, string, *admissionregistrationv1.ParamRef) {
 		b := obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding)
 		return b.ObjectMeta, b.Spec.PolicyName, b.Spec.ParamRef

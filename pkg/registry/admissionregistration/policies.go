@@ -16,9 +16,8 @@ import (
 var validatingAdmissionPolicies = generic.Resource{
 	Name: "validatingadmissionpolicies", Singular: "validatingadmissionpolicy", Kind: "ValidatingAdmissionPolicy",
 	Categories: apiExtensions,
-	New:        func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicy{} },
-	NewList:    func() runtime.Object { return &admissionregistrationv1.ValidatingAdmissionPolicyList{} },
-	Strategy:   validatingPolicyStrategy,
+	New:        generic.NewOf[admissionregistrationv1.ValidatingAdmissionPolicy], NewList: generic.NewOf[admissionregistrationv1.ValidatingAdmissionPolicyList],
+	Strategy: validatingPolicyStrategy,
 	// kube-controller-manager reports the policy's type checking on /status.
 	StatusStrategy: generic.StatusStrategy{Main: validatingPolicyStrategy, GroupVersion: "admissionregistration.k8s.io/v1",
 		KeepMetadata: true, Validate: validateValidatingPolicyStatus, Warnings: validatingPolicyStrategy.WarningsOnUpdate},
@@ -32,9 +31,8 @@ var validatingAdmissionPolicies = generic.Resource{
 var mutatingAdmissionPolicies = generic.Resource{
 	Name: "mutatingadmissionpolicies", Singular: "mutatingadmissionpolicy", Kind: "MutatingAdmissionPolicy",
 	Categories: apiExtensions,
-	New:        func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicy{} },
-	NewList:    func() runtime.Object { return &admissionregistrationv1.MutatingAdmissionPolicyList{} },
-	Strategy:   mutatingPolicyStrategy,
+	New:        generic.NewOf[admissionregistrationv1.MutatingAdmissionPolicy], NewList: generic.NewOf[admissionregistrationv1.MutatingAdmissionPolicyList],
+	Strategy: mutatingPolicyStrategy,
 	Table: policyTable("Mutations", "Mutation indicates the number of mutations rules defined in this configuration",
 		func(obj runtime.Object) (metav1.ObjectMeta, int, *admissionregistrationv1.ParamKind) {
 			p := obj.(*admissionregistrationv1.MutatingAdmissionPolicy)

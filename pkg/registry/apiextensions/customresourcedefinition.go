@@ -21,8 +21,7 @@ import (
 var customResourceDefinitions = generic.Resource{
 	Name: "customresourcedefinitions", Singular: "customresourcedefinition", Kind: "CustomResourceDefinition",
 	ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"},
-	New:            func() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} },
-	NewList:        func() runtime.Object { return &apiextensionsv1.CustomResourceDefinitionList{} },
+	New: generic.NewOf[apiextensionsv1.CustomResourceDefinition], NewList: generic.NewOf[apiextensionsv1.CustomResourceDefinitionList],
 	Strategy:       crdStrategy{generic.BaseStrategy{}},
 	StatusStrategy: crdStatusStrategy{generic.BaseStrategy{}},
 	Table:          crdTable,

@@ -19,9 +19,8 @@ const groupVersion = "apiregistration.k8s.io/v1"
 
 var apiServices = generic.Resource{
 	Name: "apiservices", Singular: "apiservice", Kind: "APIService",
-	Categories:     []string{"api-extensions"},
-	New:            func() runtime.Object { return &apiregistrationv1.APIService{} },
-	NewList:        func() runtime.Object { return &apiregistrationv1.APIServiceList{} },
+	Categories: []string{"api-extensions"},
+	New:        generic.NewOf[apiregistrationv1.APIService], NewList: generic.NewOf[apiregistrationv1.APIServiceList],
 	Strategy:       apiServiceStrategy{},
 	StatusStrategy: apiServiceStatusStrategy{},
 	Table: generic.TablePrinter{

@@ -20,8 +20,7 @@ import (
 
 var clusterTrustBundles = generic.Resource{
 	Name: "clustertrustbundles", Singular: "clustertrustbundle", Kind: "ClusterTrustBundle",
-	New:                  func() runtime.Object { return &certificatesv1.ClusterTrustBundle{} },
-	NewList:              func() runtime.Object { return &certificatesv1.ClusterTrustBundleList{} },
+	New: generic.NewOf[certificatesv1.ClusterTrustBundle], NewList: generic.NewOf[certificatesv1.ClusterTrustBundleList],
 	Strategy:             ctbStrategy{},
 	AttrFunc:             ctbAttrs,
 	FieldLabelConversion: generic.ExactFieldLabels("metadata.name", "spec.signerName"),

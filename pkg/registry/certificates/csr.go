@@ -20,9 +20,8 @@ import (
 
 var certificateSigningRequests = generic.Resource{
 	Name: "certificatesigningrequests", Singular: "certificatesigningrequest", Kind: "CertificateSigningRequest",
-	ShortNames:     []string{"csr"},
-	New:            func() runtime.Object { return &certificatesv1.CertificateSigningRequest{} },
-	NewList:        func() runtime.Object { return &certificatesv1.CertificateSigningRequestList{} },
+	ShortNames: []string{"csr"},
+	New:        generic.NewOf[certificatesv1.CertificateSigningRequest], NewList: generic.NewOf[certificatesv1.CertificateSigningRequestList],
 	Strategy:       csrStrategy{},
 	StatusStrategy: csrStatusStrategy{},
 	Subresources: map[string]generic.SubresourceFunc{

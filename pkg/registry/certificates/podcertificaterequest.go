@@ -21,8 +21,7 @@ var pcrSpecDocs = certificatesv1.PodCertificateRequestSpec{}.SwaggerDoc()
 
 var podCertificateRequests = generic.Resource{
 	Name: "podcertificaterequests", Singular: "podcertificaterequest", Kind: "PodCertificateRequest", Namespaced: true,
-	New:      func() runtime.Object { return &certificatesv1.PodCertificateRequest{} },
-	NewList:  func() runtime.Object { return &certificatesv1.PodCertificateRequestList{} },
+	New: generic.NewOf[certificatesv1.PodCertificateRequest], NewList: generic.NewOf[certificatesv1.PodCertificateRequestList],
 	Strategy: pcrStrategy{generic.BaseStrategy{Namespaced: true}},
 	// The signer issues, denies or fails the request on /status, once.
 	StatusStrategy: generic.StatusStrategy{Main: pcrStrategy{generic.BaseStrategy{Namespaced: true}},

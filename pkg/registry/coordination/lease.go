@@ -16,8 +16,7 @@ import (
 
 var leases = generic.Resource{
 	Name: "leases", Singular: "lease", Kind: "Lease", Namespaced: true,
-	New:      func() runtime.Object { return &coordinationv1.Lease{} },
-	NewList:  func() runtime.Object { return &coordinationv1.LeaseList{} },
+	New: generic.NewOf[coordinationv1.Lease], NewList: generic.NewOf[coordinationv1.LeaseList],
 	Strategy: leaseStrategy{generic.BaseStrategy{Namespaced: true}},
 	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
 		func(l *coordinationv1.Lease) interface{} { return ptr.Deref(l.Spec.HolderIdentity, "") }),

@@ -25,8 +25,7 @@ var endpointSliceDocs = discoveryv1.EndpointSlice{}.SwaggerDoc()
 
 var endpointSlices = generic.Resource{
 	Name: "endpointslices", Singular: "endpointslice", Kind: "EndpointSlice", Namespaced: true,
-	New:      func() runtime.Object { return &discoveryv1.EndpointSlice{} },
-	NewList:  func() runtime.Object { return &discoveryv1.EndpointSliceList{} },
+	New: generic.NewOf[discoveryv1.EndpointSlice], NewList: generic.NewOf[discoveryv1.EndpointSliceList],
 	Strategy: endpointSliceStrategy{generic.BaseStrategy{Namespaced: true}},
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{

@@ -16,8 +16,7 @@ import (
 
 var flowSchemas = generic.Resource{
 	Name: "flowschemas", Singular: "flowschema", Kind: "FlowSchema",
-	New:      func() runtime.Object { return &flowcontrolv1.FlowSchema{} },
-	NewList:  func() runtime.Object { return &flowcontrolv1.FlowSchemaList{} },
+	New: generic.NewOf[flowcontrolv1.FlowSchema], NewList: generic.NewOf[flowcontrolv1.FlowSchemaList],
 	Strategy: flowSchemaStrategy{},
 	StatusStrategy: configStatus(func(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 		return validateFlowSchemaStatus(&obj.(*flowcontrolv1.FlowSchema).Status, field.NewPath("status"))

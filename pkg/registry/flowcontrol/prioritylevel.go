@@ -16,8 +16,7 @@ var queuingDocs = flowcontrolv1.QueuingConfiguration{}.SwaggerDoc()
 
 var priorityLevels = generic.Resource{
 	Name: "prioritylevelconfigurations", Singular: "prioritylevelconfiguration", Kind: "PriorityLevelConfiguration",
-	New:      func() runtime.Object { return &flowcontrolv1.PriorityLevelConfiguration{} },
-	NewList:  func() runtime.Object { return &flowcontrolv1.PriorityLevelConfigurationList{} },
+	New: generic.NewOf[flowcontrolv1.PriorityLevelConfiguration], NewList: generic.NewOf[flowcontrolv1.PriorityLevelConfigurationList],
 	Strategy: priorityLevelStrategy{},
 	StatusStrategy: configStatus(func(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 		return validatePriorityLevelStatus(&obj.(*flowcontrolv1.PriorityLevelConfiguration).Status, field.NewPath("status"))

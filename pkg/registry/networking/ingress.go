@@ -31,9 +31,8 @@ func newIngresses(classes rest.Lister) generic.Resource {
 	}
 	return generic.Resource{
 		Name: "ingresses", Singular: "ingress", Kind: "Ingress", Namespaced: true,
-		ShortNames:     []string{"ing"},
-		New:            func() runtime.Object { return &networkingv1.Ingress{} },
-		NewList:        func() runtime.Object { return &networkingv1.IngressList{} },
+		ShortNames: []string{"ing"},
+		New:        generic.NewOf[networkingv1.Ingress], NewList: generic.NewOf[networkingv1.IngressList],
 		Strategy:       ingressStrategy{generic.BaseStrategy{Namespaced: true}},
 		StatusStrategy: ingressStatus,
 		Hooks:          hooks,

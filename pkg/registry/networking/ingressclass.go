@@ -18,8 +18,7 @@ import (
 
 var ingressClasses = generic.Resource{
 	Name: "ingressclasses", Singular: "ingressclass", Kind: "IngressClass",
-	New:      func() runtime.Object { return &networkingv1.IngressClass{} },
-	NewList:  func() runtime.Object { return &networkingv1.IngressClassList{} },
+	New: generic.NewOf[networkingv1.IngressClass], NewList: generic.NewOf[networkingv1.IngressClassList],
 	Strategy: ingressClassStrategy{},
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{

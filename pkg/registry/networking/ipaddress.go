@@ -23,9 +23,8 @@ import (
 var ipAddresses = generic.Resource{
 	Name: "ipaddresses", Singular: "ipaddress", Kind: "IPAddress",
 	ShortNames: []string{"ip"},
-	New:        func() runtime.Object { return &networkingv1.IPAddress{} },
-	NewList:    func() runtime.Object { return &networkingv1.IPAddressList{} },
-	Strategy:   ipAddressStrategy{},
+	New:        generic.NewOf[networkingv1.IPAddress], NewList: generic.NewOf[networkingv1.IPAddressList],
+	Strategy: ipAddressStrategy{},
 	// An IPAddress is named by its address: generateName is the name.
 	NameGenerator: func(base string) string { return base },
 	Table: generic.TablePrinter{

@@ -18,9 +18,8 @@ import (
 var networkPolicies = generic.Resource{
 	Name: "networkpolicies", Singular: "networkpolicy", Kind: "NetworkPolicy", Namespaced: true,
 	ShortNames: []string{"netpol"},
-	New:        func() runtime.Object { return &networkingv1.NetworkPolicy{} },
-	NewList:    func() runtime.Object { return &networkingv1.NetworkPolicyList{} },
-	Strategy:   networkPolicyStrategy{generic.BaseStrategy{Namespaced: true}},
+	New:        generic.NewOf[networkingv1.NetworkPolicy], NewList: generic.NewOf[networkingv1.NetworkPolicyList],
+	Strategy: networkPolicyStrategy{generic.BaseStrategy{Namespaced: true}},
 	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Pod-Selector", Type: "string", Description: networkingv1.NetworkPolicySpec{}.SwaggerDoc()["podSelector"]},
 		func(np *networkingv1.NetworkPolicy) interface{} {
 			return metav1.FormatLabelSelector(&np.Spec.PodSelector)

@@ -23,8 +23,7 @@ import (
 // (core/service/ipallocator) hands addresses out of too.
 var serviceCIDRs = generic.Resource{
 	Name: "servicecidrs", Singular: "servicecidr", Kind: "ServiceCIDR",
-	New:            func() runtime.Object { return &networkingv1.ServiceCIDR{} },
-	NewList:        func() runtime.Object { return &networkingv1.ServiceCIDRList{} },
+	New: generic.NewOf[networkingv1.ServiceCIDR], NewList: generic.NewOf[networkingv1.ServiceCIDRList],
 	Strategy:       serviceCIDRStrategy{},
 	StatusStrategy: serviceCIDRStatus,
 	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "CIDRs", Type: "string", Description: networkingv1.ServiceCIDRSpec{}.SwaggerDoc()["cidrs"]},

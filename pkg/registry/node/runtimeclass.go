@@ -23,8 +23,7 @@ import (
 
 var runtimeClasses = generic.Resource{
 	Name: "runtimeclasses", Singular: "runtimeclass", Kind: "RuntimeClass",
-	New:      func() runtime.Object { return &nodev1.RuntimeClass{} },
-	NewList:  func() runtime.Object { return &nodev1.RuntimeClassList{} },
+	New: generic.NewOf[nodev1.RuntimeClass], NewList: generic.NewOf[nodev1.RuntimeClassList],
 	Strategy: runtimeClassStrategy{},
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{

@@ -21,9 +21,8 @@ import (
 var podDisruptionBudgets = generic.Resource{
 	Name: "poddisruptionbudgets", Singular: "poddisruptionbudget", Kind: "PodDisruptionBudget", Namespaced: true,
 	ShortNames: []string{"pdb"},
-	New:        func() runtime.Object { return &policyv1.PodDisruptionBudget{} },
-	NewList:    func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
-	Strategy:   pdbStrategy{generic.BaseStrategy{Namespaced: true}},
+	New:        generic.NewOf[policyv1.PodDisruptionBudget], NewList: generic.NewOf[policyv1.PodDisruptionBudgetList],
+	Strategy: pdbStrategy{generic.BaseStrategy{Namespaced: true}},
 	// poddisruptionbudgets/status, which the disruption controller and
 	// evictions write: the spec stays.
 	StatusStrategy: generic.StatusStrategy{Main: pdbStrategy{generic.BaseStrategy{Namespaced: true}}, GroupVersion: "policy/v1",

@@ -17,8 +17,7 @@ import (
 
 var deviceClasses = generic.Resource{
 	Name: "deviceclasses", Singular: "deviceclass", Kind: "DeviceClass",
-	New:                 func() runtime.Object { return &resourcev1.DeviceClass{} },
-	NewList:             func() runtime.Object { return &resourcev1.DeviceClassList{} },
+	New: generic.NewOf[resourcev1.DeviceClass], NewList: generic.NewOf[resourcev1.DeviceClassList],
 	Strategy:            deviceClassStrategy{generic.BaseStrategy{}},
 	ReturnDeletedObject: true,
 	Table: generic.TablePrinter{

@@ -19,8 +19,7 @@ var taintDocs = resourcev1.DeviceTaint{}.SwaggerDoc()
 
 var deviceTaintRules = generic.Resource{
 	Name: "devicetaintrules", Singular: "devicetaintrule", Kind: "DeviceTaintRule",
-	New:      func() runtime.Object { return &resourcev1.DeviceTaintRule{} },
-	NewList:  func() runtime.Object { return &resourcev1.DeviceTaintRuleList{} },
+	New: generic.NewOf[resourcev1.DeviceTaintRule], NewList: generic.NewOf[resourcev1.DeviceTaintRuleList],
 	Strategy: deviceTaintRuleStrategy{generic.BaseStrategy{}},
 	StatusStrategy: generic.StatusStrategy{Main: deviceTaintRuleStrategy{generic.BaseStrategy{}}, GroupVersion: "resource.k8s.io/v1",
 		KeepMetadata: true, Validate: validateDeviceTaintRuleStatusUpdate},

@@ -21,8 +21,7 @@ func newResourceClaims(admin adminAccess) generic.Resource {
 	strategy := claimStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, admin: admin}
 	return generic.Resource{
 		Name: "resourceclaims", Singular: "resourceclaim", Kind: "ResourceClaim", Namespaced: true,
-		New:      func() runtime.Object { return &resourcev1.ResourceClaim{} },
-		NewList:  func() runtime.Object { return &resourcev1.ResourceClaimList{} },
+		New: generic.NewOf[resourcev1.ResourceClaim], NewList: generic.NewOf[resourcev1.ResourceClaimList],
 		Strategy: strategy,
 		// resourceclaims/status: the allocation (set once), the consumers
 		// it is reserved for, and the drivers' device status.

@@ -22,8 +22,7 @@ import (
 func newResourceClaimTemplates(admin adminAccess) generic.Resource {
 	return generic.Resource{
 		Name: "resourceclaimtemplates", Singular: "resourceclaimtemplate", Kind: "ResourceClaimTemplate", Namespaced: true,
-		New:                 func() runtime.Object { return &resourcev1.ResourceClaimTemplate{} },
-		NewList:             func() runtime.Object { return &resourcev1.ResourceClaimTemplateList{} },
+		New: generic.NewOf[resourcev1.ResourceClaimTemplate], NewList: generic.NewOf[resourcev1.ResourceClaimTemplateList],
 		Strategy:            claimTemplateStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, admin: admin},
 		ReturnDeletedObject: true,
 		Table: generic.TablePrinter{

@@ -21,8 +21,7 @@ var sliceSpecDocs = resourcev1.ResourceSliceSpec{}.SwaggerDoc()
 
 var resourceSlices = generic.Resource{
 	Name: "resourceslices", Singular: "resourceslice", Kind: "ResourceSlice",
-	New:      func() runtime.Object { return &resourcev1.ResourceSlice{} },
-	NewList:  func() runtime.Object { return &resourcev1.ResourceSliceList{} },
+	New: generic.NewOf[resourcev1.ResourceSlice], NewList: generic.NewOf[resourcev1.ResourceSliceList],
 	Strategy: resourceSliceStrategy{generic.BaseStrategy{}},
 	// The kubelet's DRA manager and each driver's plugin watch the
 	// slices of their node (and driver).

@@ -28,9 +28,8 @@ var priorityClassDocs = schedulingv1.PriorityClass{}.SwaggerDoc()
 var priorityClasses = generic.Resource{
 	Name: "priorityclasses", Singular: "priorityclass", Kind: "PriorityClass",
 	ShortNames: []string{"pc"},
-	New:        func() runtime.Object { return &schedulingv1.PriorityClass{} },
-	NewList:    func() runtime.Object { return &schedulingv1.PriorityClassList{} },
-	Strategy:   priorityClassStrategy{},
+	New:        generic.NewOf[schedulingv1.PriorityClass], NewList: generic.NewOf[schedulingv1.PriorityClassList],
+	Strategy: priorityClassStrategy{},
 	// The system classes cannot be deleted by name.
 	Serve: func(store *generic.Store) rest.Storage { return &priorityClassREST{Store: store} },
 	Table: generic.TablePrinter{

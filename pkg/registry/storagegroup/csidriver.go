@@ -22,8 +22,7 @@ var csiDriverDocs = storagev1.CSIDriverSpec{}.SwaggerDoc()
 
 var csiDrivers = generic.Resource{
 	Name: "csidrivers", Singular: "csidriver", Kind: "CSIDriver",
-	New:      func() runtime.Object { return &storagev1.CSIDriver{} },
-	NewList:  func() runtime.Object { return &storagev1.CSIDriverList{} },
+	New: generic.NewOf[storagev1.CSIDriver], NewList: generic.NewOf[storagev1.CSIDriverList],
 	Strategy: csiDriverStrategy{},
 	// kube returns the deleted object, not a Status.
 	ReturnDeletedObject: true,

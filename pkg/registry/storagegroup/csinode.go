@@ -21,8 +21,7 @@ import (
 
 var csiNodes = generic.Resource{
 	Name: "csinodes", Singular: "csinode", Kind: "CSINode",
-	New:      func() runtime.Object { return &storagev1.CSINode{} },
-	NewList:  func() runtime.Object { return &storagev1.CSINodeList{} },
+	New: generic.NewOf[storagev1.CSINode], NewList: generic.NewOf[storagev1.CSINodeList],
 	Strategy: csiNodeStrategy{},
 	// kube returns the deleted object, not a Status.
 	ReturnDeletedObject: true,

@@ -22,8 +22,7 @@ import (
 
 var csiStorageCapacities = generic.Resource{
 	Name: "csistoragecapacities", Singular: "csistoragecapacity", Kind: "CSIStorageCapacity", Namespaced: true,
-	New:      func() runtime.Object { return &storagev1.CSIStorageCapacity{} },
-	NewList:  func() runtime.Object { return &storagev1.CSIStorageCapacityList{} },
+	New: generic.NewOf[storagev1.CSIStorageCapacity], NewList: generic.NewOf[storagev1.CSIStorageCapacityList],
 	Strategy: csiStorageCapacityStrategy{generic.BaseStrategy{Namespaced: true}},
 	// kube has no printer for capacities: its default table.
 	Table: generic.DefaultTableConvertor(schema.GroupResource{Group: storagev1.GroupName, Resource: "csistoragecapacities"}),

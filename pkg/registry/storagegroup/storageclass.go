@@ -26,9 +26,8 @@ import (
 var storageClasses = generic.Resource{
 	Name: "storageclasses", Singular: "storageclass", Kind: "StorageClass",
 	ShortNames: []string{"sc"},
-	New:        func() runtime.Object { return &storagev1.StorageClass{} },
-	NewList:    func() runtime.Object { return &storagev1.StorageClassList{} },
-	Strategy:   storageClassStrategy{},
+	New:        generic.NewOf[storagev1.StorageClass], NewList: generic.NewOf[storagev1.StorageClassList],
+	Strategy: storageClassStrategy{},
 	// kube returns the deleted object, not a Status.
 	ReturnDeletedObject: true,
 	Table:               storageClassTable{},

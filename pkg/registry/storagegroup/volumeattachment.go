@@ -21,8 +21,7 @@ import (
 
 var volumeAttachments = generic.Resource{
 	Name: "volumeattachments", Singular: "volumeattachment", Kind: "VolumeAttachment",
-	New:      func() runtime.Object { return &storagev1.VolumeAttachment{} },
-	NewList:  func() runtime.Object { return &storagev1.VolumeAttachmentList{} },
+	New: generic.NewOf[storagev1.VolumeAttachment], NewList: generic.NewOf[storagev1.VolumeAttachmentList],
 	Strategy: volumeAttachmentStrategy{},
 	// kube returns the deleted object, not a Status.
 	ReturnDeletedObject: true,

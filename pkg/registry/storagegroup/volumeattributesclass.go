@@ -17,9 +17,8 @@ import (
 var volumeAttributesClasses = generic.Resource{
 	Name: "volumeattributesclasses", Singular: "volumeattributesclass", Kind: "VolumeAttributesClass",
 	ShortNames: []string{"vac"},
-	New:        func() runtime.Object { return &storagev1.VolumeAttributesClass{} },
-	NewList:    func() runtime.Object { return &storagev1.VolumeAttributesClassList{} },
-	Strategy:   volumeAttributesClassStrategy{},
+	New:        generic.NewOf[storagev1.VolumeAttributesClass], NewList: generic.NewOf[storagev1.VolumeAttributesClassList],
+	Strategy: volumeAttributesClassStrategy{},
 	// kube returns the deleted object, not a Status.
 	ReturnDeletedObject: true,
 	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "DriverName", Type: "string", Description: storagev1.VolumeAttributesClass{}.SwaggerDoc()["driverName"]},

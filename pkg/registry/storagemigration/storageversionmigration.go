@@ -22,8 +22,7 @@ import (
 
 var storageVersionMigrations = generic.Resource{
 	Name: "storageversionmigrations", Singular: "storageversionmigration", Kind: "StorageVersionMigration",
-	New:      func() runtime.Object { return &storagemigrationv1.StorageVersionMigration{} },
-	NewList:  func() runtime.Object { return &storagemigrationv1.StorageVersionMigrationList{} },
+	New: generic.NewOf[storagemigrationv1.StorageVersionMigration], NewList: generic.NewOf[storagemigrationv1.StorageVersionMigrationList],
 	Strategy: svmStrategy{},
 	// Only status changes on /status, and a migration's outcome is final.
 	StatusStrategy: generic.StatusStrategy{Main: svmStrategy{}, GroupVersion: "storagemigration.k8s.io/v1", KeepMetadata: true,
