@@ -95,21 +95,11 @@ func (flowSchemaStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Objec
 // configStrategy is what kube's strategies of both kinds share: status
 // belongs to the API server's flow control (/status), the generation
 // follows the spec.
-type configStrategy struct{ generic.BaseStrategy }
+type configStrategy struct{ generic.GenerationStrategy }
 
 // GetResetFields implements rest.ResetFieldsStrategy.
 func (configStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return generic.ResetFields("flowcontrol.apiserver.k8s.io/v1", "status")
-}
-
-func (configStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-	generic.StartGeneration(obj)
-}
-
-func (configStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
-	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 // configStatus serves the status of both kinds, validated with validate:

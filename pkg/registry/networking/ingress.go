@@ -33,7 +33,7 @@ func newIngresses(classes rest.Lister) generic.Resource {
 		Name: "ingresses", Singular: "ingress", Kind: "Ingress", Namespaced: true,
 		ShortNames: []string{"ing"},
 		New:        generic.NewOf[networkingv1.Ingress], NewList: generic.NewOf[networkingv1.IngressList],
-		Strategy:       ingressStrategy{generic.BaseStrategy{Namespaced: true}},
+		Strategy:       ingressStrategy{generic.GenerationStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}},
 		StatusStrategy: ingressStatus,
 		Hooks:          hooks,
 		Table:          ingressTable,
@@ -115,21 +115,11 @@ func ingressAddresses(s networkingv1.IngressLoadBalancerStatus) string {
 // class.
 const ingressClassAnnotation = "kubernetes.io/ingress.class"
 
-type ingressStrategy struct{ generic.BaseStrategy }
+type ingressStrategy struct{ generic.GenerationStrategy }
 
 // GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
 func (ingressStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return generic.ResetFields("networking.k8s.io/v1", "status")
-}
-
-func (ingressStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-	generic.StartGeneration(obj)
-}
-
-func (ingressStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
-	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 // Validate checks a new ingress; only on create must the deprecated class
@@ -165,7 +155,7 @@ func (ingressStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object
 
 // ingressStatus serves ingresses/status: the spec stays (kube lets
 // metadata change here).
-var ingressStatus = generic.StatusStrategy{Main: ingressStrategy{generic.BaseStrategy{Namespaced: true}},
+var ingressStatus = generic.StatusStrategy{Main: ingressStrategy{generic.GenerationStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}},
 	GroupVersion: "networking.k8s.io/v1", Validate: validateIngressStatusUpdate, Warnings: ingressStatusWarnings}
 
 // validateIngressStatusUpdate checks the metadata and the load balancer's

@@ -33,19 +33,11 @@ var serviceCIDRs = generic.Resource{
 // serviceCIDRStrategy: a ServiceCIDR's ranges never change, but a
 // single-stack one may gain a range of the other family. Status is
 // written through /status only (kube 1.37's ServiceCIDRStatusFieldWiping).
-type serviceCIDRStrategy struct{ generic.BaseStrategy }
+type serviceCIDRStrategy struct{ generic.SpecStrategy }
 
 // GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
 func (serviceCIDRStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return generic.ResetFields("networking.k8s.io/v1", "status")
-}
-
-func (serviceCIDRStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-}
-
-func (serviceCIDRStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
 }
 
 func (serviceCIDRStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {

@@ -37,21 +37,13 @@ var csiNodes = generic.Resource{
 // a driver's entry cannot change but for its allocatable count. The
 // status (storage health) is behind a gate kube 1.37 leaves off: nothing
 // sets it.
-type csiNodeStrategy struct{ generic.BaseStrategy }
+type csiNodeStrategy struct{ generic.SpecStrategy }
 
 func (csiNodeStrategy) AllowUnconditionalUpdate() bool { return false }
 
 // GetResetFields implements rest.ResetFieldsStrategy.
 func (csiNodeStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return generic.ResetFields("storage.k8s.io/v1", "status")
-}
-
-func (csiNodeStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-}
-
-func (csiNodeStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
 }
 
 func (csiNodeStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {

@@ -59,19 +59,13 @@ func migrationState(svm *storagemigrationv1.StorageVersionMigration) string {
 // svmStrategy is kube's: the spec is fixed at creation, status belongs to
 // the migrator (/status), and every update names the resourceVersion it
 // read.
-type svmStrategy struct{ generic.BaseStrategy }
+type svmStrategy struct{ generic.SpecStrategy }
 
 func (svmStrategy) AllowUnconditionalUpdate() bool { return false }
 
 // GetResetFields implements rest.ResetFieldsStrategy.
 func (svmStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return generic.ResetFields("storagemigration.k8s.io/v1", "status")
-}
-
-func (svmStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) { generic.ResetStatus(obj) }
-
-func (svmStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
 }
 
 func (svmStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
