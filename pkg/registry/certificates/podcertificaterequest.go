@@ -28,22 +28,18 @@ var podCertificateRequests = generic.Resource{
 		GroupVersion: "certificates.k8s.io/v1", KeepMetadata: true, Validate: validatePCRStatusWrite},
 	AttrFunc:             pcrAttrs,
 	FieldLabelConversion: generic.ExactFieldLabels("metadata.name", "spec.signerName", "spec.podName", "spec.nodeName"),
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "PodName", Type: "string", Description: pcrSpecDocs["podName"]},
-			{Name: "ServiceAccountName", Type: "string", Description: pcrSpecDocs["serviceAccountName"]},
-			{Name: "NodeName", Type: "string", Description: pcrSpecDocs["nodeName"]},
-			{Name: "SignerName", Type: "string", Description: pcrSpecDocs["signerName"]},
-			{Name: "State", Type: "string", Description: "Is the request Pending, Issued, Denied, or Failed?"},
-			{Name: "UnverifiedUserAnnotations", Type: "string", Description: pcrSpecDocs["unverifiedUserAnnotations"]},
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			r := obj.(*certificatesv1.PodCertificateRequest)
-			return []interface{}{r.Name, r.Spec.PodName, r.Spec.ServiceAccountName, string(r.Spec.NodeName), r.Spec.SignerName,
-				pcrState(r), labels.FormatLabels(r.Spec.UnverifiedUserAnnotations)}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "PodName", Type: "string", Description: pcrSpecDocs["podName"]},
+		{Name: "ServiceAccountName", Type: "string", Description: pcrSpecDocs["serviceAccountName"]},
+		{Name: "NodeName", Type: "string", Description: pcrSpecDocs["nodeName"]},
+		{Name: "SignerName", Type: "string", Description: pcrSpecDocs["signerName"]},
+		{Name: "State", Type: "string", Description: "Is the request Pending, Issued, Denied, or Failed?"},
+		{Name: "UnverifiedUserAnnotations", Type: "string", Description: pcrSpecDocs["unverifiedUserAnnotations"]},
+	}, func(r *certificatesv1.PodCertificateRequest) ([]interface{}, error) {
+		return []interface{}{r.Name, r.Spec.PodName, r.Spec.ServiceAccountName, string(r.Spec.NodeName), r.Spec.SignerName,
+			pcrState(r), labels.FormatLabels(r.Spec.UnverifiedUserAnnotations)}, nil
+	}),
 }
 
 // pcrState is the last of Issued, Denied, Failed among the conditions,

@@ -27,34 +27,30 @@ var endpointSlices = generic.Resource{
 	Name: "endpointslices", Singular: "endpointslice", Kind: "EndpointSlice", Namespaced: true,
 	New: generic.NewOf[discoveryv1.EndpointSlice], NewList: generic.NewOf[discoveryv1.EndpointSliceList],
 	Strategy: endpointSliceStrategy{generic.BaseStrategy{Namespaced: true}},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "AddressType", Type: "string", Description: endpointSliceDocs["addressType"]},
-			{Name: "Ports", Type: "string", Description: endpointSliceDocs["ports"]},
-			{Name: "Endpoints", Type: "string", Description: endpointSliceDocs["endpoints"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			eps := obj.(*discoveryv1.EndpointSlice)
-			var ports, addresses []string
-			for _, p := range eps.Ports {
-				switch {
-				case p.Port != nil:
-					ports = append(ports, strconv.Itoa(int(*p.Port)))
-				case p.Name != nil:
-					ports = append(ports, *p.Name)
-				default:
-					ports = append(ports, "*")
-				}
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "AddressType", Type: "string", Description: endpointSliceDocs["addressType"]},
+		{Name: "Ports", Type: "string", Description: endpointSliceDocs["ports"]},
+		{Name: "Endpoints", Type: "string", Description: endpointSliceDocs["endpoints"]},
+		generic.AgeColumn,
+	}, func(eps *discoveryv1.EndpointSlice) ([]interface{}, error) {
+		var ports, addresses []string
+		for _, p := range eps.Ports {
+			switch {
+			case p.Port != nil:
+				ports = append(ports, strconv.Itoa(int(*p.Port)))
+			case p.Name != nil:
+				ports = append(ports, *p.Name)
+			default:
+				ports = append(ports, "*")
 			}
-			for _, ep := range eps.Endpoints {
-				addresses = append(addresses, ep.Addresses...)
-			}
-			return []interface{}{eps.Name, string(eps.AddressType), firstThree(ports), firstThree(addresses),
-				generic.TranslateTimestampSince(eps.CreationTimestamp)}, nil
-		},
-	},
+		}
+		for _, ep := range eps.Endpoints {
+			addresses = append(addresses, ep.Addresses...)
+		}
+		return []interface{}{eps.Name, string(eps.AddressType), firstThree(ports), firstThree(addresses),
+			generic.TranslateTimestampSince(eps.CreationTimestamp)}, nil
+	}),
 }
 
 // firstThree is kube's cell of a list: its first three items and how many

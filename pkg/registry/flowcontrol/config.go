@@ -130,29 +130,25 @@ var priorityLevels = generic.Resource{
 	StatusStrategy: configStatus(func(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 		return validatePriorityLevelStatus(&obj.(*flowcontrolv1.PriorityLevelConfiguration).Status, field.NewPath("status"))
 	}),
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Type", Type: "string", Description: flowcontrolv1.PriorityLevelConfigurationSpec{}.SwaggerDoc()["type"]},
-			{Name: "NominalConcurrencyShares", Type: "string", Description: flowcontrolv1.LimitedPriorityLevelConfiguration{}.SwaggerDoc()["nominalConcurrencyShares"]},
-			{Name: "Queues", Type: "string", Description: queuingDocs["queues"]},
-			{Name: "HandSize", Type: "string", Description: queuingDocs["handSize"]},
-			{Name: "QueueLengthLimit", Type: "string", Description: queuingDocs["queueLengthLimit"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			pl := obj.(*flowcontrolv1.PriorityLevelConfiguration)
-			var shares, queues, handSize, queueLengthLimit interface{} = "<none>", "<none>", "<none>", "<none>"
-			if l := pl.Spec.Limited; l != nil {
-				shares = int64(ptr.Deref(l.NominalConcurrencyShares, 0))
-				if q := l.LimitResponse.Queuing; q != nil {
-					queues, handSize, queueLengthLimit = int64(q.Queues), int64(q.HandSize), int64(q.QueueLengthLimit)
-				}
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Type", Type: "string", Description: flowcontrolv1.PriorityLevelConfigurationSpec{}.SwaggerDoc()["type"]},
+		{Name: "NominalConcurrencyShares", Type: "string", Description: flowcontrolv1.LimitedPriorityLevelConfiguration{}.SwaggerDoc()["nominalConcurrencyShares"]},
+		{Name: "Queues", Type: "string", Description: queuingDocs["queues"]},
+		{Name: "HandSize", Type: "string", Description: queuingDocs["handSize"]},
+		{Name: "QueueLengthLimit", Type: "string", Description: queuingDocs["queueLengthLimit"]},
+		generic.AgeColumn,
+	}, func(pl *flowcontrolv1.PriorityLevelConfiguration) ([]interface{}, error) {
+		var shares, queues, handSize, queueLengthLimit interface{} = "<none>", "<none>", "<none>", "<none>"
+		if l := pl.Spec.Limited; l != nil {
+			shares = int64(ptr.Deref(l.NominalConcurrencyShares, 0))
+			if q := l.LimitResponse.Queuing; q != nil {
+				queues, handSize, queueLengthLimit = int64(q.Queues), int64(q.HandSize), int64(q.QueueLengthLimit)
 			}
-			return []interface{}{pl.Name, string(pl.Spec.Type), shares, queues, handSize, queueLengthLimit,
-				generic.TranslateTimestampSince(pl.CreationTimestamp)}, nil
-		},
-	},
+		}
+		return []interface{}{pl.Name, string(pl.Spec.Type), shares, queues, handSize, queueLengthLimit,
+			generic.TranslateTimestampSince(pl.CreationTimestamp)}, nil
+	}),
 }
 
 // priorityLevelStrategy is kube's, with its defaults.

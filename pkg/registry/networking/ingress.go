@@ -42,29 +42,25 @@ func newIngresses(classes rest.Lister) generic.Resource {
 	}
 }
 
-var ingressTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		generic.NameColumn,
-		{Name: "Class", Type: "string", Description: "The name of the IngressClass resource that should be used for additional configuration"},
-		{Name: "Hosts", Type: "string", Description: "Hosts that incoming requests are matched against before the ingress rule"},
-		{Name: "Address", Type: "string", Description: "Address is a list containing ingress points for the load-balancer"},
-		{Name: "Ports", Type: "string", Description: "Ports of TLS configurations that open"},
-		generic.AgeColumn,
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		ing := obj.(*networkingv1.Ingress)
-		class := "<none>"
-		if ing.Spec.IngressClassName != nil {
-			class = *ing.Spec.IngressClassName
-		}
-		ports := "80"
-		if len(ing.Spec.TLS) != 0 {
-			ports = "80, 443"
-		}
-		return []interface{}{ing.Name, class, ingressHosts(ing.Spec.Rules), ingressAddresses(ing.Status.LoadBalancer),
-			ports, generic.TranslateTimestampSince(ing.CreationTimestamp)}, nil
-	},
-}
+var ingressTable = generic.TableOf([]metav1.TableColumnDefinition{
+	generic.NameColumn,
+	{Name: "Class", Type: "string", Description: "The name of the IngressClass resource that should be used for additional configuration"},
+	{Name: "Hosts", Type: "string", Description: "Hosts that incoming requests are matched against before the ingress rule"},
+	{Name: "Address", Type: "string", Description: "Address is a list containing ingress points for the load-balancer"},
+	{Name: "Ports", Type: "string", Description: "Ports of TLS configurations that open"},
+	generic.AgeColumn,
+}, func(ing *networkingv1.Ingress) ([]interface{}, error) {
+	class := "<none>"
+	if ing.Spec.IngressClassName != nil {
+		class = *ing.Spec.IngressClassName
+	}
+	ports := "80"
+	if len(ing.Spec.TLS) != 0 {
+		ports = "80, 443"
+	}
+	return []interface{}{ing.Name, class, ingressHosts(ing.Spec.Rules), ingressAddresses(ing.Status.LoadBalancer),
+		ports, generic.TranslateTimestampSince(ing.CreationTimestamp)}, nil
+})
 
 // ingressHosts is kube's HOSTS cell: the first three hosts the rules name
 // ("*" when none does) and, when rules follow the third, a count that
@@ -235,30 +231,26 @@ var ingressClasses = generic.Resource{
 	Name: "ingressclasses", Singular: "ingressclass", Kind: "IngressClass",
 	New: generic.NewOf[networkingv1.IngressClass], NewList: generic.NewOf[networkingv1.IngressClassList],
 	Strategy: ingressClassStrategy{},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Controller", Type: "string", Description: "Controller that is responsible for handling this class"},
-			{Name: "Parameters", Type: "string", Description: "A reference to a resource with additional parameters"},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			ic := obj.(*networkingv1.IngressClass)
-			name := ic.Name
-			if ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true" {
-				name += " (default)"
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Controller", Type: "string", Description: "Controller that is responsible for handling this class"},
+		{Name: "Parameters", Type: "string", Description: "A reference to a resource with additional parameters"},
+		generic.AgeColumn,
+	}, func(ic *networkingv1.IngressClass) ([]interface{}, error) {
+		name := ic.Name
+		if ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true" {
+			name += " (default)"
+		}
+		parameters := "<none>"
+		if p := ic.Spec.Parameters; p != nil {
+			parameters = p.Kind
+			if p.APIGroup != nil {
+				parameters += "." + *p.APIGroup
 			}
-			parameters := "<none>"
-			if p := ic.Spec.Parameters; p != nil {
-				parameters = p.Kind
-				if p.APIGroup != nil {
-					parameters += "." + *p.APIGroup
-				}
-				parameters += "/" + p.Name
-			}
-			return []interface{}{name, ic.Spec.Controller, parameters, generic.TranslateTimestampSince(ic.CreationTimestamp)}, nil
-		},
-	},
+			parameters += "/" + p.Name
+		}
+		return []interface{}{name, ic.Spec.Controller, parameters, generic.TranslateTimestampSince(ic.CreationTimestamp)}, nil
+	}),
 }
 
 // maxIngressClassControllerLen is kube's limit on spec.controller.

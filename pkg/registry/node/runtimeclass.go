@@ -25,18 +25,14 @@ var runtimeClasses = generic.Resource{
 	Name: "runtimeclasses", Singular: "runtimeclass", Kind: "RuntimeClass",
 	New: generic.NewOf[nodev1.RuntimeClass], NewList: generic.NewOf[nodev1.RuntimeClassList],
 	Strategy: runtimeClassStrategy{},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			// kube describes the column with ObjectMeta's (missing) doc.
-			{Name: "Handler", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["handler"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			rc := obj.(*nodev1.RuntimeClass)
-			return []interface{}{rc.Name, rc.Handler, generic.TranslateTimestampSince(rc.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		// kube describes the column with ObjectMeta's (missing) doc.
+		{Name: "Handler", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["handler"]},
+		generic.AgeColumn,
+	}, func(rc *nodev1.RuntimeClass) ([]interface{}, error) {
+		return []interface{}{rc.Name, rc.Handler, generic.TranslateTimestampSince(rc.CreationTimestamp)}, nil
+	}),
 }
 
 // runtimeClassStrategy is kube's: a class may be created by PUT, every

@@ -32,20 +32,16 @@ var priorityClasses = generic.Resource{
 	Strategy: priorityClassStrategy{},
 	// The system classes cannot be deleted by name.
 	Serve: func(store *generic.Store) rest.Storage { return &priorityClassREST{Store: store} },
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Value", Type: "integer", Description: priorityClassDocs["value"]},
-			{Name: "Global-Default", Type: "boolean", Description: priorityClassDocs["globalDefault"]},
-			generic.AgeColumn,
-			{Name: "PreemptionPolicy", Type: "string", Description: priorityClassDocs["preemptionPolicy"]},
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			pc := obj.(*schedulingv1.PriorityClass)
-			return []interface{}{pc.Name, int64(pc.Value), pc.GlobalDefault, generic.TranslateTimestampSince(pc.CreationTimestamp),
-				string(ptr.Deref(pc.PreemptionPolicy, ""))}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Value", Type: "integer", Description: priorityClassDocs["value"]},
+		{Name: "Global-Default", Type: "boolean", Description: priorityClassDocs["globalDefault"]},
+		generic.AgeColumn,
+		{Name: "PreemptionPolicy", Type: "string", Description: priorityClassDocs["preemptionPolicy"]},
+	}, func(pc *schedulingv1.PriorityClass) ([]interface{}, error) {
+		return []interface{}{pc.Name, int64(pc.Value), pc.GlobalDefault, generic.TranslateTimestampSince(pc.CreationTimestamp),
+			string(ptr.Deref(pc.PreemptionPolicy, ""))}, nil
+	}),
 }
 
 // Priorities with a meaning of their own in kube.

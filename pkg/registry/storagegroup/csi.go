@@ -34,36 +34,32 @@ var csiDrivers = generic.Resource{
 	Strategy: csiDriverStrategy{},
 	// kube returns the deleted object, not a Status.
 	ReturnDeletedObject: true,
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "AttachRequired", Type: "boolean", Description: csiDriverDocs["attachRequired"]},
-			{Name: "PodInfoOnMount", Type: "boolean", Description: csiDriverDocs["podInfoOnMount"]},
-			{Name: "StorageCapacity", Type: "boolean", Description: csiDriverDocs["storageCapacity"]},
-			{Name: "TokenRequests", Type: "string", Description: csiDriverDocs["tokenRequests"]},
-			{Name: "RequiresRepublish", Type: "boolean", Description: csiDriverDocs["requiresRepublish"]},
-			{Name: "Modes", Type: "string", Description: csiDriverDocs["volumeLifecycleModes"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			d := obj.(*storagev1.CSIDriver)
-			modes := make([]string, len(d.Spec.VolumeLifecycleModes))
-			for i, m := range d.Spec.VolumeLifecycleModes {
-				modes[i] = string(m)
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "AttachRequired", Type: "boolean", Description: csiDriverDocs["attachRequired"]},
+		{Name: "PodInfoOnMount", Type: "boolean", Description: csiDriverDocs["podInfoOnMount"]},
+		{Name: "StorageCapacity", Type: "boolean", Description: csiDriverDocs["storageCapacity"]},
+		{Name: "TokenRequests", Type: "string", Description: csiDriverDocs["tokenRequests"]},
+		{Name: "RequiresRepublish", Type: "boolean", Description: csiDriverDocs["requiresRepublish"]},
+		{Name: "Modes", Type: "string", Description: csiDriverDocs["volumeLifecycleModes"]},
+		generic.AgeColumn,
+	}, func(d *storagev1.CSIDriver) ([]interface{}, error) {
+		modes := make([]string, len(d.Spec.VolumeLifecycleModes))
+		for i, m := range d.Spec.VolumeLifecycleModes {
+			modes[i] = string(m)
+		}
+		tokenRequests := "<unset>"
+		if d.Spec.TokenRequests != nil {
+			audiences := make([]string, len(d.Spec.TokenRequests))
+			for i, t := range d.Spec.TokenRequests {
+				audiences[i] = t.Audience
 			}
-			tokenRequests := "<unset>"
-			if d.Spec.TokenRequests != nil {
-				audiences := make([]string, len(d.Spec.TokenRequests))
-				for i, t := range d.Spec.TokenRequests {
-					audiences[i] = t.Audience
-				}
-				tokenRequests = strings.Join(audiences, ",")
-			}
-			return []interface{}{d.Name, ptr.Deref(d.Spec.AttachRequired, true), ptr.Deref(d.Spec.PodInfoOnMount, false),
-				ptr.Deref(d.Spec.StorageCapacity, false), tokenRequests, ptr.Deref(d.Spec.RequiresRepublish, false),
-				orNone(strings.Join(modes, ",")), generic.TranslateTimestampSince(d.CreationTimestamp)}, nil
-		},
-	},
+			tokenRequests = strings.Join(audiences, ",")
+		}
+		return []interface{}{d.Name, ptr.Deref(d.Spec.AttachRequired, true), ptr.Deref(d.Spec.PodInfoOnMount, false),
+			ptr.Deref(d.Spec.StorageCapacity, false), tokenRequests, ptr.Deref(d.Spec.RequiresRepublish, false),
+			orNone(strings.Join(modes, ",")), generic.TranslateTimestampSince(d.CreationTimestamp)}, nil
+	}),
 }
 
 func orNone(s string) string {
