@@ -90,15 +90,7 @@ func (crdStrategy) Validate(ctx context.Context, obj runtime.Object) field.Error
 }
 
 func (crdStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	crd, err := toInternal(obj.(*apiextensionsv1.CustomResourceDefinition))
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	oldCRD, err := toInternal(old.(*apiextensionsv1.CustomResourceDefinition))
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	return validation.ValidateCustomResourceDefinitionUpdate(ctx, crd, oldCRD)
+	return validateUpdate(ctx, obj, old, validation.ValidateCustomResourceDefinitionUpdate)
 }
 
 func (crdStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
@@ -148,15 +140,7 @@ func (crdStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Ob
 }
 
 func (crdStatusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	crd, err := toInternal(obj.(*apiextensionsv1.CustomResourceDefinition))
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	oldCRD, err := toInternal(old.(*apiextensionsv1.CustomResourceDefinition))
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	return validation.ValidateUpdateCustomResourceDefinitionStatus(ctx, crd, oldCRD)
+	return validateUpdate(ctx, obj, old, validation.ValidateUpdateCustomResourceDefinitionStatus)
 }
 
 // crdTable is kube 1.37's table of definitions.
