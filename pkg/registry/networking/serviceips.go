@@ -118,25 +118,21 @@ var ipAddresses = generic.Resource{
 	Strategy: ipAddressStrategy{},
 	// An IPAddress is named by its address: generateName is the name.
 	NameGenerator: func(base string) string { return base },
-	Table: generic.TablePrinter{
-		// kube prints the age in a third cell, without a column for it.
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "ParentRef", Type: "string", Description: networkingv1.IPAddressSpec{}.SwaggerDoc()["parentRef"]},
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			ip := obj.(*networkingv1.IPAddress)
-			parent := "<none>"
-			if ref := ip.Spec.ParentRef; ref != nil {
-				parent = strings.ToLower(schema.GroupResource{Group: ref.Group, Resource: ref.Resource}.String())
-				if ref.Namespace != "" {
-					parent += "/" + ref.Namespace
-				}
-				parent += "/" + ref.Name
+	// kube prints the age in a third cell, without a column for it.
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "ParentRef", Type: "string", Description: networkingv1.IPAddressSpec{}.SwaggerDoc()["parentRef"]},
+	}, func(ip *networkingv1.IPAddress) ([]interface{}, error) {
+		parent := "<none>"
+		if ref := ip.Spec.ParentRef; ref != nil {
+			parent = strings.ToLower(schema.GroupResource{Group: ref.Group, Resource: ref.Resource}.String())
+			if ref.Namespace != "" {
+				parent += "/" + ref.Namespace
 			}
-			return []interface{}{ip.Name, parent, generic.TranslateTimestampSince(ip.CreationTimestamp)}, nil
-		},
-	},
+			parent += "/" + ref.Name
+		}
+		return []interface{}{ip.Name, parent, generic.TranslateTimestampSince(ip.CreationTimestamp)}, nil
+	}),
 }
 
 type ipAddressStrategy struct{ generic.BaseStrategy }

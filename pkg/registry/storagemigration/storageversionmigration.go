@@ -27,18 +27,14 @@ var storageVersionMigrations = generic.Resource{
 	// Only status changes on /status, and a migration's outcome is final.
 	StatusStrategy: generic.StatusStrategy{Main: svmStrategy{}, GroupVersion: "storagemigration.k8s.io/v1", KeepMetadata: true,
 		Validate: validateSVMStatusUpdate},
-	Table: generic.TablePrinter{
-		// kube's NAME column has no "name" format here.
-		Columns: []metav1.TableColumnDefinition{
-			{Name: "Name", Type: "string", Description: generic.NameColumn.Description},
-			{Name: "Resource", Type: "string", Description: "GroupResource to migrate"},
-			{Name: "Status", Type: "string", Description: "Status of the migration"},
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			svm := obj.(*storagemigrationv1.StorageVersionMigration)
-			return []interface{}{svm.Name, svm.Spec.Resource.String(), migrationState(svm)}, nil
-		},
-	},
+	// kube's NAME column has no "name" format here.
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Description: generic.NameColumn.Description},
+		{Name: "Resource", Type: "string", Description: "GroupResource to migrate"},
+		{Name: "Status", Type: "string", Description: "Status of the migration"},
+	}, func(svm *storagemigrationv1.StorageVersionMigration) ([]interface{}, error) {
+		return []interface{}{svm.Name, svm.Spec.Resource.String(), migrationState(svm)}, nil
+	}),
 }
 
 // migrationState is the last of Running, Failed, Succeeded that is true,
