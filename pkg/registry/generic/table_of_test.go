@@ -27,3 +27,14 @@ func TestTableOf(t *testing.T) {
 		t.Errorf("cells = %v, want [p n1]", got)
 	}
 }
+
+// TestNameAgeTable: any object prints as its name and age.
+func TestNameAgeTable(t *testing.T) {
+	table, err := generic.NameAgeTable.ConvertToTable(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "sa"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := table.Rows[0].Cells; len(got) != 2 || got[0] != "sa" || got[1] != "<unknown>" {
+		t.Errorf("cells = %v, want [sa <unknown>]", got)
+	}
+}

@@ -156,13 +156,7 @@ func newResourceClaimTemplates(admin adminAccess) generic.Resource {
 		New: generic.NewOf[resourcev1.ResourceClaimTemplate], NewList: generic.NewOf[resourcev1.ResourceClaimTemplateList],
 		Strategy:            claimTemplateStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, admin: admin},
 		ReturnDeletedObject: true,
-		Table: generic.TablePrinter{
-			Columns: []metav1.TableColumnDefinition{generic.NameColumn, generic.AgeColumn},
-			Cells: func(obj runtime.Object) ([]interface{}, error) {
-				t := obj.(*resourcev1.ResourceClaimTemplate)
-				return []interface{}{t.Name, generic.TranslateTimestampSince(t.CreationTimestamp)}, nil
-			},
-		},
+		Table:               generic.NameAgeTable,
 	}
 }
 

@@ -20,13 +20,7 @@ var deviceClasses = generic.Resource{
 	New: generic.NewOf[resourcev1.DeviceClass], NewList: generic.NewOf[resourcev1.DeviceClassList],
 	Strategy:            deviceClassStrategy{generic.BaseStrategy{}},
 	ReturnDeletedObject: true,
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{generic.NameColumn, generic.AgeColumn},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			c := obj.(*resourcev1.DeviceClass)
-			return []interface{}{c.Name, generic.TranslateTimestampSince(c.CreationTimestamp)}, nil
-		},
-	},
+	Table:               generic.NameAgeTable,
 }
 
 // deviceClassStrategy: a class counts the changes of its spec in its
