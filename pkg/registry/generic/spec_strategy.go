@@ -23,7 +23,9 @@ func (SpecStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object)
 
 // GenerationStrategy is SpecStrategy for a kind whose controllers report
 // the generation they observed: metadata.generation starts at 1 and grows
-// with each change of the spec (BumpGenerationOnSpecChange).
+// with each change of the spec (BumpGenerationOnSpecChange). A kind
+// without a status (ingress classes, device classes) gets the generation
+// alone: ResetStatus and KeepStatus leave it as it is.
 type GenerationStrategy struct{ BaseStrategy }
 
 // PrepareForCreate implements rest.RESTCreateStrategy.

@@ -256,7 +256,7 @@ var ingressClasses = generic.Resource{
 // maxIngressClassControllerLen is kube's limit on spec.controller.
 const maxIngressClassControllerLen = 250
 
-type ingressClassStrategy struct{ generic.BaseStrategy }
+type ingressClassStrategy struct{ generic.GenerationStrategy }
 
 var _ rest.Defaulter = ingressClassStrategy{}
 
@@ -266,14 +266,6 @@ func (ingressClassStrategy) Default(obj runtime.Object) {
 	if p := obj.(*networkingv1.IngressClass).Spec.Parameters; p != nil && p.Scope == nil {
 		p.Scope = ptr.To(networkingv1.IngressClassParametersReferenceScopeCluster)
 	}
-}
-
-func (ingressClassStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.StartGeneration(obj)
-}
-
-func (ingressClassStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 func (ingressClassStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {

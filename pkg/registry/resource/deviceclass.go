@@ -18,22 +18,14 @@ import (
 var deviceClasses = generic.Resource{
 	Name: "deviceclasses", Singular: "deviceclass", Kind: "DeviceClass",
 	New: generic.NewOf[resourcev1.DeviceClass], NewList: generic.NewOf[resourcev1.DeviceClassList],
-	Strategy:            deviceClassStrategy{generic.BaseStrategy{}},
+	Strategy:            deviceClassStrategy{},
 	ReturnDeletedObject: true,
 	Table:               generic.NameAgeTable,
 }
 
 // deviceClassStrategy: a class counts the changes of its spec in its
 // generation.
-type deviceClassStrategy struct{ generic.BaseStrategy }
-
-func (deviceClassStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.StartGeneration(obj)
-}
-
-func (deviceClassStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.BumpGenerationOnSpecChange(obj, old)
-}
+type deviceClassStrategy struct{ generic.GenerationStrategy }
 
 func (deviceClassStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	c := obj.(*resourcev1.DeviceClass)
