@@ -17,9 +17,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-// RESTStorageProvider builds the storage of admissionregistration.k8s.io.
-type RESTStorageProvider = generic.GroupProvider[GroupStorage]
-
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes: the stores admission follows its webhooks and policies from.
 type GroupStorage struct {
@@ -30,25 +27,15 @@ type GroupStorage struct {
 
 // NewRESTStorageProvider returns the provider of
 // admissionregistration.k8s.io.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: admissionregistrationv1.SchemeGroupVersion,
-		Resources: []generic.Resource{
-			validatingWebhookConfigurations,
-			mutatingWebhookConfigurations,
-			validatingAdmissionPolicies,
-			validatingAdmissionPolicyBindings,
-			mutatingAdmissionPolicies,
-			mutatingAdmissionPolicyBindings,
-		},
-		Handles: func(s []*generic.Store) GroupStorage {
-			return GroupStorage{
-				ValidatingWebhookConfigurations: s[0], MutatingWebhookConfigurations: s[1],
-				ValidatingAdmissionPolicies: s[2], ValidatingAdmissionPolicyBindings: s[3],
-				MutatingAdmissionPolicies: s[4], MutatingAdmissionPolicyBindings: s[5],
-			}
-		},
-	}
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(admissionregistrationv1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage {
+		return GroupStorage{
+			ValidatingWebhookConfigurations: s[0], MutatingWebhookConfigurations: s[1],
+			ValidatingAdmissionPolicies: s[2], ValidatingAdmissionPolicyBindings: s[3],
+			MutatingAdmissionPolicies: s[4], MutatingAdmissionPolicyBindings: s[5],
+		}
+	}, validatingWebhookConfigurations, mutatingWebhookConfigurations,
+		validatingAdmissionPolicies, validatingAdmissionPolicyBindings, mutatingAdmissionPolicies, mutatingAdmissionPolicyBindings)
 }
 
 // apiExtensions is the category kubectl get api-extensions lists.

@@ -16,9 +16,8 @@ import (
 var validatingWebhookConfigurations = generic.Resource{
 	Name: "validatingwebhookconfigurations", Singular: "validatingwebhookconfiguration", Kind: "ValidatingWebhookConfiguration",
 	Categories: apiExtensions,
-	New:        func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfiguration{} },
-	NewList:    func() runtime.Object { return &admissionregistrationv1.ValidatingWebhookConfigurationList{} },
-	Strategy:   validatingWebhooksStrategy,
+	New:        generic.NewOf[admissionregistrationv1.ValidatingWebhookConfiguration], NewList: generic.NewOf[admissionregistrationv1.ValidatingWebhookConfigurationList],
+	Strategy: validatingWebhooksStrategy,
 	Table: webhooksTable(func(obj runtime.Object) (string, int, metav1.Time) {
 		c := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
 		return c.Name, len(c.Webhooks), c.CreationTimestamp
@@ -28,9 +27,8 @@ var validatingWebhookConfigurations = generic.Resource{
 var mutatingWebhookConfigurations = generic.Resource{
 	Name: "mutatingwebhookconfigurations", Singular: "mutatingwebhookconfiguration", Kind: "MutatingWebhookConfiguration",
 	Categories: apiExtensions,
-	New:        func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfiguration{} },
-	NewList:    func() runtime.Object { return &admissionregistrationv1.MutatingWebhookConfigurationList{} },
-	Strategy:   mutatingWebhooksStrategy,
+	New:        generic.NewOf[admissionregistrationv1.MutatingWebhookConfiguration], NewList: generic.NewOf[admissionregistrationv1.MutatingWebhookConfigurationList],
+	Strategy: mutatingWebhooksStrategy,
 	Table: webhooksTable(func(obj runtime.Object) (string, int, metav1.Time) {
 		c := obj.(*admissionregistrationv1.MutatingWebhookConfiguration)
 		return c.Name, len(c.Webhooks), c.CreationTimestamp

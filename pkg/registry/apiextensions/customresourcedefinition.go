@@ -21,8 +21,7 @@ import (
 var customResourceDefinitions = generic.Resource{
 	Name: "customresourcedefinitions", Singular: "customresourcedefinition", Kind: "CustomResourceDefinition",
 	ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"},
-	New:            func() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} },
-	NewList:        func() runtime.Object { return &apiextensionsv1.CustomResourceDefinitionList{} },
+	New: generic.NewOf[apiextensionsv1.CustomResourceDefinition], NewList: generic.NewOf[apiextensionsv1.CustomResourceDefinitionList],
 	Strategy:       crdStrategy{generic.BaseStrategy{}},
 	StatusStrategy: crdStatusStrategy{generic.BaseStrategy{}},
 	Table:          crdTable,
@@ -91,15 +90,7 @@ func (crdStrategy) Validate(ctx context.Context, obj runtime.Object) field.Error
 }
 
 func (crdStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	crd, err := toInternal(obj.(*apiextensionsv1.CustomResourceDefinition))
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	oldCRD, err := toInternal(old.(*apiextensionsv1.CustomResourceDefinition))
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	return validation.ValidateCustomResourceDefinitionUpdate(ctx, crd, oldCRD)
+	return validateUpdate(ctx, obj, old, validation.ValidateCustomResourceDefinitionUpdate)
 }
 
 func (crdStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
@@ -149,48 +140,36 @@ func (crdStatusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Ob
 }
 
 func (crdStatusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	crd, err := toInternal(obj.(*apiextensionsv1.CustomResourceDefinition))
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	oldCRD, err := toInternal(old.(*apiextensionsv1.CustomResourceDefinition))
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	return validation.ValidateUpdateCustomResourceDefinitionStatus(ctx, crd, oldCRD)
+	return validateUpdate(ctx, obj, old, validation.ValidateUpdateCustomResourceDefinitionStatus)
 }
 
 // crdTable is kube 1.37's table of definitions.
-var crdTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		generic.NameColumn,
-		{Name: "Scope", Type: "string", Description: "Cluster/Namespaced"},
-		{Name: "Versions", Type: "string", Description: "Served versions"},
-		generic.CreatedAtColumn,
-		{Name: "Group", Type: "string", Priority: 1, Description: "API group"},
-		{Name: "Kind", Type: "string", Priority: 1, Description: "CustomResource kind"},
-		{Name: "ShortNames", Type: "string", Priority: 1, Description: "Short names"},
-		{Name: "Established", Type: "boolean", Priority: 1, Description: "Established status"},
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		crd := obj.(*apiextensionsv1.CustomResourceDefinition)
-		var versions []string
-		for _, v := range crd.Spec.Versions {
-			if !v.Served {
-				continue
-			}
-			label := v.Name
-			if v.Storage {
-				label += "(storage)"
-			}
-			versions = append(versions, label)
+var crdTable = generic.TableOf([]metav1.TableColumnDefinition{
+	generic.NameColumn,
+	{Name: "Scope", Type: "string", Description: "Cluster/Namespaced"},
+	{Name: "Versions", Type: "string", Description: "Served versions"},
+	generic.CreatedAtColumn,
+	{Name: "Group", Type: "string", Priority: 1, Description: "API group"},
+	{Name: "Kind", Type: "string", Priority: 1, Description: "CustomResource kind"},
+	{Name: "ShortNames", Type: "string", Priority: 1, Description: "Short names"},
+	{Name: "Established", Type: "boolean", Priority: 1, Description: "Established status"},
+}, func(crd *apiextensionsv1.CustomResourceDefinition) ([]interface{}, error) {
+	var versions []string
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
 		}
-		slices.Sort(versions)
-		return []interface{}{
-			crd.Name, string(crd.Spec.Scope), strings.Join(versions, ","),
-			crd.CreationTimestamp.Time.UTC().Format(time.RFC3339),
-			crd.Spec.Group, crd.Spec.Names.Kind, strings.Join(crd.Spec.Names.ShortNames, ","),
-			apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established),
-		}, nil
-	},
-}
+		label := v.Name
+		if v.Storage {
+			label += "(storage)"
+		}
+		versions = append(versions, label)
+	}
+	slices.Sort(versions)
+	return []interface{}{
+		crd.Name, string(crd.Spec.Scope), strings.Join(versions, ","),
+		crd.CreationTimestamp.Time.UTC().Format(time.RFC3339),
+		crd.Spec.Group, crd.Spec.Names.Kind, strings.Join(crd.Spec.Names.ShortNames, ","),
+		apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established),
+	}, nil
+})

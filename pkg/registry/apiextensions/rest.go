@@ -25,16 +25,9 @@ type Storage struct {
 	Status rest.Updater
 }
 
-// RESTStorageProvider builds the storage of apiextensions.k8s.io.
-type RESTStorageProvider = generic.GroupProvider[Storage]
-
 // NewRESTStorageProvider returns the provider of apiextensions.k8s.io.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: apiextensionsv1.SchemeGroupVersion,
-		Resources:    []generic.Resource{customResourceDefinitions},
-		Handles: func(s []*generic.Store) Storage {
-			return Storage{CustomResourceDefinitions: s[0], Status: generic.NewStatusREST(s[0], customResourceDefinitions.StatusStrategy)}
-		},
-	}
+func NewRESTStorageProvider() generic.GroupProvider[Storage] {
+	return generic.NewGroupProvider(apiextensionsv1.SchemeGroupVersion, func(s []*generic.Store) Storage {
+		return Storage{CustomResourceDefinitions: s[0], Status: generic.NewStatusREST(s[0], customResourceDefinitions.StatusStrategy)}
+	}, customResourceDefinitions)
 }

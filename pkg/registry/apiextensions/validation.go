@@ -1,6 +1,7 @@
 package apiextensions
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -8,6 +9,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -75,4 +78,21 @@ func schemaFindings(in *apiextensionsv1.CustomResourceDefinitionSpec) (formats, 
 	}
 	slices.Sort(sets)
 	return formats, sets
+}
+
+// validateUpdate runs check, one of kube's update validations, on the
+// internal forms of obj and old (a failed conversion is an internal
+// error).
+func validateUpdate(ctx context.Context, obj, old runtime.Object,
+	check func(context.Context, *apiextensions.CustomResourceDefinition, *apiextensions.CustomResourceDefinition) field.ErrorList,
+) field.ErrorList {
+	crd, err := toInternal(obj.(*apiextensionsv1.CustomResourceDefinition))
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	oldCRD, err := toInternal(old.(*apiextensionsv1.CustomResourceDefinition))
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	return check(ctx, crd, oldCRD)
 }

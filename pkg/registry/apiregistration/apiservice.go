@@ -19,27 +19,22 @@ const groupVersion = "apiregistration.k8s.io/v1"
 
 var apiServices = generic.Resource{
 	Name: "apiservices", Singular: "apiservice", Kind: "APIService",
-	Categories:     []string{"api-extensions"},
-	New:            func() runtime.Object { return &apiregistrationv1.APIService{} },
-	NewList:        func() runtime.Object { return &apiregistrationv1.APIServiceList{} },
+	Categories: []string{"api-extensions"},
+	New:        generic.NewOf[apiregistrationv1.APIService], NewList: generic.NewOf[apiregistrationv1.APIServiceList],
 	Strategy:       apiServiceStrategy{},
 	StatusStrategy: apiServiceStatusStrategy{},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Service", Type: "string", Description: "The reference to the service that hosts this API endpoint."},
-			{Name: "Available", Type: "string", Description: "Whether this service is available."},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			s := obj.(*apiregistrationv1.APIService)
-			service := "Local"
-			if s.Spec.Service != nil {
-				service = s.Spec.Service.Namespace + "/" + s.Spec.Service.Name
-			}
-			return []interface{}{s.Name, service, availability(s), generic.TranslateTimestampSince(s.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Service", Type: "string", Description: "The reference to the service that hosts this API endpoint."},
+		{Name: "Available", Type: "string", Description: "Whether this service is available."},
+		generic.AgeColumn,
+	}, func(s *apiregistrationv1.APIService) ([]interface{}, error) {
+		service := "Local"
+		if s.Spec.Service != nil {
+			service = s.Spec.Service.Namespace + "/" + s.Spec.Service.Name
+		}
+		return []interface{}{s.Name, service, availability(s), generic.TranslateTimestampSince(s.CreationTimestamp)}, nil
+	}),
 }
 
 // availability is the Available column: the condition's status, with its

@@ -15,9 +15,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// RESTStorageProvider builds the storage of apiregistration.k8s.io.
-type RESTStorageProvider = generic.GroupProvider[GroupStorage]
-
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes: the store the autoregister controller writes through.
 type GroupStorage struct {
@@ -28,12 +25,8 @@ type GroupStorage struct {
 }
 
 // NewRESTStorageProvider returns the provider of apiregistration.k8s.io.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: apiregistrationv1.SchemeGroupVersion,
-		Resources:    []generic.Resource{apiServices},
-		Handles: func(s []*generic.Store) GroupStorage {
-			return GroupStorage{APIServices: s[0], APIServiceStatus: generic.NewStatusREST(s[0], apiServices.StatusStrategy)}
-		},
-	}
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(apiregistrationv1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage {
+		return GroupStorage{APIServices: s[0], APIServiceStatus: generic.NewStatusREST(s[0], apiServices.StatusStrategy)}
+	}, apiServices)
 }

@@ -20,21 +20,16 @@ import (
 
 var clusterTrustBundles = generic.Resource{
 	Name: "clustertrustbundles", Singular: "clustertrustbundle", Kind: "ClusterTrustBundle",
-	New:                  func() runtime.Object { return &certificatesv1.ClusterTrustBundle{} },
-	NewList:              func() runtime.Object { return &certificatesv1.ClusterTrustBundleList{} },
+	New: generic.NewOf[certificatesv1.ClusterTrustBundle], NewList: generic.NewOf[certificatesv1.ClusterTrustBundleList],
 	Strategy:             ctbStrategy{},
 	AttrFunc:             ctbAttrs,
 	FieldLabelConversion: generic.ExactFieldLabels("metadata.name", "spec.signerName"),
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "SignerName", Type: "string", Description: certificatesv1.ClusterTrustBundleSpec{}.SwaggerDoc()["signerName"]},
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			b := obj.(*certificatesv1.ClusterTrustBundle)
-			return []interface{}{b.Name, orNone(b.Spec.SignerName)}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "SignerName", Type: "string", Description: certificatesv1.ClusterTrustBundleSpec{}.SwaggerDoc()["signerName"]},
+	}, func(b *certificatesv1.ClusterTrustBundle) ([]interface{}, error) {
+		return []interface{}{b.Name, orNone(b.Spec.SignerName)}, nil
+	}),
 }
 
 var ctbAttrs = generic.AttrFuncOf("a clustertrustbundle", false, func(b *certificatesv1.ClusterTrustBundle, set fields.Set) {

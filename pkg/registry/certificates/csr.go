@@ -20,9 +20,8 @@ import (
 
 var certificateSigningRequests = generic.Resource{
 	Name: "certificatesigningrequests", Singular: "certificatesigningrequest", Kind: "CertificateSigningRequest",
-	ShortNames:     []string{"csr"},
-	New:            func() runtime.Object { return &certificatesv1.CertificateSigningRequest{} },
-	NewList:        func() runtime.Object { return &certificatesv1.CertificateSigningRequestList{} },
+	ShortNames: []string{"csr"},
+	New:        generic.NewOf[certificatesv1.CertificateSigningRequest], NewList: generic.NewOf[certificatesv1.CertificateSigningRequestList],
 	Strategy:       csrStrategy{},
 	StatusStrategy: csrStatusStrategy{},
 	Subresources: map[string]generic.SubresourceFunc{
@@ -30,24 +29,20 @@ var certificateSigningRequests = generic.Resource{
 	},
 	AttrFunc:             csrAttrs,
 	FieldLabelConversion: generic.ExactFieldLabels("metadata.name", "spec.signerName"),
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			generic.AgeColumn,
-			{Name: "SignerName", Type: "string", Description: csrSpecDocs["signerName"]},
-			{Name: "Requestor", Type: "string", Description: csrSpecDocs["request"]},
-			{Name: "RequestedDuration", Type: "string", Description: csrSpecDocs["expirationSeconds"]},
-			{Name: "Condition", Type: "string", Description: certificatesv1beta1.CertificateSigningRequestStatus{}.SwaggerDoc()["conditions"]},
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			csr := obj.(*certificatesv1.CertificateSigningRequest)
-			signer, requested := orNone(csr.Spec.SignerName), "<none>"
-			if s := csr.Spec.ExpirationSeconds; s != nil {
-				requested = duration.HumanDuration(time.Duration(*s) * time.Second)
-			}
-			return []interface{}{csr.Name, generic.TranslateTimestampSince(csr.CreationTimestamp), signer, csr.Spec.Username, requested, csrCondition(csr)}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		generic.AgeColumn,
+		{Name: "SignerName", Type: "string", Description: csrSpecDocs["signerName"]},
+		{Name: "Requestor", Type: "string", Description: csrSpecDocs["request"]},
+		{Name: "RequestedDuration", Type: "string", Description: csrSpecDocs["expirationSeconds"]},
+		{Name: "Condition", Type: "string", Description: certificatesv1beta1.CertificateSigningRequestStatus{}.SwaggerDoc()["conditions"]},
+	}, func(csr *certificatesv1.CertificateSigningRequest) ([]interface{}, error) {
+		signer, requested := orNone(csr.Spec.SignerName), "<none>"
+		if s := csr.Spec.ExpirationSeconds; s != nil {
+			requested = duration.HumanDuration(time.Duration(*s) * time.Second)
+		}
+		return []interface{}{csr.Name, generic.TranslateTimestampSince(csr.CreationTimestamp), signer, csr.Spec.Username, requested, csrCondition(csr)}, nil
+	}),
 }
 
 // csrSpecDocs describe kubectl's columns; kube takes them from v1beta1.

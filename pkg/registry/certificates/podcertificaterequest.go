@@ -21,30 +21,25 @@ var pcrSpecDocs = certificatesv1.PodCertificateRequestSpec{}.SwaggerDoc()
 
 var podCertificateRequests = generic.Resource{
 	Name: "podcertificaterequests", Singular: "podcertificaterequest", Kind: "PodCertificateRequest", Namespaced: true,
-	New:      func() runtime.Object { return &certificatesv1.PodCertificateRequest{} },
-	NewList:  func() runtime.Object { return &certificatesv1.PodCertificateRequestList{} },
-	Strategy: pcrStrategy{generic.BaseStrategy{Namespaced: true}},
+	New: generic.NewOf[certificatesv1.PodCertificateRequest], NewList: generic.NewOf[certificatesv1.PodCertificateRequestList],
+	Strategy: namespacedPCRStrategy,
 	// The signer issues, denies or fails the request on /status, once.
-	StatusStrategy: generic.StatusStrategy{Main: pcrStrategy{generic.BaseStrategy{Namespaced: true}},
+	StatusStrategy: generic.StatusStrategy{Main: namespacedPCRStrategy,
 		GroupVersion: "certificates.k8s.io/v1", KeepMetadata: true, Validate: validatePCRStatusWrite},
 	AttrFunc:             pcrAttrs,
 	FieldLabelConversion: generic.ExactFieldLabels("metadata.name", "spec.signerName", "spec.podName", "spec.nodeName"),
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "PodName", Type: "string", Description: pcrSpecDocs["podName"]},
-			{Name: "ServiceAccountName", Type: "string", Description: pcrSpecDocs["serviceAccountName"]},
-			{Name: "NodeName", Type: "string", Description: pcrSpecDocs["nodeName"]},
-			{Name: "SignerName", Type: "string", Description: pcrSpecDocs["signerName"]},
-			{Name: "State", Type: "string", Description: "Is the request Pending, Issued, Denied, or Failed?"},
-			{Name: "UnverifiedUserAnnotations", Type: "string", Description: pcrSpecDocs["unverifiedUserAnnotations"]},
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			r := obj.(*certificatesv1.PodCertificateRequest)
-			return []interface{}{r.Name, r.Spec.PodName, r.Spec.ServiceAccountName, string(r.Spec.NodeName), r.Spec.SignerName,
-				pcrState(r), labels.FormatLabels(r.Spec.UnverifiedUserAnnotations)}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "PodName", Type: "string", Description: pcrSpecDocs["podName"]},
+		{Name: "ServiceAccountName", Type: "string", Description: pcrSpecDocs["serviceAccountName"]},
+		{Name: "NodeName", Type: "string", Description: pcrSpecDocs["nodeName"]},
+		{Name: "SignerName", Type: "string", Description: pcrSpecDocs["signerName"]},
+		{Name: "State", Type: "string", Description: "Is the request Pending, Issued, Denied, or Failed?"},
+		{Name: "UnverifiedUserAnnotations", Type: "string", Description: pcrSpecDocs["unverifiedUserAnnotations"]},
+	}, func(r *certificatesv1.PodCertificateRequest) ([]interface{}, error) {
+		return []interface{}{r.Name, r.Spec.PodName, r.Spec.ServiceAccountName, string(r.Spec.NodeName), r.Spec.SignerName,
+			pcrState(r), labels.FormatLabels(r.Spec.UnverifiedUserAnnotations)}, nil
+	}),
 }
 
 // pcrState is the last of Issued, Denied, Failed among the conditions,
@@ -69,7 +64,9 @@ var pcrAttrs = generic.AttrFuncOf("a podcertificaterequest", true, func(r *certi
 // pcrStrategy is kube's: kubelet asks a signer for a pod's certificate;
 // the spec is fixed at creation, the signer answers through /status, and
 // every update names the resourceVersion it read.
-type pcrStrategy struct{ generic.BaseStrategy }
+type pcrStrategy struct{ generic.SpecStrategy }
+
+var namespacedPCRStrategy = pcrStrategy{generic.SpecStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}}
 
 func (pcrStrategy) AllowUnconditionalUpdate() bool { return false }
 
@@ -84,12 +81,6 @@ func (pcrStrategy) Default(obj runtime.Object) {
 // GetResetFields implements rest.ResetFieldsStrategy.
 func (pcrStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return generic.ResetFields("certificates.k8s.io/v1", "status")
-}
-
-func (pcrStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) { generic.ResetStatus(obj) }
-
-func (pcrStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
 }
 
 func (pcrStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {

@@ -15,9 +15,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-// RESTStorageProvider builds the storage of certificates.k8s.io.
-type RESTStorageProvider = generic.GroupProvider[GroupStorage]
-
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes.
 type GroupStorage struct {
@@ -26,10 +23,7 @@ type GroupStorage struct {
 }
 
 // NewRESTStorageProvider returns the provider of certificates.k8s.io.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: certificatesv1.SchemeGroupVersion,
-		Resources:    []generic.Resource{certificateSigningRequests, clusterTrustBundles, podCertificateRequests},
-		Handles:      func(s []*generic.Store) GroupStorage { return GroupStorage{PodCertificateRequests: s[2]} },
-	}
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(certificatesv1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage { return GroupStorage{PodCertificateRequests: s[2]} },
+		certificateSigningRequests, clusterTrustBundles, podCertificateRequests)
 }

@@ -1,3 +1,4 @@
+// Package coordination serves the coordination.k8s.io group (v1): leases.
 package coordination
 
 import (
@@ -15,8 +16,7 @@ import (
 
 var leases = generic.Resource{
 	Name: "leases", Singular: "lease", Kind: "Lease", Namespaced: true,
-	New:      func() runtime.Object { return &coordinationv1.Lease{} },
-	NewList:  func() runtime.Object { return &coordinationv1.LeaseList{} },
+	New: generic.NewOf[coordinationv1.Lease], NewList: generic.NewOf[coordinationv1.LeaseList],
 	Strategy: leaseStrategy{generic.BaseStrategy{Namespaced: true}},
 	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Holder", Type: "string", Description: coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]},
 		func(l *coordinationv1.Lease) interface{} { return ptr.Deref(l.Spec.HolderIdentity, "") }),
@@ -71,4 +71,17 @@ func validateLeaseSpec(spec *coordinationv1.LeaseSpec, fldPath *field.Path) fiel
 	}
 	// strategy and preferredHolder never get here: the strategy drops them.
 	return allErrs
+}
+
+// GroupStorage is what the server's wiring uses of the group besides its
+// routes.
+type GroupStorage struct {
+	// Leases is the leases' store: the endpoint reconciler keeps this
+	// replica's lease through it.
+	Leases *generic.Store
+}
+
+// NewRESTStorageProvider returns the provider of coordination.k8s.io.
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(coordinationv1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage { return GroupStorage{Leases: s[0]} }, leases)
 }

@@ -1,3 +1,5 @@
+// Package endpointslice serves the discovery.k8s.io group (v1): endpoint
+// slices.
 package endpointslice
 
 import (
@@ -23,37 +25,32 @@ var endpointSliceDocs = discoveryv1.EndpointSlice{}.SwaggerDoc()
 
 var endpointSlices = generic.Resource{
 	Name: "endpointslices", Singular: "endpointslice", Kind: "EndpointSlice", Namespaced: true,
-	New:      func() runtime.Object { return &discoveryv1.EndpointSlice{} },
-	NewList:  func() runtime.Object { return &discoveryv1.EndpointSliceList{} },
+	New: generic.NewOf[discoveryv1.EndpointSlice], NewList: generic.NewOf[discoveryv1.EndpointSliceList],
 	Strategy: endpointSliceStrategy{generic.BaseStrategy{Namespaced: true}},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "AddressType", Type: "string", Description: endpointSliceDocs["addressType"]},
-			{Name: "Ports", Type: "string", Description: endpointSliceDocs["ports"]},
-			{Name: "Endpoints", Type: "string", Description: endpointSliceDocs["endpoints"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			eps := obj.(*discoveryv1.EndpointSlice)
-			var ports, addresses []string
-			for _, p := range eps.Ports {
-				switch {
-				case p.Port != nil:
-					ports = append(ports, strconv.Itoa(int(*p.Port)))
-				case p.Name != nil:
-					ports = append(ports, *p.Name)
-				default:
-					ports = append(ports, "*")
-				}
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "AddressType", Type: "string", Description: endpointSliceDocs["addressType"]},
+		{Name: "Ports", Type: "string", Description: endpointSliceDocs["ports"]},
+		{Name: "Endpoints", Type: "string", Description: endpointSliceDocs["endpoints"]},
+		generic.AgeColumn,
+	}, func(eps *discoveryv1.EndpointSlice) ([]interface{}, error) {
+		var ports, addresses []string
+		for _, p := range eps.Ports {
+			switch {
+			case p.Port != nil:
+				ports = append(ports, strconv.Itoa(int(*p.Port)))
+			case p.Name != nil:
+				ports = append(ports, *p.Name)
+			default:
+				ports = append(ports, "*")
 			}
-			for _, ep := range eps.Endpoints {
-				addresses = append(addresses, ep.Addresses...)
-			}
-			return []interface{}{eps.Name, string(eps.AddressType), firstThree(ports), firstThree(addresses),
-				generic.TranslateTimestampSince(eps.CreationTimestamp)}, nil
-		},
-	},
+		}
+		for _, ep := range eps.Endpoints {
+			addresses = append(addresses, ep.Addresses...)
+		}
+		return []interface{}{eps.Name, string(eps.AddressType), firstThree(ports), firstThree(addresses),
+			generic.TranslateTimestampSince(eps.CreationTimestamp)}, nil
+	}),
 }
 
 // firstThree is kube's cell of a list: its first three items and how many
@@ -160,4 +157,17 @@ func (endpointSliceStrategy) WarningsOnCreate(_ context.Context, obj runtime.Obj
 		return []string{"spec.addressType: FQDN endpoints are deprecated"}
 	}
 	return nil
+}
+
+// GroupStorage is what the server's wiring uses of the group besides its
+// routes.
+type GroupStorage struct {
+	// EndpointSlices is the EndpointSlices' store: core's services/proxy,
+	// the aggregator and the endpoint reconciler read or keep them.
+	EndpointSlices *generic.Store
+}
+
+// NewRESTStorageProvider returns the provider of discovery.k8s.io.
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(discoveryv1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage { return GroupStorage{EndpointSlices: s[0]} }, endpointSlices)
 }

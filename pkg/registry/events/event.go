@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/conversion"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core"
@@ -15,9 +14,8 @@ import (
 // stricter validation for what is written at this version, its own
 // field selectors, and core's table (kube prints both alike).
 var eventsV1 = generic.Version{
-	Kind:                 eventsv1.SchemeGroupVersion.WithKind("Event"),
-	New:                  func() runtime.Object { return &eventsv1.Event{} },
-	NewList:              func() runtime.Object { return &eventsv1.EventList{} },
+	Kind: eventsv1.SchemeGroupVersion.WithKind("Event"),
+	New:  generic.NewOf[eventsv1.Event], NewList: generic.NewOf[eventsv1.EventList],
 	Converter:            conversion.Builtin(),
 	Strategy:             core.EventStrategy(eventsv1.SchemeGroupVersion),
 	FieldLabelConversion: eventFieldLabel,

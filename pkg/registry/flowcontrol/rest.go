@@ -15,9 +15,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// RESTStorageProvider builds the storage of flowcontrol.apiserver.k8s.io.
-type RESTStorageProvider = generic.GroupProvider[Storage]
-
 // Storage is what the server's wiring uses of the group besides its
 // routes: the handles the flow control controller (pkg/controllers/
 // flowcontrol) writes kube's configuration through.
@@ -30,16 +27,12 @@ type Storage struct {
 
 // NewRESTStorageProvider returns the provider of
 // flowcontrol.apiserver.k8s.io.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: flowcontrolv1.SchemeGroupVersion,
-		Resources:    []generic.Resource{flowSchemas, priorityLevels},
-		Handles: func(s []*generic.Store) Storage {
-			return Storage{
-				FlowSchemas:      s[0],
-				FlowSchemaStatus: generic.NewStatusREST(s[0], flowSchemas.StatusStrategy),
-				PriorityLevels:   s[1],
-			}
-		},
-	}
+func NewRESTStorageProvider() generic.GroupProvider[Storage] {
+	return generic.NewGroupProvider(flowcontrolv1.SchemeGroupVersion, func(s []*generic.Store) Storage {
+		return Storage{
+			FlowSchemas:      s[0],
+			FlowSchemaStatus: generic.NewStatusREST(s[0], flowSchemas.StatusStrategy),
+			PriorityLevels:   s[1],
+		}
+	}, flowSchemas, priorityLevels)
 }

@@ -22,6 +22,14 @@ type GroupProvider[T any] struct {
 
 var _ RESTStorageProvider = GroupProvider[struct{}]{}
 
+// NewGroupProvider is the GroupProvider of gv serving resources, in the
+// order discovery lists them, with handles picking T from their stores
+// (nil: the zero T). It keeps a group's rest.go to its handles and one
+// statement.
+func NewGroupProvider[T any](gv schema.GroupVersion, handles func(stores []*Store) T, resources ...Resource) GroupProvider[T] {
+	return GroupProvider[T]{GroupVersion: gv, Resources: resources, Handles: handles}
+}
+
 // GroupName implements RESTStorageProvider.
 func (p GroupProvider[T]) GroupName() string { return p.GroupVersion.Group }
 

@@ -8,11 +8,13 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
@@ -31,39 +33,34 @@ func newIngresses(classes rest.Lister) generic.Resource {
 	}
 	return generic.Resource{
 		Name: "ingresses", Singular: "ingress", Kind: "Ingress", Namespaced: true,
-		ShortNames:     []string{"ing"},
-		New:            func() runtime.Object { return &networkingv1.Ingress{} },
-		NewList:        func() runtime.Object { return &networkingv1.IngressList{} },
-		Strategy:       ingressStrategy{generic.BaseStrategy{Namespaced: true}},
+		ShortNames: []string{"ing"},
+		New:        generic.NewOf[networkingv1.Ingress], NewList: generic.NewOf[networkingv1.IngressList],
+		Strategy:       ingressStrategy{generic.GenerationStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}},
 		StatusStrategy: ingressStatus,
 		Hooks:          hooks,
 		Table:          ingressTable,
 	}
 }
 
-var ingressTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		generic.NameColumn,
-		{Name: "Class", Type: "string", Description: "The name of the IngressClass resource that should be used for additional configuration"},
-		{Name: "Hosts", Type: "string", Description: "Hosts that incoming requests are matched against before the ingress rule"},
-		{Name: "Address", Type: "string", Description: "Address is a list containing ingress points for the load-balancer"},
-		{Name: "Ports", Type: "string", Description: "Ports of TLS configurations that open"},
-		generic.AgeColumn,
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		ing := obj.(*networkingv1.Ingress)
-		class := "<none>"
-		if ing.Spec.IngressClassName != nil {
-			class = *ing.Spec.IngressClassName
-		}
-		ports := "80"
-		if len(ing.Spec.TLS) != 0 {
-			ports = "80, 443"
-		}
-		return []interface{}{ing.Name, class, ingressHosts(ing.Spec.Rules), ingressAddresses(ing.Status.LoadBalancer),
-			ports, generic.TranslateTimestampSince(ing.CreationTimestamp)}, nil
-	},
-}
+var ingressTable = generic.TableOf([]metav1.TableColumnDefinition{
+	generic.NameColumn,
+	{Name: "Class", Type: "string", Description: "The name of the IngressClass resource that should be used for additional configuration"},
+	{Name: "Hosts", Type: "string", Description: "Hosts that incoming requests are matched against before the ingress rule"},
+	{Name: "Address", Type: "string", Description: "Address is a list containing ingress points for the load-balancer"},
+	{Name: "Ports", Type: "string", Description: "Ports of TLS configurations that open"},
+	generic.AgeColumn,
+}, func(ing *networkingv1.Ingress) ([]interface{}, error) {
+	class := "<none>"
+	if ing.Spec.IngressClassName != nil {
+		class = *ing.Spec.IngressClassName
+	}
+	ports := "80"
+	if len(ing.Spec.TLS) != 0 {
+		ports = "80, 443"
+	}
+	return []interface{}{ing.Name, class, ingressHosts(ing.Spec.Rules), ingressAddresses(ing.Status.LoadBalancer),
+		ports, generic.TranslateTimestampSince(ing.CreationTimestamp)}, nil
+})
 
 // ingressHosts is kube's HOSTS cell: the first three hosts the rules name
 // ("*" when none does) and, when rules follow the third, a count that
@@ -116,21 +113,11 @@ func ingressAddresses(s networkingv1.IngressLoadBalancerStatus) string {
 // class.
 const ingressClassAnnotation = "kubernetes.io/ingress.class"
 
-type ingressStrategy struct{ generic.BaseStrategy }
+type ingressStrategy struct{ generic.GenerationStrategy }
 
 // GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
 func (ingressStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return generic.ResetFields("networking.k8s.io/v1", "status")
-}
-
-func (ingressStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-	generic.StartGeneration(obj)
-}
-
-func (ingressStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
-	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 // Validate checks a new ingress; only on create must the deprecated class
@@ -166,7 +153,7 @@ func (ingressStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object
 
 // ingressStatus serves ingresses/status: the spec stays (kube lets
 // metadata change here).
-var ingressStatus = generic.StatusStrategy{Main: ingressStrategy{generic.BaseStrategy{Namespaced: true}},
+var ingressStatus = generic.StatusStrategy{Main: ingressStrategy{generic.GenerationStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}},
 	GroupVersion: "networking.k8s.io/v1", Validate: validateIngressStatusUpdate, Warnings: ingressStatusWarnings}
 
 // validateIngressStatusUpdate checks the metadata and the load balancer's
@@ -238,4 +225,135 @@ func defaultClass(ctx context.Context, classes rest.Lister) (string, error) {
 		return "", nil
 	}
 	return best.Name, nil
+}
+
+var ingressClasses = generic.Resource{
+	Name: "ingressclasses", Singular: "ingressclass", Kind: "IngressClass",
+	New: generic.NewOf[networkingv1.IngressClass], NewList: generic.NewOf[networkingv1.IngressClassList],
+	Strategy: ingressClassStrategy{},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Controller", Type: "string", Description: "Controller that is responsible for handling this class"},
+		{Name: "Parameters", Type: "string", Description: "A reference to a resource with additional parameters"},
+		generic.AgeColumn,
+	}, func(ic *networkingv1.IngressClass) ([]interface{}, error) {
+		name := ic.Name
+		if ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true" {
+			name += " (default)"
+		}
+		parameters := "<none>"
+		if p := ic.Spec.Parameters; p != nil {
+			parameters = p.Kind
+			if p.APIGroup != nil {
+				parameters += "." + *p.APIGroup
+			}
+			parameters += "/" + p.Name
+		}
+		return []interface{}{name, ic.Spec.Controller, parameters, generic.TranslateTimestampSince(ic.CreationTimestamp)}, nil
+	}),
+}
+
+// maxIngressClassControllerLen is kube's limit on spec.controller.
+const maxIngressClassControllerLen = 250
+
+type ingressClassStrategy struct{ generic.GenerationStrategy }
+
+var _ rest.Defaulter = ingressClassStrategy{}
+
+// Default implements rest.Defaulter: parameters are cluster-scoped unless
+// they say otherwise.
+func (ingressClassStrategy) Default(obj runtime.Object) {
+	if p := obj.(*networkingv1.IngressClass).Spec.Parameters; p != nil && p.Scope == nil {
+		p.Scope = ptr.To(networkingv1.IngressClassParametersReferenceScopeCluster)
+	}
+}
+
+func (ingressClassStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	ic := obj.(*networkingv1.IngressClass)
+	return append(validateIngressClass(ic), declarativeIngressClass(ic, nil)...)
+}
+
+// ValidateUpdate: the controller never changes; the rest is validated as
+// on create.
+func (ingressClassStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	ic, oldIC := obj.(*networkingv1.IngressClass), old.(*networkingv1.IngressClass)
+	allErrs := corevalidation.ValidateObjectMetaUpdate(&ic.ObjectMeta, &oldIC.ObjectMeta, field.NewPath("metadata"))
+	allErrs = append(allErrs, apivalidation.ValidateImmutableField(ic.Spec.Controller, oldIC.Spec.Controller, field.NewPath("spec", "controller"))...)
+	allErrs = append(allErrs, validateIngressClass(ic)...)
+	return append(allErrs, declarativeIngressClass(ic, oldIC)...)
+}
+
+func validateIngressClass(ic *networkingv1.IngressClass) field.ErrorList {
+	allErrs := corevalidation.ValidateObjectMeta(&ic.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	p := field.NewPath("spec")
+	if len(ic.Spec.Controller) > maxIngressClassControllerLen {
+		allErrs = append(allErrs, field.TooLong(p.Child("controller"), "", maxIngressClassControllerLen))
+	}
+	allErrs = append(allErrs, validation.IsDomainPrefixedPath(p.Child("controller"), ic.Spec.Controller)...)
+	return append(allErrs, validateIngressClassParameters(ic.Spec.Parameters, p.Child("parameters"))...)
+}
+
+// validateIngressClassParameters checks the reference to the class's
+// parameters, but for the required kind and name: the declarative rules
+// (declarativeIngressClass) report those, after the others.
+func validateIngressClassParameters(params *networkingv1.IngressClassParametersReference, fldPath *field.Path) field.ErrorList {
+	if params == nil {
+		return nil
+	}
+	var allErrs field.ErrorList
+	if params.APIGroup != nil {
+		for _, msg := range validation.IsDNS1123Subdomain(*params.APIGroup) {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("apiGroup"), *params.APIGroup, msg))
+		}
+	}
+	if params.Kind != "" {
+		allErrs = append(allErrs, pathSegment(params.Kind, fldPath.Child("kind"))...)
+	}
+	if params.Name != "" {
+		allErrs = append(allErrs, pathSegment(params.Name, fldPath.Child("name"))...)
+	}
+	if params.Scope == nil {
+		return append(allErrs, field.Required(fldPath.Child("scope"), ""))
+	}
+	switch *params.Scope {
+	case networkingv1.IngressClassParametersReferenceScopeNamespace:
+		if params.Namespace == nil {
+			allErrs = append(allErrs, field.Required(fldPath.Child("namespace"), "`parameters.scope` is set to 'Namespace'"))
+		} else {
+			for _, msg := range apivalidation.ValidateNamespaceName(*params.Namespace, false) {
+				allErrs = append(allErrs, field.Invalid(fldPath.Child("namespace"), *params.Namespace, msg))
+			}
+		}
+	case networkingv1.IngressClassParametersReferenceScopeCluster:
+		if params.Namespace != nil {
+			allErrs = append(allErrs, field.Forbidden(fldPath.Child("namespace"), "`parameters.scope` is set to 'Cluster'"))
+		}
+	default:
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("scope"), *params.Scope, []string{
+			networkingv1.IngressClassParametersReferenceScopeCluster, networkingv1.IngressClassParametersReferenceScopeNamespace}))
+	}
+	return allErrs
+}
+
+// declarativeIngressClass is what kube 1.37 checks from the API types'
+// declarative rules: the parameters' kind and name are required. As
+// there, an update does not check again a value it leaves as it was.
+func declarativeIngressClass(ic, old *networkingv1.IngressClass) field.ErrorList {
+	params := ic.Spec.Parameters
+	if params == nil {
+		return nil
+	}
+	var oldParams *networkingv1.IngressClassParametersReference
+	if old != nil {
+		oldParams = old.Spec.Parameters
+	}
+	p := field.NewPath("spec", "parameters")
+	var allErrs field.ErrorList
+	if oldParams == nil || oldParams.Kind != params.Kind {
+		allErrs = append(allErrs, requiredValue(params.Kind, p.Child("kind"))...)
+	}
+	if oldParams == nil || oldParams.Name != params.Name {
+		allErrs = append(allErrs, requiredValue(params.Name, p.Child("name"))...)
+	}
+	return allErrs
 }

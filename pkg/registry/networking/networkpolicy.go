@@ -18,16 +18,15 @@ import (
 var networkPolicies = generic.Resource{
 	Name: "networkpolicies", Singular: "networkpolicy", Kind: "NetworkPolicy", Namespaced: true,
 	ShortNames: []string{"netpol"},
-	New:        func() runtime.Object { return &networkingv1.NetworkPolicy{} },
-	NewList:    func() runtime.Object { return &networkingv1.NetworkPolicyList{} },
-	Strategy:   networkPolicyStrategy{generic.BaseStrategy{Namespaced: true}},
+	New:        generic.NewOf[networkingv1.NetworkPolicy], NewList: generic.NewOf[networkingv1.NetworkPolicyList],
+	Strategy: networkPolicyStrategy{generic.GenerationStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}},
 	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Pod-Selector", Type: "string", Description: networkingv1.NetworkPolicySpec{}.SwaggerDoc()["podSelector"]},
 		func(np *networkingv1.NetworkPolicy) interface{} {
 			return metav1.FormatLabelSelector(&np.Spec.PodSelector)
 		}),
 }
 
-type networkPolicyStrategy struct{ generic.BaseStrategy }
+type networkPolicyStrategy struct{ generic.GenerationStrategy }
 
 var _ rest.Defaulter = networkPolicyStrategy{}
 
@@ -55,14 +54,6 @@ func (networkPolicyStrategy) Default(obj runtime.Object) {
 	for i := range spec.Egress {
 		defaultProtocols(spec.Egress[i].Ports)
 	}
-}
-
-func (networkPolicyStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.StartGeneration(obj)
-}
-
-func (networkPolicyStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 func (networkPolicyStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {

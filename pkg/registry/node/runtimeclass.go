@@ -1,3 +1,4 @@
+// Package node serves the node.k8s.io group (v1): runtime classes.
 package node
 
 import (
@@ -22,21 +23,16 @@ import (
 
 var runtimeClasses = generic.Resource{
 	Name: "runtimeclasses", Singular: "runtimeclass", Kind: "RuntimeClass",
-	New:      func() runtime.Object { return &nodev1.RuntimeClass{} },
-	NewList:  func() runtime.Object { return &nodev1.RuntimeClassList{} },
+	New: generic.NewOf[nodev1.RuntimeClass], NewList: generic.NewOf[nodev1.RuntimeClassList],
 	Strategy: runtimeClassStrategy{},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			// kube describes the column with ObjectMeta's (missing) doc.
-			{Name: "Handler", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["handler"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			rc := obj.(*nodev1.RuntimeClass)
-			return []interface{}{rc.Name, rc.Handler, generic.TranslateTimestampSince(rc.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		// kube describes the column with ObjectMeta's (missing) doc.
+		{Name: "Handler", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["handler"]},
+		generic.AgeColumn,
+	}, func(rc *nodev1.RuntimeClass) ([]interface{}, error) {
+		return []interface{}{rc.Name, rc.Handler, generic.TranslateTimestampSince(rc.CreationTimestamp)}, nil
+	}),
 }
 
 // runtimeClassStrategy is kube's: a class may be created by PUT, every
@@ -130,4 +126,17 @@ func runtimeClassWarnings(rc *nodev1.RuntimeClass) []string {
 		}
 	}
 	return warnings
+}
+
+// GroupStorage is what the server's wiring uses of the group besides its
+// routes.
+type GroupStorage struct {
+	// RuntimeClasses is the runtime classes' store, which kube's
+	// RuntimeClass admission reads.
+	RuntimeClasses *generic.Store
+}
+
+// NewRESTStorageProvider returns the provider of node.k8s.io.
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(nodev1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage { return GroupStorage{RuntimeClasses: s[0]} }, runtimeClasses)
 }

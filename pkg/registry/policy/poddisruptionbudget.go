@@ -21,29 +21,24 @@ import (
 var podDisruptionBudgets = generic.Resource{
 	Name: "poddisruptionbudgets", Singular: "poddisruptionbudget", Kind: "PodDisruptionBudget", Namespaced: true,
 	ShortNames: []string{"pdb"},
-	New:        func() runtime.Object { return &policyv1.PodDisruptionBudget{} },
-	NewList:    func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
-	Strategy:   pdbStrategy{generic.BaseStrategy{Namespaced: true}},
+	New:        generic.NewOf[policyv1.PodDisruptionBudget], NewList: generic.NewOf[policyv1.PodDisruptionBudgetList],
+	Strategy: pdbStrategy{generic.BaseStrategy{Namespaced: true}},
 	// poddisruptionbudgets/status, which the disruption controller and
 	// evictions write: the spec stays.
 	StatusStrategy: generic.StatusStrategy{Main: pdbStrategy{generic.BaseStrategy{Namespaced: true}}, GroupVersion: "policy/v1",
 		Validate: validatePDBStatus},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Min Available", Type: "string", Description: "The minimum number of pods that must be available."},
-			{Name: "Max Unavailable", Type: "string", Description: "The maximum number of pods that may be unavailable."},
-			{Name: "Allowed Disruptions", Type: "integer", Description: "Calculated number of pods that may be disrupted at this time."},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			pdb := obj.(*policyv1.PodDisruptionBudget)
-			return []interface{}{
-				pdb.Name, intOrPercentCell(pdb.Spec.MinAvailable), intOrPercentCell(pdb.Spec.MaxUnavailable),
-				int64(pdb.Status.DisruptionsAllowed), generic.TranslateTimestampSince(pdb.CreationTimestamp),
-			}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Min Available", Type: "string", Description: "The minimum number of pods that must be available."},
+		{Name: "Max Unavailable", Type: "string", Description: "The maximum number of pods that may be unavailable."},
+		{Name: "Allowed Disruptions", Type: "integer", Description: "Calculated number of pods that may be disrupted at this time."},
+		generic.AgeColumn,
+	}, func(pdb *policyv1.PodDisruptionBudget) ([]interface{}, error) {
+		return []interface{}{
+			pdb.Name, intOrPercentCell(pdb.Spec.MinAvailable), intOrPercentCell(pdb.Spec.MaxUnavailable),
+			int64(pdb.Status.DisruptionsAllowed), generic.TranslateTimestampSince(pdb.CreationTimestamp),
+		}, nil
+	}),
 }
 
 func intOrPercentCell(v *intstr.IntOrString) string {

@@ -8,9 +8,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-// RESTStorageProvider builds the storage of the policy group.
-type RESTStorageProvider = generic.GroupProvider[GroupStorage]
-
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes.
 type GroupStorage struct {
@@ -20,10 +17,6 @@ type GroupStorage struct {
 }
 
 // NewRESTStorageProvider returns the provider of the policy group.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: policyv1.SchemeGroupVersion,
-		Resources:    []generic.Resource{podDisruptionBudgets},
-		Handles:      func(s []*generic.Store) GroupStorage { return GroupStorage{Budgets: newBudgets(s[0])} },
-	}
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(policyv1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage { return GroupStorage{Budgets: newBudgets(s[0])} }, podDisruptionBudgets)
 }

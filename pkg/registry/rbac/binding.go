@@ -18,16 +18,14 @@ import (
 
 var roleBindings = generic.Resource{
 	Name: "rolebindings", Singular: "rolebinding", Kind: "RoleBinding", Namespaced: true,
-	New:      func() runtime.Object { return &rbacv1.RoleBinding{} },
-	NewList:  func() runtime.Object { return &rbacv1.RoleBindingList{} },
+	New: generic.NewOf[rbacv1.RoleBinding], NewList: generic.NewOf[rbacv1.RoleBindingList],
 	Strategy: bindingStrategy{generic.BaseStrategy{Namespaced: true}, roleBindingFields},
 	Table:    bindingTable("roleBinding", rbacv1beta1.RoleBinding{}.SwaggerDoc()["roleRef"]),
 }
 
 var clusterRoleBindings = generic.Resource{
 	Name: "clusterrolebindings", Singular: "clusterrolebinding", Kind: "ClusterRoleBinding",
-	New:      func() runtime.Object { return &rbacv1.ClusterRoleBinding{} },
-	NewList:  func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },
+	New: generic.NewOf[rbacv1.ClusterRoleBinding], NewList: generic.NewOf[rbacv1.ClusterRoleBindingList],
 	Strategy: bindingStrategy{generic.BaseStrategy{}, clusterRoleBindingFields},
 	Table:    bindingTable("clusterRoleBinding", rbacv1beta1.ClusterRoleBinding{}.SwaggerDoc()["roleRef"]),
 }

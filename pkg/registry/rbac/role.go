@@ -13,8 +13,7 @@ import (
 // Roles and cluster roles have no printer in kube: NAME and CREATED AT.
 var roles = generic.Resource{
 	Name: "roles", Singular: "role", Kind: "Role", Namespaced: true,
-	New:      func() runtime.Object { return &rbacv1.Role{} },
-	NewList:  func() runtime.Object { return &rbacv1.RoleList{} },
+	New: generic.NewOf[rbacv1.Role], NewList: generic.NewOf[rbacv1.RoleList],
 	Strategy: roleStrategy{generic.BaseStrategy{Namespaced: true}},
 }
 
@@ -34,8 +33,7 @@ func (roleStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) f
 
 var clusterRoles = generic.Resource{
 	Name: "clusterroles", Singular: "clusterrole", Kind: "ClusterRole",
-	New:      func() runtime.Object { return &rbacv1.ClusterRole{} },
-	NewList:  func() runtime.Object { return &rbacv1.ClusterRoleList{} },
+	New: generic.NewOf[rbacv1.ClusterRole], NewList: generic.NewOf[rbacv1.ClusterRoleList],
 	Strategy: clusterRoleStrategy{},
 }
 

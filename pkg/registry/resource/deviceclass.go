@@ -17,30 +17,15 @@ import (
 
 var deviceClasses = generic.Resource{
 	Name: "deviceclasses", Singular: "deviceclass", Kind: "DeviceClass",
-	New:                 func() runtime.Object { return &resourcev1.DeviceClass{} },
-	NewList:             func() runtime.Object { return &resourcev1.DeviceClassList{} },
-	Strategy:            deviceClassStrategy{generic.BaseStrategy{}},
+	New: generic.NewOf[resourcev1.DeviceClass], NewList: generic.NewOf[resourcev1.DeviceClassList],
+	Strategy:            deviceClassStrategy{},
 	ReturnDeletedObject: true,
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{generic.NameColumn, generic.AgeColumn},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			c := obj.(*resourcev1.DeviceClass)
-			return []interface{}{c.Name, generic.TranslateTimestampSince(c.CreationTimestamp)}, nil
-		},
-	},
+	Table:               generic.NameAgeTable,
 }
 
 // deviceClassStrategy: a class counts the changes of its spec in its
 // generation.
-type deviceClassStrategy struct{ generic.BaseStrategy }
-
-func (deviceClassStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.StartGeneration(obj)
-}
-
-func (deviceClassStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.BumpGenerationOnSpecChange(obj, old)
-}
+type deviceClassStrategy struct{ generic.GenerationStrategy }
 
 func (deviceClassStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
 	c := obj.(*resourcev1.DeviceClass)

@@ -19,37 +19,32 @@ var taintDocs = resourcev1.DeviceTaint{}.SwaggerDoc()
 
 var deviceTaintRules = generic.Resource{
 	Name: "devicetaintrules", Singular: "devicetaintrule", Kind: "DeviceTaintRule",
-	New:      func() runtime.Object { return &resourcev1.DeviceTaintRule{} },
-	NewList:  func() runtime.Object { return &resourcev1.DeviceTaintRuleList{} },
-	Strategy: deviceTaintRuleStrategy{generic.BaseStrategy{}},
-	StatusStrategy: generic.StatusStrategy{Main: deviceTaintRuleStrategy{generic.BaseStrategy{}}, GroupVersion: "resource.k8s.io/v1",
+	New: generic.NewOf[resourcev1.DeviceTaintRule], NewList: generic.NewOf[resourcev1.DeviceTaintRuleList],
+	Strategy: deviceTaintRuleStrategy{},
+	StatusStrategy: generic.StatusStrategy{Main: deviceTaintRuleStrategy{}, GroupVersion: "resource.k8s.io/v1",
 		KeepMetadata: true, Validate: validateDeviceTaintRuleStatusUpdate},
-	Table: generic.TablePrinter{
-		// kube prints the taint, not the selector (which may be long).
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Key", Type: "string", Description: taintDocs["key"]},
-			{Name: "Value", Type: "string", Description: taintDocs["value"]},
-			{Name: "Effect", Type: "string", Description: taintDocs["effect"]},
-			{Name: "TimeAdded", Type: "string", Description: taintDocs["timeAdded"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			r := obj.(*resourcev1.DeviceTaintRule)
-			added := ""
-			if t := r.Spec.Taint.TimeAdded; t != nil {
-				added = generic.TranslateTimestampSince(*t)
-			}
-			taint := r.Spec.Taint
-			return []interface{}{r.Name, taint.Key, taint.Value, string(taint.Effect), added, generic.TranslateTimestampSince(r.CreationTimestamp)}, nil
-		},
-	},
+	// kube prints the taint, not the selector (which may be long).
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Key", Type: "string", Description: taintDocs["key"]},
+		{Name: "Value", Type: "string", Description: taintDocs["value"]},
+		{Name: "Effect", Type: "string", Description: taintDocs["effect"]},
+		{Name: "TimeAdded", Type: "string", Description: taintDocs["timeAdded"]},
+		generic.AgeColumn,
+	}, func(r *resourcev1.DeviceTaintRule) ([]interface{}, error) {
+		added := ""
+		if t := r.Spec.Taint.TimeAdded; t != nil {
+			added = generic.TranslateTimestampSince(*t)
+		}
+		taint := r.Spec.Taint
+		return []interface{}{r.Name, taint.Key, taint.Value, string(taint.Effect), added, generic.TranslateTimestampSince(r.CreationTimestamp)}, nil
+	}),
 }
 
 // deviceTaintRuleStrategy: a rule taints the devices it selects; its
 // status (eviction progress) belongs to devicetaintrules/status. At v1 an
 // update must name the resourceVersion it read.
-type deviceTaintRuleStrategy struct{ generic.BaseStrategy }
+type deviceTaintRuleStrategy struct{ generic.GenerationStrategy }
 
 func (deviceTaintRuleStrategy) AllowUnconditionalUpdate() bool { return false }
 
@@ -61,20 +56,14 @@ func (deviceTaintRuleStrategy) Default(obj runtime.Object) {
 	defaultTaint(&obj.(*resourcev1.DeviceTaintRule).Spec.Taint)
 }
 
-func (deviceTaintRuleStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-	generic.StartGeneration(obj)
-}
-
 // PrepareForUpdate: a new effect is a new taint, added now, unless the
-// client set the time itself.
-func (deviceTaintRuleStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+// client set the time itself (a spec change, so the generation grows).
+func (s deviceTaintRuleStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	r, oldR := obj.(*resourcev1.DeviceTaintRule), old.(*resourcev1.DeviceTaintRule)
-	generic.KeepStatus(obj, old)
 	if r.Spec.Taint.Effect != oldR.Spec.Taint.Effect && r.Spec.Taint.TimeAdded.Equal(oldR.Spec.Taint.TimeAdded) {
 		r.Spec.Taint.TimeAdded = now()
 	}
-	generic.BumpGenerationOnSpecChange(obj, old)
+	s.GenerationStrategy.PrepareForUpdate(ctx, obj, old)
 }
 
 func (deviceTaintRuleStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {

@@ -21,8 +21,7 @@ var sliceSpecDocs = resourcev1.ResourceSliceSpec{}.SwaggerDoc()
 
 var resourceSlices = generic.Resource{
 	Name: "resourceslices", Singular: "resourceslice", Kind: "ResourceSlice",
-	New:      func() runtime.Object { return &resourcev1.ResourceSlice{} },
-	NewList:  func() runtime.Object { return &resourcev1.ResourceSliceList{} },
+	New: generic.NewOf[resourcev1.ResourceSlice], NewList: generic.NewOf[resourcev1.ResourceSliceList],
 	Strategy: resourceSliceStrategy{generic.BaseStrategy{}},
 	// The kubelet's DRA manager and each driver's plugin watch the
 	// slices of their node (and driver).
@@ -30,23 +29,19 @@ var resourceSlices = generic.Resource{
 	FieldLabelConversion: resourceSliceFieldLabelConversion,
 	IndexFields:          []string{resourcev1.ResourceSliceSelectorNodeName},
 	ReturnDeletedObject:  true,
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Node", Type: "string", Description: sliceSpecDocs["nodeName"]},
-			{Name: "Driver", Type: "string", Description: sliceSpecDocs["driver"]},
-			{Name: "Pool", Type: "string", Description: resourcev1.ResourcePool{}.SwaggerDoc()["name"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			s := obj.(*resourcev1.ResourceSlice)
-			node := ""
-			if s.Spec.NodeName != nil {
-				node = *s.Spec.NodeName
-			}
-			return []interface{}{s.Name, node, s.Spec.Driver, s.Spec.Pool.Name, generic.TranslateTimestampSince(s.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Node", Type: "string", Description: sliceSpecDocs["nodeName"]},
+		{Name: "Driver", Type: "string", Description: sliceSpecDocs["driver"]},
+		{Name: "Pool", Type: "string", Description: resourcev1.ResourcePool{}.SwaggerDoc()["name"]},
+		generic.AgeColumn,
+	}, func(s *resourcev1.ResourceSlice) ([]interface{}, error) {
+		node := ""
+		if s.Spec.NodeName != nil {
+			node = *s.Spec.NodeName
+		}
+		return []interface{}{s.Name, node, s.Spec.Driver, s.Spec.Pool.Name, generic.TranslateTimestampSince(s.CreationTimestamp)}, nil
+	}),
 }
 
 func resourceSliceAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {

@@ -16,9 +16,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
-// RESTStorageProvider builds the storage of resource.k8s.io.
-type RESTStorageProvider = generic.GroupProvider[GroupStorage]
-
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes.
 type GroupStorage struct {
@@ -32,17 +29,8 @@ type GroupStorage struct {
 // needs its namespace labelled resource.kubernetes.io/admin-access=true):
 // the core group is built first. Discovery lists the resources in this
 // order, as kube's does.
-func NewRESTStorageProvider(namespaces rest.Getter) RESTStorageProvider {
+func NewRESTStorageProvider(namespaces rest.Getter) generic.GroupProvider[GroupStorage] {
 	admin := adminAccess{namespaces: namespaces}
-	return RESTStorageProvider{
-		GroupVersion: resourcev1.SchemeGroupVersion,
-		Resources: []generic.Resource{
-			deviceClasses,
-			deviceTaintRules,
-			newResourceClaims(admin),
-			newResourceClaimTemplates(admin),
-			resourceSlices,
-		},
-		Handles: func(s []*generic.Store) GroupStorage { return GroupStorage{ResourceSlices: s[4]} },
-	}
+	return generic.NewGroupProvider(resourcev1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage { return GroupStorage{ResourceSlices: s[4]} },
+		deviceClasses, deviceTaintRules, newResourceClaims(admin), newResourceClaimTemplates(admin), resourceSlices)
 }

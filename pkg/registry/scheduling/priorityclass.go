@@ -1,3 +1,6 @@
+// Package scheduling serves the scheduling.k8s.io group (v1): priority
+// classes, with kube's system classes (SystemPriorityClasses, created at
+// start by cmd) and its refusal to delete them one by one.
 package scheduling
 
 import (
@@ -25,25 +28,20 @@ var priorityClassDocs = schedulingv1.PriorityClass{}.SwaggerDoc()
 var priorityClasses = generic.Resource{
 	Name: "priorityclasses", Singular: "priorityclass", Kind: "PriorityClass",
 	ShortNames: []string{"pc"},
-	New:        func() runtime.Object { return &schedulingv1.PriorityClass{} },
-	NewList:    func() runtime.Object { return &schedulingv1.PriorityClassList{} },
-	Strategy:   priorityClassStrategy{},
+	New:        generic.NewOf[schedulingv1.PriorityClass], NewList: generic.NewOf[schedulingv1.PriorityClassList],
+	Strategy: priorityClassStrategy{},
 	// The system classes cannot be deleted by name.
 	Serve: func(store *generic.Store) rest.Storage { return &priorityClassREST{Store: store} },
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Value", Type: "integer", Description: priorityClassDocs["value"]},
-			{Name: "Global-Default", Type: "boolean", Description: priorityClassDocs["globalDefault"]},
-			generic.AgeColumn,
-			{Name: "PreemptionPolicy", Type: "string", Description: priorityClassDocs["preemptionPolicy"]},
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			pc := obj.(*schedulingv1.PriorityClass)
-			return []interface{}{pc.Name, int64(pc.Value), pc.GlobalDefault, generic.TranslateTimestampSince(pc.CreationTimestamp),
-				string(ptr.Deref(pc.PreemptionPolicy, ""))}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Value", Type: "integer", Description: priorityClassDocs["value"]},
+		{Name: "Global-Default", Type: "boolean", Description: priorityClassDocs["globalDefault"]},
+		generic.AgeColumn,
+		{Name: "PreemptionPolicy", Type: "string", Description: priorityClassDocs["preemptionPolicy"]},
+	}, func(pc *schedulingv1.PriorityClass) ([]interface{}, error) {
+		return []interface{}{pc.Name, int64(pc.Value), pc.GlobalDefault, generic.TranslateTimestampSince(pc.CreationTimestamp),
+			string(ptr.Deref(pc.PreemptionPolicy, ""))}, nil
+	}),
 }
 
 // Priorities with a meaning of their own in kube.
@@ -166,4 +164,18 @@ func (r *priorityClassREST) Delete(ctx context.Context, name string, deleteValid
 		}
 	}
 	return r.Store.Delete(ctx, name, deleteValidation, options)
+}
+
+// GroupStorage is what the server's wiring uses of the group besides its
+// routes.
+type GroupStorage struct {
+	// PriorityClasses is the priority classes' store: kube's Priority
+	// admission reads it, and the server creates kube's system classes
+	// through it.
+	PriorityClasses *generic.Store
+}
+
+// NewRESTStorageProvider returns the provider of scheduling.k8s.io.
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(schedulingv1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage { return GroupStorage{PriorityClasses: s[0]} }, priorityClasses)
 }

@@ -11,9 +11,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-// RESTStorageProvider builds the storage of storage.k8s.io.
-type RESTStorageProvider = generic.GroupProvider[GroupStorage]
-
 // GroupStorage is what the server's wiring uses of the group besides its
 // routes.
 type GroupStorage struct {
@@ -26,14 +23,8 @@ type GroupStorage struct {
 }
 
 // NewRESTStorageProvider returns the provider of storage.k8s.io.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: storagev1.SchemeGroupVersion,
-		Resources: []generic.Resource{
-			storageClasses, volumeAttachments, volumeAttributesClasses, csiNodes, csiDrivers, csiStorageCapacities,
-		},
-		Handles: func(s []*generic.Store) GroupStorage {
-			return GroupStorage{StorageClasses: s[0], VolumeAttachments: s[1], CSIDrivers: s[4]}
-		},
-	}
+func NewRESTStorageProvider() generic.GroupProvider[GroupStorage] {
+	return generic.NewGroupProvider(storagev1.SchemeGroupVersion, func(s []*generic.Store) GroupStorage {
+		return GroupStorage{StorageClasses: s[0], VolumeAttachments: s[1], CSIDrivers: s[4]}
+	}, storageClasses, volumeAttachments, volumeAttributesClasses, csiNodes, csiDrivers, csiStorageCapacities)
 }

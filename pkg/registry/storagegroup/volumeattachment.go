@@ -21,8 +21,7 @@ import (
 
 var volumeAttachments = generic.Resource{
 	Name: "volumeattachments", Singular: "volumeattachment", Kind: "VolumeAttachment",
-	New:      func() runtime.Object { return &storagev1.VolumeAttachment{} },
-	NewList:  func() runtime.Object { return &storagev1.VolumeAttachmentList{} },
+	New: generic.NewOf[storagev1.VolumeAttachment], NewList: generic.NewOf[storagev1.VolumeAttachmentList],
 	Strategy: volumeAttachmentStrategy{},
 	// kube returns the deleted object, not a Status.
 	ReturnDeletedObject: true,
@@ -30,25 +29,21 @@ var volumeAttachments = generic.Resource{
 	// kube does).
 	StatusStrategy: generic.StatusStrategy{Main: volumeAttachmentStrategy{}, GroupVersion: "storage.k8s.io/v1", KeepMetadata: true,
 		Validate: volumeAttachmentStrategy{}.ValidateUpdate},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Attacher", Type: "string", Format: "name", Description: storagev1.VolumeAttachmentSpec{}.SwaggerDoc()["attacher"]},
-			{Name: "PV", Type: "string", Description: storagev1.VolumeAttachmentSource{}.SwaggerDoc()["persistentVolumeName"]},
-			{Name: "Node", Type: "string", Description: storagev1.VolumeAttachmentSpec{}.SwaggerDoc()["nodeName"]},
-			{Name: "Attached", Type: "boolean", Description: storagev1.VolumeAttachmentStatus{}.SwaggerDoc()["attached"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			va := obj.(*storagev1.VolumeAttachment)
-			pv := ""
-			if va.Spec.Source.PersistentVolumeName != nil {
-				pv = *va.Spec.Source.PersistentVolumeName
-			}
-			return []interface{}{va.Name, va.Spec.Attacher, pv, va.Spec.NodeName, va.Status.Attached,
-				generic.TranslateTimestampSince(va.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Attacher", Type: "string", Format: "name", Description: storagev1.VolumeAttachmentSpec{}.SwaggerDoc()["attacher"]},
+		{Name: "PV", Type: "string", Description: storagev1.VolumeAttachmentSource{}.SwaggerDoc()["persistentVolumeName"]},
+		{Name: "Node", Type: "string", Description: storagev1.VolumeAttachmentSpec{}.SwaggerDoc()["nodeName"]},
+		{Name: "Attached", Type: "boolean", Description: storagev1.VolumeAttachmentStatus{}.SwaggerDoc()["attached"]},
+		generic.AgeColumn,
+	}, func(va *storagev1.VolumeAttachment) ([]interface{}, error) {
+		pv := ""
+		if va.Spec.Source.PersistentVolumeName != nil {
+			pv = *va.Spec.Source.PersistentVolumeName
+		}
+		return []interface{}{va.Name, va.Spec.Attacher, pv, va.Spec.NodeName, va.Status.Attached,
+			generic.TranslateTimestampSince(va.CreationTimestamp)}, nil
+	}),
 }
 
 // volumeAttachmentStrategy is kube's: the attach/detach controller asks

@@ -9,14 +9,8 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-// RESTStorageProvider builds the storage of storagemigration.k8s.io, of
-// which the wiring uses nothing but its routes.
-type RESTStorageProvider = generic.GroupProvider[struct{}]
-
-// NewRESTStorageProvider returns the provider of storagemigration.k8s.io.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: storagemigrationv1.SchemeGroupVersion,
-		Resources:    []generic.Resource{storageVersionMigrations},
-	}
+// NewRESTStorageProvider returns the provider of storagemigration.k8s.io,
+// of which the wiring uses nothing but its routes.
+func NewRESTStorageProvider() generic.GroupProvider[struct{}] {
+	return generic.NewGroupProvider[struct{}](storagemigrationv1.SchemeGroupVersion, nil, storageVersionMigrations)
 }

@@ -22,24 +22,19 @@ import (
 
 var storageVersionMigrations = generic.Resource{
 	Name: "storageversionmigrations", Singular: "storageversionmigration", Kind: "StorageVersionMigration",
-	New:      func() runtime.Object { return &storagemigrationv1.StorageVersionMigration{} },
-	NewList:  func() runtime.Object { return &storagemigrationv1.StorageVersionMigrationList{} },
+	New: generic.NewOf[storagemigrationv1.StorageVersionMigration], NewList: generic.NewOf[storagemigrationv1.StorageVersionMigrationList],
 	Strategy: svmStrategy{},
 	// Only status changes on /status, and a migration's outcome is final.
 	StatusStrategy: generic.StatusStrategy{Main: svmStrategy{}, GroupVersion: "storagemigration.k8s.io/v1", KeepMetadata: true,
 		Validate: validateSVMStatusUpdate},
-	Table: generic.TablePrinter{
-		// kube's NAME column has no "name" format here.
-		Columns: []metav1.TableColumnDefinition{
-			{Name: "Name", Type: "string", Description: generic.NameColumn.Description},
-			{Name: "Resource", Type: "string", Description: "GroupResource to migrate"},
-			{Name: "Status", Type: "string", Description: "Status of the migration"},
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			svm := obj.(*storagemigrationv1.StorageVersionMigration)
-			return []interface{}{svm.Name, svm.Spec.Resource.String(), migrationState(svm)}, nil
-		},
-	},
+	// kube's NAME column has no "name" format here.
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Description: generic.NameColumn.Description},
+		{Name: "Resource", Type: "string", Description: "GroupResource to migrate"},
+		{Name: "Status", Type: "string", Description: "Status of the migration"},
+	}, func(svm *storagemigrationv1.StorageVersionMigration) ([]interface{}, error) {
+		return []interface{}{svm.Name, svm.Spec.Resource.String(), migrationState(svm)}, nil
+	}),
 }
 
 // migrationState is the last of Running, Failed, Succeeded that is true,
@@ -60,19 +55,13 @@ func migrationState(svm *storagemigrationv1.StorageVersionMigration) string {
 // svmStrategy is kube's: the spec is fixed at creation, status belongs to
 // the migrator (/status), and every update names the resourceVersion it
 // read.
-type svmStrategy struct{ generic.BaseStrategy }
+type svmStrategy struct{ generic.SpecStrategy }
 
 func (svmStrategy) AllowUnconditionalUpdate() bool { return false }
 
 // GetResetFields implements rest.ResetFieldsStrategy.
 func (svmStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return generic.ResetFields("storagemigration.k8s.io/v1", "status")
-}
-
-func (svmStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) { generic.ResetStatus(obj) }
-
-func (svmStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
 }
 
 func (svmStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {

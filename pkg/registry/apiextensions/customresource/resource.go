@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -277,6 +278,20 @@ func (r *resource) at(v *version, obj runtime.Object) (*unstructured.Unstructure
 		return nil, err
 	}
 	return out.(*unstructured.Unstructured), nil
+}
+
+// bothAt returns an update's object and the stored one at version v, or
+// the validation error a failed conversion is to the client (an
+// internal one).
+func (r *resource) bothAt(v *version, obj, old runtime.Object) (u, oldU *unstructured.Unstructured, errs field.ErrorList) {
+	u, err := r.at(v, obj)
+	if err == nil {
+		oldU, err = r.at(v, old)
+	}
+	if err != nil {
+		return nil, nil, field.ErrorList{field.InternalError(nil, err)}
+	}
+	return u, oldU, nil
 }
 
 // pruneRequest drops from a request's object what the schema of its

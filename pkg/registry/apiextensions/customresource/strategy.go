@@ -121,13 +121,9 @@ func (s strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorL
 }
 
 func (s strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	u, err := s.r.at(s.v, obj)
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	oldU, err := s.r.at(s.v, old)
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
+	u, oldU, convErrs := s.r.bothAt(s.v, obj, old)
+	if convErrs != nil {
+		return convErrs
 	}
 	// Ratcheting (kube's CRDValidationRatcheting, GA): what was invalid
 	// and did not change stays accepted.
@@ -288,13 +284,9 @@ func (s statusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Obj
 }
 
 func (s statusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	u, err := s.r.at(s.v, obj)
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	oldU, err := s.r.at(s.v, old)
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
+	u, oldU, convErrs := s.r.bothAt(s.v, obj, old)
+	if convErrs != nil {
+		return convErrs
 	}
 	correlated := common.NewCorrelatedObject(u.Object, oldU.Object, &model.Structural{Structural: s.v.structural})
 	errs := s.validateTypeMeta(u)

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -16,8 +17,7 @@ import (
 
 var flowSchemas = generic.Resource{
 	Name: "flowschemas", Singular: "flowschema", Kind: "FlowSchema",
-	New:      func() runtime.Object { return &flowcontrolv1.FlowSchema{} },
-	NewList:  func() runtime.Object { return &flowcontrolv1.FlowSchemaList{} },
+	New: generic.NewOf[flowcontrolv1.FlowSchema], NewList: generic.NewOf[flowcontrolv1.FlowSchemaList],
 	Strategy: flowSchemaStrategy{},
 	StatusStrategy: configStatus(func(_ context.Context, obj, _ runtime.Object) field.ErrorList {
 		return validateFlowSchemaStatus(&obj.(*flowcontrolv1.FlowSchema).Status, field.NewPath("status"))
@@ -96,21 +96,11 @@ func (flowSchemaStrategy) ValidateUpdate(_ context.Context, obj, _ runtime.Objec
 // configStrategy is what kube's strategies of both kinds share: status
 // belongs to the API server's flow control (/status), the generation
 // follows the spec.
-type configStrategy struct{ generic.BaseStrategy }
+type configStrategy struct{ generic.GenerationStrategy }
 
 // GetResetFields implements rest.ResetFieldsStrategy.
 func (configStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return generic.ResetFields("flowcontrol.apiserver.k8s.io/v1", "status")
-}
-
-func (configStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-	generic.StartGeneration(obj)
-}
-
-func (configStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
-	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 // configStatus serves the status of both kinds, validated with validate:
@@ -129,4 +119,78 @@ func keepAllMetadata(obj, old runtime.Object) {
 	managedFields := m.ManagedFields
 	*m = *old.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
 	m.ManagedFields = managedFields
+}
+
+var queuingDocs = flowcontrolv1.QueuingConfiguration{}.SwaggerDoc()
+
+var priorityLevels = generic.Resource{
+	Name: "prioritylevelconfigurations", Singular: "prioritylevelconfiguration", Kind: "PriorityLevelConfiguration",
+	New: generic.NewOf[flowcontrolv1.PriorityLevelConfiguration], NewList: generic.NewOf[flowcontrolv1.PriorityLevelConfigurationList],
+	Strategy: priorityLevelStrategy{},
+	StatusStrategy: configStatus(func(_ context.Context, obj, _ runtime.Object) field.ErrorList {
+		return validatePriorityLevelStatus(&obj.(*flowcontrolv1.PriorityLevelConfiguration).Status, field.NewPath("status"))
+	}),
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Type", Type: "string", Description: flowcontrolv1.PriorityLevelConfigurationSpec{}.SwaggerDoc()["type"]},
+		{Name: "NominalConcurrencyShares", Type: "string", Description: flowcontrolv1.LimitedPriorityLevelConfiguration{}.SwaggerDoc()["nominalConcurrencyShares"]},
+		{Name: "Queues", Type: "string", Description: queuingDocs["queues"]},
+		{Name: "HandSize", Type: "string", Description: queuingDocs["handSize"]},
+		{Name: "QueueLengthLimit", Type: "string", Description: queuingDocs["queueLengthLimit"]},
+		generic.AgeColumn,
+	}, func(pl *flowcontrolv1.PriorityLevelConfiguration) ([]interface{}, error) {
+		var shares, queues, handSize, queueLengthLimit interface{} = "<none>", "<none>", "<none>", "<none>"
+		if l := pl.Spec.Limited; l != nil {
+			shares = int64(ptr.Deref(l.NominalConcurrencyShares, 0))
+			if q := l.LimitResponse.Queuing; q != nil {
+				queues, handSize, queueLengthLimit = int64(q.Queues), int64(q.HandSize), int64(q.QueueLengthLimit)
+			}
+		}
+		return []interface{}{pl.Name, string(pl.Spec.Type), shares, queues, handSize, queueLengthLimit,
+			generic.TranslateTimestampSince(pl.CreationTimestamp)}, nil
+	}),
+}
+
+// priorityLevelStrategy is kube's, with its defaults.
+type priorityLevelStrategy struct{ configStrategy }
+
+// Default implements rest.Defaulter: kube v1's defaults of the exempt
+// and limited configurations and of queuing.
+func (priorityLevelStrategy) Default(obj runtime.Object) {
+	spec := &obj.(*flowcontrolv1.PriorityLevelConfiguration).Spec
+	if e := spec.Exempt; e != nil {
+		e.NominalConcurrencyShares = defaultTo(e.NominalConcurrencyShares, 0)
+		e.LendablePercent = defaultTo(e.LendablePercent, 0)
+	}
+	l := spec.Limited
+	if l == nil {
+		return
+	}
+	l.NominalConcurrencyShares = defaultTo(l.NominalConcurrencyShares, 30)
+	l.LendablePercent = defaultTo(l.LendablePercent, 0)
+	if q := l.LimitResponse.Queuing; q != nil {
+		for _, f := range []struct {
+			v   *int32
+			def int32
+		}{{&q.HandSize, 8}, {&q.Queues, 64}, {&q.QueueLengthLimit, 50}} {
+			if *f.v == 0 {
+				*f.v = f.def
+			}
+		}
+	}
+}
+
+func defaultTo(p *int32, v int32) *int32 {
+	if p == nil {
+		return ptr.To(v)
+	}
+	return p
+}
+
+func (priorityLevelStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return validatePriorityLevel(obj.(*flowcontrolv1.PriorityLevelConfiguration), nil)
+}
+
+func (priorityLevelStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return validatePriorityLevel(obj.(*flowcontrolv1.PriorityLevelConfiguration), old.(*flowcontrolv1.PriorityLevelConfiguration))
 }
