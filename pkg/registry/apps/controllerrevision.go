@@ -19,8 +19,8 @@ import (
 
 var controllerRevisions = generic.Resource{
 	Name: "controllerrevisions", Singular: "controllerrevision", Kind: "ControllerRevision", Namespaced: true,
-	New:      func() runtime.Object { return &appsv1.ControllerRevision{} },
-	NewList:  func() runtime.Object { return &appsv1.ControllerRevisionList{} },
+	New:      generic.NewOf[appsv1.ControllerRevision],
+	NewList:  generic.NewOf[appsv1.ControllerRevisionList],
 	Strategy: controllerRevisionStrategy{generic.BaseStrategy{Namespaced: true}},
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{

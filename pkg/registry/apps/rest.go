@@ -8,20 +8,8 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-// RESTStorageProvider builds the storage of the apps group, of which the
+// NewRESTStorageProvider returns the provider of the apps group, of which the
 // wiring uses nothing but its routes.
-type RESTStorageProvider = generic.GroupProvider[struct{}]
-
-// NewRESTStorageProvider returns the provider of the apps group.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: appsv1.SchemeGroupVersion,
-		Resources: []generic.Resource{
-			controllerRevisions,
-			daemonSets,
-			deployments,
-			replicaSets,
-			statefulSets,
-		},
-	}
+func NewRESTStorageProvider() generic.GroupProvider[struct{}] {
+	return generic.NewGroupProvider[struct{}](appsv1.SchemeGroupVersion, nil, controllerRevisions, daemonSets, deployments, replicaSets, statefulSets)
 }

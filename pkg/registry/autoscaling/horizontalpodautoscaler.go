@@ -22,15 +22,15 @@ var horizontalPodAutoscalers = generic.Resource{
 	Name: "horizontalpodautoscalers", Singular: "horizontalpodautoscaler", Kind: "HorizontalPodAutoscaler", Namespaced: true,
 	ShortNames:     []string{"hpa"},
 	Categories:     []string{"all"},
-	New:            func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscaler{} },
-	NewList:        func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscalerList{} },
+	New:            generic.NewOf[autoscalingv2.HorizontalPodAutoscaler],
+	NewList:        generic.NewOf[autoscalingv2.HorizontalPodAutoscalerList],
 	Strategy:       hpaStrategy{generic.BaseStrategy{Namespaced: true}},
 	StatusStrategy: hpaStatusStrategy{hpaStrategy{generic.BaseStrategy{Namespaced: true}}},
 	Table:          hpaTable,
 	Versions: []generic.Version{{
 		Kind:      autoscalingv1.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
-		New:       func() runtime.Object { return &autoscalingv1.HorizontalPodAutoscaler{} },
-		NewList:   func() runtime.Object { return &autoscalingv1.HorizontalPodAutoscalerList{} },
+		New:       generic.NewOf[autoscalingv1.HorizontalPodAutoscaler],
+		NewList:   generic.NewOf[autoscalingv1.HorizontalPodAutoscalerList],
 		Converter: conversion.Builtin(),
 		Defaults: func(obj runtime.Object) {
 			// v1's CPU target comes from the conversion, which knows the

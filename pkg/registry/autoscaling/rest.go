@@ -9,14 +9,8 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-// RESTStorageProvider builds the storage of autoscaling, of which the
+// NewRESTStorageProvider returns the provider of autoscaling, of which the
 // wiring uses nothing but its routes.
-type RESTStorageProvider = generic.GroupProvider[struct{}]
-
-// NewRESTStorageProvider returns the provider of autoscaling.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: autoscalingv2.SchemeGroupVersion,
-		Resources:    []generic.Resource{horizontalPodAutoscalers},
-	}
+func NewRESTStorageProvider() generic.GroupProvider[struct{}] {
+	return generic.NewGroupProvider[struct{}](autoscalingv2.SchemeGroupVersion, nil, horizontalPodAutoscalers)
 }

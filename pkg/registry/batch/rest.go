@@ -8,14 +8,8 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
 
-// RESTStorageProvider builds the storage of the batch group, of which the
+// NewRESTStorageProvider returns the provider of the batch group, of which the
 // wiring uses nothing but its routes.
-type RESTStorageProvider = generic.GroupProvider[struct{}]
-
-// NewRESTStorageProvider returns the provider of the batch group.
-func NewRESTStorageProvider() RESTStorageProvider {
-	return RESTStorageProvider{
-		GroupVersion: batchv1.SchemeGroupVersion,
-		Resources:    []generic.Resource{jobs, cronJobs},
-	}
+func NewRESTStorageProvider() generic.GroupProvider[struct{}] {
+	return generic.NewGroupProvider[struct{}](batchv1.SchemeGroupVersion, nil, jobs, cronJobs)
 }

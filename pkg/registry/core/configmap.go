@@ -17,8 +17,8 @@ import (
 var configMaps = generic.Resource{
 	Name: "configmaps", Singular: "configmap", Kind: "ConfigMap", Namespaced: true,
 	ShortNames: []string{"cm"},
-	New:        func() runtime.Object { return &corev1.ConfigMap{} },
-	NewList:    func() runtime.Object { return &corev1.ConfigMapList{} },
+	New:        generic.NewOf[corev1.ConfigMap],
+	NewList:    generic.NewOf[corev1.ConfigMapList],
 	Strategy:   configMapStrategy{generic.BaseStrategy{Namespaced: true}},
 	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Data", Type: "string", Description: corev1.ConfigMap{}.SwaggerDoc()["data"]},
 		func(cm *corev1.ConfigMap) interface{} { return int64(len(cm.Data) + len(cm.BinaryData)) }),

@@ -22,8 +22,8 @@ import (
 var endpoints = generic.Resource{
 	Name: "endpoints", Singular: "endpoints", Kind: "Endpoints", Namespaced: true,
 	ShortNames: []string{"ep"},
-	New:        func() runtime.Object { return &corev1.Endpoints{} },
-	NewList:    func() runtime.Object { return &corev1.EndpointsList{} },
+	New:        generic.NewOf[corev1.Endpoints],
+	NewList:    generic.NewOf[corev1.EndpointsList],
 	Strategy:   endpointsStrategy{generic.BaseStrategy{Namespaced: true}},
 	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Endpoints", Type: "string", Description: corev1.Endpoints{}.SwaggerDoc()["subsets"]},
 		func(ep *corev1.Endpoints) interface{} { return formatEndpoints(ep) }),

@@ -28,8 +28,8 @@ func newEvents(ttl time.Duration) generic.Resource {
 	return generic.Resource{
 		Name: "events", Singular: "event", Kind: "Event", Namespaced: true,
 		ShortNames: []string{"ev"},
-		New:        func() runtime.Object { return &corev1.Event{} },
-		NewList:    func() runtime.Object { return &corev1.EventList{} },
+		New:        generic.NewOf[corev1.Event],
+		NewList:    generic.NewOf[corev1.EventList],
 		Strategy:   EventStrategy(SchemeGroupVersion),
 		AttrFunc:   eventAttrs,
 		TTLFunc:    func(runtime.Object, uint64, bool) (uint64, error) { return seconds, nil },

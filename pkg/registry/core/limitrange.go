@@ -21,8 +21,8 @@ import (
 var limitRanges = generic.Resource{
 	Name: "limitranges", Singular: "limitrange", Kind: "LimitRange", Namespaced: true,
 	ShortNames: []string{"limits"},
-	New:        func() runtime.Object { return &corev1.LimitRange{} },
-	NewList:    func() runtime.Object { return &corev1.LimitRangeList{} },
+	New:        generic.NewOf[corev1.LimitRange],
+	NewList:    generic.NewOf[corev1.LimitRangeList],
 	Strategy:   limitRangeStrategy{generic.BaseStrategy{Namespaced: true}},
 }
 

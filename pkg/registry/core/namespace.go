@@ -28,8 +28,8 @@ const NamespaceNameLabel = "kubernetes.io/metadata.name"
 var namespaces = generic.Resource{
 	Name: "namespaces", Singular: "namespace", Kind: "Namespace",
 	ShortNames:     []string{"ns"},
-	New:            func() runtime.Object { return &corev1.Namespace{} },
-	NewList:        func() runtime.Object { return &corev1.NamespaceList{} },
+	New:            generic.NewOf[corev1.Namespace],
+	NewList:        generic.NewOf[corev1.NamespaceList],
 	Strategy:       namespaceStrategy{},
 	StatusStrategy: generic.StatusStrategy{Main: namespaceStrategy{}, GroupVersion: "v1", Validate: namespaceStrategy{}.ValidateUpdate},
 	AttrFunc:       namespaceAttrs,

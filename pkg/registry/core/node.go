@@ -24,8 +24,8 @@ import (
 var nodes = generic.Resource{
 	Name: "nodes", Singular: "node", Kind: "Node",
 	ShortNames: []string{"no"},
-	New:        func() runtime.Object { return &corev1.Node{} },
-	NewList:    func() runtime.Object { return &corev1.NodeList{} },
+	New:        generic.NewOf[corev1.Node],
+	NewList:    generic.NewOf[corev1.NodeList],
 	Strategy:   nodeStrategy{},
 	// Only status changes on nodes/status.
 	StatusStrategy: generic.StatusStrategy{Main: nodeStrategy{}, GroupVersion: "v1", Prepare: dropNodeConfig,

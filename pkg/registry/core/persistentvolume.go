@@ -25,8 +25,8 @@ import (
 var persistentVolumes = generic.Resource{
 	Name: "persistentvolumes", Singular: "persistentvolume", Kind: "PersistentVolume",
 	ShortNames: []string{"pv"},
-	New:        func() runtime.Object { return &corev1.PersistentVolume{} },
-	NewList:    func() runtime.Object { return &corev1.PersistentVolumeList{} },
+	New:        generic.NewOf[corev1.PersistentVolume],
+	NewList:    generic.NewOf[corev1.PersistentVolumeList],
 	Strategy:   persistentVolumeStrategy{},
 	// persistentvolumes/status: a phase change records when it happened;
 	// writes of status only are not warned about.

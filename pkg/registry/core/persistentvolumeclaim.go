@@ -27,8 +27,8 @@ func newPersistentVolumeClaims(storageClass ClaimAdmitter) generic.Resource {
 	r := generic.Resource{
 		Name: "persistentvolumeclaims", Singular: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", Namespaced: true,
 		ShortNames: []string{"pvc"},
-		New:        func() runtime.Object { return &corev1.PersistentVolumeClaim{} },
-		NewList:    func() runtime.Object { return &corev1.PersistentVolumeClaimList{} },
+		New:        generic.NewOf[corev1.PersistentVolumeClaim],
+		NewList:    generic.NewOf[corev1.PersistentVolumeClaimList],
 		Strategy:   persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}},
 		// Writes of status only are not warned about.
 		StatusStrategy: generic.StatusStrategy{Main: persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}},

@@ -19,8 +19,8 @@ import (
 
 var podTemplates = generic.Resource{
 	Name: "podtemplates", Singular: "podtemplate", Kind: "PodTemplate", Namespaced: true,
-	New:                 func() runtime.Object { return &corev1.PodTemplate{} },
-	NewList:             func() runtime.Object { return &corev1.PodTemplateList{} },
+	New:                 generic.NewOf[corev1.PodTemplate],
+	NewList:             generic.NewOf[corev1.PodTemplateList],
 	Strategy:            podTemplateStrategy{generic.BaseStrategy{Namespaced: true}},
 	ReturnDeletedObject: true,
 	Table: generic.TablePrinter{

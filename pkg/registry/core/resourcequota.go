@@ -21,8 +21,8 @@ import (
 var resourceQuotas = generic.Resource{
 	Name: "resourcequotas", Singular: "resourcequota", Kind: "ResourceQuota", Namespaced: true,
 	ShortNames: []string{"quota"},
-	New:        func() runtime.Object { return &corev1.ResourceQuota{} },
-	NewList:    func() runtime.Object { return &corev1.ResourceQuotaList{} },
+	New:        generic.NewOf[corev1.ResourceQuota],
+	NewList:    generic.NewOf[corev1.ResourceQuotaList],
 	Strategy:   resourceQuotaStrategy{generic.BaseStrategy{Namespaced: true}},
 	StatusStrategy: generic.StatusStrategy{Main: resourceQuotaStrategy{generic.BaseStrategy{Namespaced: true}}, GroupVersion: "v1",
 		Validate: validateResourceQuotaStatusUpdate},

@@ -20,8 +20,8 @@ import (
 
 var secrets = generic.Resource{
 	Name: "secrets", Singular: "secret", Kind: "Secret", Namespaced: true,
-	New:      func() runtime.Object { return &corev1.Secret{} },
-	NewList:  func() runtime.Object { return &corev1.SecretList{} },
+	New:      generic.NewOf[corev1.Secret],
+	NewList:  generic.NewOf[corev1.SecretList],
 	Strategy: secretStrategy{generic.BaseStrategy{Namespaced: true}},
 	AttrFunc: secretAttrs,
 	Table: generic.TablePrinter{

@@ -29,8 +29,8 @@ func newServices(al *serviceAllocators, releaseAllocators func()) generic.Resour
 		Name: "services", Singular: "service", Kind: "Service", Namespaced: true,
 		ShortNames: []string{"svc"},
 		Categories: []string{"all"},
-		New:        func() runtime.Object { return &corev1.Service{} },
-		NewList:    func() runtime.Object { return &corev1.ServiceList{} },
+		New:        generic.NewOf[corev1.Service],
+		NewList:    generic.NewOf[corev1.ServiceList],
 		Strategy:   serviceStrategy{generic.BaseStrategy{Namespaced: true}},
 		// Only status changes on services/status.
 		StatusStrategy: generic.StatusStrategy{Main: serviceStrategy{generic.BaseStrategy{Namespaced: true}}, GroupVersion: "v1",

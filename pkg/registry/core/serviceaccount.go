@@ -17,8 +17,8 @@ import (
 var serviceAccounts = generic.Resource{
 	Name: "serviceaccounts", Singular: "serviceaccount", Kind: "ServiceAccount", Namespaced: true,
 	ShortNames: []string{"sa"},
-	New:        func() runtime.Object { return &corev1.ServiceAccount{} },
-	NewList:    func() runtime.Object { return &corev1.ServiceAccountList{} },
+	New:        generic.NewOf[corev1.ServiceAccount],
+	NewList:    generic.NewOf[corev1.ServiceAccountList],
 	Strategy:   serviceAccountStrategy{generic.BaseStrategy{Namespaced: true}},
 	Table: generic.TablePrinter{
 		Columns: []metav1.TableColumnDefinition{generic.NameColumn, generic.AgeColumn},
