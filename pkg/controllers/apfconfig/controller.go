@@ -7,7 +7,8 @@
 // whether the priority level it names exists.
 //
 // It calls registry verbs, as the namespace controller does; nothing here
-// enforces flow control (this server does not queue requests).
+// enforces flow control: pkg/apiserver/apf does, following the same
+// objects (apf.FollowConfiguration).
 package apfconfig
 
 import (
