@@ -24,16 +24,11 @@ type requestMetrics struct {
 // newRequestMetrics creates the request metrics on reg.
 func newRequestMetrics(reg prometheus.Registerer) *requestMetrics {
 	m := &requestMetrics{}
-	m.total = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "apiserver_request_total",
-		Help: "Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.",
-	}, []string{"verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component", "code"})
-	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "apiserver_request_duration_seconds",
-		Help:    "Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.",
-		Buckets: []float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60},
-	}, []string{"verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component"})
-	metrics.Register(reg, m.total, m.duration)
+	m.total = metrics.NewCounterVec(reg, "apiserver_request_total",
+		"Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.", "verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component", "code")
+	m.duration = metrics.NewHistogramVec(reg, "apiserver_request_duration_seconds",
+		"Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.",
+		[]float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60}, "verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component")
 	return m
 }
 

@@ -2,19 +2,15 @@ package apiserver
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
 	"net"
 	"net/http"
 	"testing"
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/apiservertest"
 )
 
 // TestServeHTTP2Settings reads the SETTINGS frame a client gets on
@@ -102,23 +98,8 @@ func serverSettings(t *testing.T, opts ServeOptions) map[http2.SettingID]uint32 
 
 func testTLSConfig(t *testing.T) *tls.Config {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "127.0.0.1"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return &tls.Config{
-		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
+		Certificates: []tls.Certificate{apiservertest.Localhost(t)},
 		NextProtos:   []string{"h2", "http/1.1"},
 	}
 }

@@ -231,24 +231,19 @@ func TestEtcdRestartLosesNothing(t *testing.T) {
 // not make sense), the cache lists again, ends every watch cleanly (the
 // channel closes), and serves the state of the new list.
 func TestRelistTerminatesWatchers(t *testing.T) {
-	etcd := etcdtest.Start(t)
-	cfg := storagetest.PodConfig()
-	faulty, c := newFaultyCacher(t, etcd, cfg)
-	rv := create(t, c, cfg, "ns", "p")
-	w := watchFrom(t, c, cfg, rv, false)
-	reflectorWatch := <-faulty.watches
-	reflectorWatch.fail(storage.NewInternalError("", fmt.Errorf("injected failure")))
+	f := newFaultyWatch(t)
+	f.reflector.fail(storage.NewInternalError("", fmt.Errorf("injected failure")))
 	select {
-	case ev, ok := <-w.ResultChan():
+	case ev, ok := <-f.w.ResultChan():
 		if ok {
 			t.Fatalf("want the watch ended, got %s", ev.Type)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the watch was not ended after the cache's watch failed")
 	}
-	<-faulty.watches // the reflector watches again after its re-list
-	waitReady(t, c)
-	res, err := c.GetList(context.Background(), cfg.ResourcePrefix, storage.ListOptions{Recursive: true, Predicate: storage.Everything})
+	<-f.faulty.watches // the reflector watches again after its re-list
+	waitReady(t, f.c)
+	res, err := f.c.GetList(context.Background(), f.cfg.ResourcePrefix, storage.ListOptions{Recursive: true, Predicate: storage.Everything})
 	if err != nil || len(res.Items) != 1 {
 		t.Fatalf("after the re-list: %v, %d items", err, len(res.Items))
 	}
@@ -259,19 +254,14 @@ func TestRelistTerminatesWatchers(t *testing.T) {
 // again from its revision without a new list: the watches stay open, and
 // a change made meanwhile reaches them.
 func TestUnreachableStoreKeepsWatchers(t *testing.T) {
-	etcd := etcdtest.Start(t)
-	cfg := storagetest.PodConfig()
-	faulty, c := newFaultyCacher(t, etcd, cfg)
-	rv := create(t, c, cfg, "ns", "p")
-	w := watchFrom(t, c, cfg, rv, false)
-	reflectorWatch := <-faulty.watches
+	f := newFaultyWatch(t)
 	// Lists from now on would hang: the cache must not list again.
-	faulty.listGate = make(chan struct{})
-	reflectorWatch.fail(storage.NewUnreachableError("", fmt.Errorf("etcdserver: no leader")))
+	f.faulty.listGate = make(chan struct{})
+	f.reflector.fail(storage.NewUnreachableError("", fmt.Errorf("etcdserver: no leader")))
 	// Written while the cache's watch is down, straight to etcd.
-	after := create(t, etcd3.New(etcd.Client, cfg), cfg, "ns", "meanwhile")
+	after := create(t, etcd3.New(f.etcd.Client, f.cfg), f.cfg, "ns", "meanwhile")
 	select {
-	case ev, ok := <-w.ResultChan():
+	case ev, ok := <-f.w.ResultChan():
 		if !ok {
 			t.Fatal("the watch was ended when etcd could not be reached")
 		}
@@ -281,10 +271,33 @@ func TestUnreachableStoreKeepsWatchers(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the change made while the cache's watch was down never came")
 	}
-	if err := c.ReadinessCheck(); err != nil {
+	if err := f.c.ReadinessCheck(); err != nil {
 		t.Errorf("the cache is not ready after watching again: %v", err)
 	}
-	close(faulty.listGate)
+	close(f.faulty.listGate)
+}
+
+// faultyWatch is the start of a test of a broken watch of the store: a
+// ready cache over a faultyStorage holding one pod, a client's watch
+// from that pod's creation, and the cache's own watch of the store, for
+// the test to break.
+type faultyWatch struct {
+	etcd      *etcdtest.Etcd
+	cfg       storage.Config
+	faulty    *faultyStorage
+	c         *cacher.Cacher
+	w         storage.Watcher
+	reflector *faultyWatcher
+}
+
+func newFaultyWatch(t *testing.T) *faultyWatch {
+	t.Helper()
+	f := &faultyWatch{etcd: etcdtest.Start(t), cfg: storagetest.PodConfig()}
+	f.faulty, f.c = newFaultyCacher(t, f.etcd, f.cfg)
+	rv := create(t, f.c, f.cfg, "ns", "p")
+	f.w = watchFrom(t, f.c, f.cfg, rv, false)
+	f.reflector = <-f.faulty.watches
+	return f
 }
 
 // newFaultyCacher returns a ready cache over the real store whose watches

@@ -34,6 +34,14 @@ func configMapConfig(prefix string) storage.Config {
 	return cfg
 }
 
+// configMapStore starts an etcd and returns the raw store of ConfigMaps
+// on it, under /registry/configmaps.
+func configMapStore(b testing.TB) (storage.Interface, storage.Config) {
+	etcd := etcdtest.Start(b)
+	cfg := configMapConfig("/registry/configmaps")
+	return etcd3.New(etcd.Client, cfg), cfg
+}
+
 // fillConfigMaps writes n ConfigMaps of size bytes of data with a label
 // bucket=i%100 (the load tool's shape), returning their mean encoded size.
 func fillConfigMaps(b testing.TB, s storage.Interface, prefix string, n, size int) int {
@@ -81,10 +89,8 @@ func waitCached(b testing.TB, c *cacher.Cacher, prefix string, n int) {
 // encoding: the room for it, before any protobuf LIST asked).
 func BenchmarkCacheMemoryPerObject(b *testing.B) {
 	const n = 10000
-	etcd := etcdtest.Start(b)
-	prefix := "/registry/configmaps"
-	cfg := configMapConfig(prefix)
-	raw := etcd3.New(etcd.Client, cfg)
+	raw, cfg := configMapStore(b)
+	prefix := cfg.ResourcePrefix
 	encoded := fillConfigMaps(b, raw, prefix, n, 1024)
 	for _, budget := range []*storage.EncodingBudget{nil, storage.NewEncodingBudget(64 << 20)} {
 		name := "no-budget"
@@ -122,10 +128,8 @@ func heapInUse() int64 {
 // resourceVersion 0 from the cache, written out as the JSON response.
 func BenchmarkListFromCache(b *testing.B) {
 	const n = 10000
-	etcd := etcdtest.Start(b)
-	prefix := "/registry/configmaps"
-	cfg := configMapConfig(prefix)
-	raw := etcd3.New(etcd.Client, cfg)
+	raw, cfg := configMapStore(b)
+	prefix := cfg.ResourcePrefix
 	fillConfigMaps(b, raw, prefix, n, 1024)
 	c, err := cacher.New(cacher.Config{Storage: raw, Resource: cfg})
 	if err != nil {
@@ -193,10 +197,8 @@ func BenchmarkDispatch(b *testing.B) {
 			name += "/pulled"
 		}
 		b.Run(name, func(b *testing.B) {
-			etcd := etcdtest.Start(b)
-			prefix := "/registry/configmaps"
-			cfg := configMapConfig(prefix)
-			raw := etcd3.New(etcd.Client, cfg)
+			raw, cfg := configMapStore(b)
+			prefix := cfg.ResourcePrefix
 			fillConfigMaps(b, raw, prefix, 1, 1024)
 			c, err := cacher.New(cacher.Config{Storage: raw, Resource: cfg})
 			if err != nil {
@@ -299,10 +301,8 @@ func BenchmarkHistoryMemory(b *testing.B) {
 // the heap the cache holds once its store is empty again (measured as
 // what stopping it frees), and the bytes of the objects written.
 func historyMemory(b *testing.B, n, size int, bound int64) (retained, written int64) {
-	etcd := etcdtest.Start(b)
-	prefix := "/registry/configmaps"
-	cfg := configMapConfig(prefix)
-	raw := etcd3.New(etcd.Client, cfg)
+	raw, cfg := configMapStore(b)
+	prefix := cfg.ResourcePrefix
 	c, err := cacher.New(cacher.Config{Storage: raw, Resource: cfg, HistoryBytes: bound})
 	if err != nil {
 		b.Fatal(err)

@@ -20,33 +20,20 @@ type Metrics struct {
 // nowhere).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		eventsReceived: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "apiserver_watch_cache_events_received_total",
-			Help: "Counter of events received in watch cache broken by resource type.",
-		}, []string{"group", "resource"}),
-		capacity: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "apiserver_watch_cache_capacity",
-			Help: "Total capacity of watch cache broken by resource type.",
-		}, []string{"group", "resource"}),
-		resourceVersion: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "apiserver_watch_cache_resource_version",
-			Help: "Current resource version of watch cache broken by resource type.",
-		}, []string{"group", "resource"}),
-		registeredWatchers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "apiserver_registered_watchers",
-			Help: "Number of currently registered watchers for a given resource.",
-		}, []string{"group", "resource"}),
-		terminatedWatchers: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "apiserver_terminated_watchers_total",
-			Help: "Counter of watchers closed due to unresponsiveness broken by resource type.",
-		}, []string{"group", "resource"}),
-		readWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "apiserver_watch_cache_read_wait_seconds",
-			Help:    "Histogram of time spent waiting for a watch cache to become fresh.",
-			Buckets: []float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3},
-		}, []string{"group", "resource"}),
+		eventsReceived: metrics.NewCounterVec(reg, "apiserver_watch_cache_events_received_total",
+			"Counter of events received in watch cache broken by resource type.", "group", "resource"),
+		capacity: metrics.NewGaugeVec(reg, "apiserver_watch_cache_capacity",
+			"Total capacity of watch cache broken by resource type.", "group", "resource"),
+		resourceVersion: metrics.NewGaugeVec(reg, "apiserver_watch_cache_resource_version",
+			"Current resource version of watch cache broken by resource type.", "group", "resource"),
+		registeredWatchers: metrics.NewGaugeVec(reg, "apiserver_registered_watchers",
+			"Number of currently registered watchers for a given resource.", "group", "resource"),
+		terminatedWatchers: metrics.NewCounterVec(reg, "apiserver_terminated_watchers_total",
+			"Counter of watchers closed due to unresponsiveness broken by resource type.", "group", "resource"),
+		readWait: metrics.NewHistogramVec(reg, "apiserver_watch_cache_read_wait_seconds",
+			"Histogram of time spent waiting for a watch cache to become fresh.",
+			[]float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3}, "group", "resource"),
 	}
-	metrics.Register(reg, m.eventsReceived, m.capacity, m.resourceVersion, m.registeredWatchers, m.terminatedWatchers, m.readWait)
 	return m
 }
 

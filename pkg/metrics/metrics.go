@@ -42,3 +42,30 @@ func Register(reg prometheus.Registerer, cs ...prometheus.Collector) {
 func Handler(reg prometheus.Gatherer) http.Handler {
 	return promhttp.HandlerFor(prometheus.Gatherers{process(), reg}, promhttp.HandlerOpts{})
 }
+
+// The constructors below create a metric vector and register it on reg
+// (nil: nowhere, as Register): each part of the server declares its
+// metrics by kube's name, help and labels in one line each, instead of
+// an options struct and a separate Register call apiece.
+
+// NewCounterVec returns the counter vector name, labelled by labels.
+func NewCounterVec(reg prometheus.Registerer, name, help string, labels ...string) *prometheus.CounterVec {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	Register(reg, v)
+	return v
+}
+
+// NewGaugeVec returns the gauge vector name, labelled by labels.
+func NewGaugeVec(reg prometheus.Registerer, name, help string, labels ...string) *prometheus.GaugeVec {
+	v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+	Register(reg, v)
+	return v
+}
+
+// NewHistogramVec returns the histogram vector name with buckets,
+// labelled by labels.
+func NewHistogramVec(reg prometheus.Registerer, name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+	Register(reg, v)
+	return v
+}

@@ -40,12 +40,12 @@ var errDenyAll = errors.New("admission control is denying all modifications")
 // Admit implements handlers.MutatingAdmission: kube's plugin refuses at
 // the mutating step already, before any webhook is called.
 func (AlwaysDeny) Admit(_ context.Context, a handlers.Attributes, obj runtime.Object) error {
-	return forbiddenObject(a, obj, errDenyAll)
+	return a.Forbidden(obj, errDenyAll)
 }
 
 // Validate implements handlers.Admission.
 func (AlwaysDeny) Validate(_ context.Context, a handlers.Attributes, obj runtime.Object) error {
-	return forbiddenObject(a, obj, errDenyAll)
+	return a.Forbidden(obj, errDenyAll)
 }
 
 // ValidateConnect implements handlers.ConnectAdmission.

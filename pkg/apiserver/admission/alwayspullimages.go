@@ -46,13 +46,13 @@ func (AlwaysPullImages) Validate(_ context.Context, a handlers.Attributes, obj r
 	always := []string{string(corev1.PullAlways)}
 	visitContainers(&pod.Spec, func(c *corev1.Container, p *field.Path) {
 		if c.ImagePullPolicy != corev1.PullAlways {
-			errs = append(errs, forbiddenObject(a, obj, field.NotSupported(p.Child("imagePullPolicy"), c.ImagePullPolicy, always)))
+			errs = append(errs, a.Forbidden(obj, field.NotSupported(p.Child("imagePullPolicy"), c.ImagePullPolicy, always)))
 		}
 	})
 	for i, v := range pod.Spec.Volumes {
 		if v.Image != nil && v.Image.PullPolicy != corev1.PullAlways {
 			p := field.NewPath("spec", "volumes").Index(i).Child("image", "pullPolicy")
-			errs = append(errs, forbiddenObject(a, obj, field.NotSupported(p, v.Image.PullPolicy, always)))
+			errs = append(errs, a.Forbidden(obj, field.NotSupported(p, v.Image.PullPolicy, always)))
 		}
 	}
 	return utilerrors.NewAggregate(errs)

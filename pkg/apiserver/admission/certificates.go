@@ -2,9 +2,6 @@ package admission
 
 import (
 	"context"
-	"crypto/x509"
-	"encoding/pem"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -18,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/admission/noderestriction"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/handlers"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 )
@@ -36,14 +34,11 @@ type CertificateApproval struct {
 
 // Validate implements handlers.Admission.
 func (c *CertificateApproval) Validate(ctx context.Context, a handlers.Attributes, _ runtime.Object) error {
-	if a.Resource.GroupResource() != certificatesv1.Resource("certificatesigningrequests") || a.Subresource != "approval" {
-		return nil
-	}
 	// The old object's signer: a request that also changes the signer is
 	// judged by the one it has (and then refused by validation).
-	old, ok := a.Old.(*certificatesv1.CertificateSigningRequest)
-	if !ok {
-		return forbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %T", a.Old))
+	old, err := oldCSR(a, "approval")
+	if old == nil {
+		return err
 	}
 	if !authorizedForSigner(ctx, c.Authorizer, "approve", old.Spec.SignerName) {
 		return forbidden(a, fmt.Errorf("user not permitted to approve requests with signerName %q", old.Spec.SignerName))
@@ -60,12 +55,9 @@ type CertificateSigning struct {
 
 // Validate implements handlers.Admission.
 func (c *CertificateSigning) Validate(ctx context.Context, a handlers.Attributes, obj runtime.Object) error {
-	if a.Resource.GroupResource() != certificatesv1.Resource("certificatesigningrequests") || a.Subresource != "status" {
-		return nil
-	}
-	old, ok := a.Old.(*certificatesv1.CertificateSigningRequest)
-	if !ok {
-		return forbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %T", a.Old))
+	old, err := oldCSR(a, "status")
+	if old == nil {
+		return err
 	}
 	csr, ok := obj.(*certificatesv1.CertificateSigningRequest)
 	if !ok {
@@ -78,6 +70,20 @@ func (c *CertificateSigning) Validate(ctx context.Context, a handlers.Attributes
 		return forbidden(a, fmt.Errorf("user not permitted to sign requests with signerName %q", old.Spec.SignerName))
 	}
 	return nil
+}
+
+// oldCSR returns the stored CertificateSigningRequest that a, a write to
+// its subresource sub, changes; nil, with no error, when a is another
+// request (the plugins that judge such writes ignore it).
+func oldCSR(a handlers.Attributes, sub string) (*certificatesv1.CertificateSigningRequest, error) {
+	if a.Resource.GroupResource() != certificatesv1.Resource("certificatesigningrequests") || a.Subresource != sub {
+		return nil, nil
+	}
+	old, ok := a.Old.(*certificatesv1.CertificateSigningRequest)
+	if !ok {
+		return nil, forbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %T", a.Old))
+	}
+	return old, nil
 }
 
 // CertificateSubjectRestriction is kube's plugin of that name: a new
@@ -97,7 +103,7 @@ func (CertificateSubjectRestriction) Validate(_ context.Context, a handlers.Attr
 	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName {
 		return nil
 	}
-	parsed, err := parseCSR(csr.Spec.Request)
+	parsed, err := noderestriction.ParseCSR(csr.Spec.Request)
 	if err != nil {
 		return forbidden(a, fmt.Errorf("failed to parse CSR: %v", err))
 	}
@@ -107,16 +113,6 @@ func (CertificateSubjectRestriction) Validate(_ context.Context, a handlers.Attr
 		}
 	}
 	return nil
-}
-
-// parseCSR decodes a PEM CERTIFICATE REQUEST, as kube's
-// certificates.ParseCSR.
-func parseCSR(data []byte) (*x509.CertificateRequest, error) {
-	block, _ := pem.Decode(data)
-	if block == nil || block.Type != "CERTIFICATE REQUEST" {
-		return nil, errors.New("PEM block type must be CERTIFICATE REQUEST")
-	}
-	return x509.ParseCertificateRequest(block.Bytes)
 }
 
 // ClusterTrustBundleAttest is kube's plugin of that name: creating or
@@ -209,30 +205,4 @@ func authorizedForSigner(ctx context.Context, authz authorizer.Authorizer, verb,
 // subresource) and name the request names.
 func forbidden(a handlers.Attributes, err error) error {
 	return apierrors.NewForbidden(a.Resource.GroupResource(), a.Name, err)
-}
-
-// forbiddenObject is forbidden naming, when the request names nothing,
-// obj as kube's admission.NewForbidden does: by its name, else its
-// generateName (mutating admission runs before the name is generated),
-// else "Unknown" (a collection's delete).
-func forbiddenObject(a handlers.Attributes, obj runtime.Object, err error) error {
-	if apierrors.IsForbidden(err) {
-		return err // not wrapped twice, as kube's
-	}
-	if a.Name != "" {
-		return forbidden(a, err)
-	}
-	name := "Unknown"
-	if obj != nil {
-		m, merr := meta.Accessor(obj)
-		switch {
-		case merr != nil:
-			name = "Unknown/errorGettingName"
-		case m.GetName() != "":
-			name = m.GetName()
-		case m.GetGenerateName() != "":
-			name = m.GetGenerateName()
-		}
-	}
-	return apierrors.NewForbidden(a.Resource.GroupResource(), name, err)
 }

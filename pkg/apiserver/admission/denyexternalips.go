@@ -34,7 +34,7 @@ func (DenyServiceExternalIPs) Validate(_ context.Context, a handlers.Attributes,
 	if externalIPsSubset(svc, old) {
 		return nil
 	}
-	return forbiddenObject(a, obj, errExternalIPs)
+	return a.Forbidden(obj, errExternalIPs)
 }
 
 // externalIPsSubset reports whether svc's external IPs are all old's.

@@ -87,10 +87,10 @@ func (p *NamespaceAutoProvision) Admit(ctx context.Context, a handlers.Attribute
 		return nil
 	}
 	if !apierrors.IsNotFound(err) {
-		return forbiddenObject(a, obj, err)
+		return a.Forbidden(obj, err)
 	}
 	if err := p.create(ctx, a.Namespace); err != nil && !apierrors.IsAlreadyExists(err) {
-		return forbiddenObject(a, obj, err)
+		return a.Forbidden(obj, err)
 	}
 	return nil
 }

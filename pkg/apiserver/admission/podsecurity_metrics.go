@@ -24,20 +24,13 @@ type podSecurityCounters struct {
 // registered nowhere).
 func newPodSecurityCounters(reg prometheus.Registerer) *podSecurityCounters {
 	m := &podSecurityCounters{
-		evaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pod_security_evaluations_total",
-			Help: "[ALPHA] Number of policy evaluations that occurred, not counting ignored or exempt requests.",
-		}, []string{"decision", "policy_level", "policy_version", "mode", "request_operation", "resource", "subresource"}),
-		exemptions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pod_security_exemptions_total",
-			Help: "[ALPHA] Number of exempt requests, not counting ignored or out of scope requests.",
-		}, []string{"request_operation", "resource", "subresource"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "pod_security_errors_total",
-			Help: "[ALPHA] Number of errors preventing normal evaluation. Non-fatal errors may result in the latest restricted profile being used for evaluation.",
-		}, []string{"fatal", "request_operation", "resource", "subresource"}),
+		evaluations: metrics.NewCounterVec(reg, "pod_security_evaluations_total",
+			"[ALPHA] Number of policy evaluations that occurred, not counting ignored or exempt requests.", "decision", "policy_level", "policy_version", "mode", "request_operation", "resource", "subresource"),
+		exemptions: metrics.NewCounterVec(reg, "pod_security_exemptions_total",
+			"[ALPHA] Number of exempt requests, not counting ignored or out of scope requests.", "request_operation", "resource", "subresource"),
+		errors: metrics.NewCounterVec(reg, "pod_security_errors_total",
+			"[ALPHA] Number of errors preventing normal evaluation. Non-fatal errors may result in the latest restricted profile being used for evaluation.", "fatal", "request_operation", "resource", "subresource"),
 	}
-	metrics.Register(reg, m.evaluations, m.exemptions, m.errors)
 	return m
 }
 

@@ -72,7 +72,7 @@ func TestCheck(t *testing.T) {
 			APIResources: []metav1.APIResource{{Name: "flunders", Namespaced: true, Kind: "Flunder"}}})
 	})
 	p := New(Config{Resolver: staticResolver{url: ext.url(t)}})
-	s := apiService(ext.ca.pem, false)
+	s := apiService(ext.ca.PEM, false)
 	list, err := p.Check(context.Background(), s)
 	if err != nil || list == nil || list.APIResources[0].Name != "flunders" {
 		t.Fatalf("check: %v, %v", list, err)

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/apiservertest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 )
 
@@ -39,7 +40,7 @@ func (r staticResolver) ResolveEndpoint(context.Context, string, string, int32) 
 // serves a certificate for api.wardle.svc and records what it received.
 type extension struct {
 	srv *httptest.Server
-	ca  *testCA
+	ca  *apiservertest.CA
 
 	mu       sync.Mutex
 	headers  http.Header
@@ -47,8 +48,8 @@ type extension struct {
 	requests []string
 }
 
-func newExtension(t *testing.T, clientCA *testCA, h http.HandlerFunc) *extension {
-	e := &extension{ca: newTestCA(t, "wardle-ca")}
+func newExtension(t *testing.T, clientCA *apiservertest.CA, h http.HandlerFunc) *extension {
+	e := &extension{ca: apiservertest.NewCA(t, "wardle-ca")}
 	e.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		e.headers = r.Header.Clone()
@@ -60,9 +61,9 @@ func newExtension(t *testing.T, clientCA *testCA, h http.HandlerFunc) *extension
 		e.mu.Unlock()
 		h(w, r)
 	}))
-	e.srv.TLS = &tls.Config{Certificates: []tls.Certificate{e.ca.issue(t, "api", "api.wardle.svc")}}
+	e.srv.TLS = &tls.Config{Certificates: []tls.Certificate{e.ca.Issue(t, "api", "api.wardle.svc")}}
 	if clientCA != nil {
-		e.srv.TLS.ClientAuth, e.srv.TLS.ClientCAs = tls.RequireAndVerifyClientCert, clientCA.pool()
+		e.srv.TLS.ClientAuth, e.srv.TLS.ClientCAs = tls.RequireAndVerifyClientCert, clientCA.Pool()
 	}
 	e.srv.StartTLS()
 	t.Cleanup(e.srv.Close)
@@ -133,11 +134,11 @@ func get(t *testing.T, rawURL string, header http.Header) (int, string, http.Hea
 // in kube's front-proxy headers, vouched for by the proxy's client
 // certificate; the path and query go unchanged.
 func TestProxyHeaders(t *testing.T) {
-	proxyCA := newTestCA(t, "front-proxy-ca")
-	clientCert := proxyCA.issue(t, "front-proxy-client")
+	proxyCA := apiservertest.NewCA(t, "front-proxy-ca")
+	clientCert := proxyCA.Issue(t, "front-proxy-client")
 	ext := newExtension(t, proxyCA, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "remote") })
 	p := New(Config{Resolver: staticResolver{url: ext.url(t)}, ClientCert: &clientCert})
-	p.SetAPIServices([]Remote{{APIService: apiService(ext.ca.pem, true)}})
+	p.SetAPIServices([]Remote{{APIService: apiService(ext.ca.PEM, true)}})
 	srv := front(t, p, jane)
 
 	code, body, _ := get(t, srv.URL+"/apis/wardle.example.com/v1alpha1/namespaces/ns/flunders?labelSelector=a%3Db&watch=true", http.Header{
@@ -202,10 +203,10 @@ func TestEscapeHeaderKey(t *testing.T) {
 // TestProxyErrors: kube's aggregator's answers (plain text) when the
 // extension server cannot be reached as it should.
 func TestProxyErrors(t *testing.T) {
-	proxyCA := newTestCA(t, "front-proxy-ca")
-	clientCert := proxyCA.issue(t, "front-proxy-client")
+	proxyCA := apiservertest.NewCA(t, "front-proxy-ca")
+	clientCert := proxyCA.Issue(t, "front-proxy-client")
 	ext := newExtension(t, proxyCA, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "remote") })
-	otherCA := newTestCA(t, "other-ca")
+	otherCA := apiservertest.NewCA(t, "other-ca")
 	for _, tc := range []struct {
 		name     string
 		service  *apiregistrationv1.APIService
@@ -214,19 +215,19 @@ func TestProxyErrors(t *testing.T) {
 		wantCode int
 		wantBody string
 	}{
-		{name: "unavailable", service: apiService(ext.ca.pem, false), resolver: staticResolver{url: ext.url(t)}, user: jane,
+		{name: "unavailable", service: apiService(ext.ca.PEM, false), resolver: staticResolver{url: ext.url(t)}, user: jane,
 			wantCode: http.StatusServiceUnavailable, wantBody: "service unavailable\n"},
 		{name: "bad caBundle", service: apiService([]byte("not a certificate"), true), resolver: staticResolver{url: ext.url(t)}, user: jane,
 			wantCode: http.StatusInternalServerError, wantBody: "unable to load root certificates: unable to parse bytes as PEM block\n"},
-		{name: "caBundle of another CA", service: apiService(otherCA.pem, true), resolver: staticResolver{url: ext.url(t)}, user: jane,
+		{name: "caBundle of another CA", service: apiService(otherCA.PEM, true), resolver: staticResolver{url: ext.url(t)}, user: jane,
 			wantCode: http.StatusServiceUnavailable, wantBody: "tls: failed to verify certificate: x509: certificate signed by unknown authority"},
-		{name: "no endpoints", service: apiService(ext.ca.pem, true), user: jane,
+		{name: "no endpoints", service: apiService(ext.ca.PEM, true), user: jane,
 			resolver: staticResolver{err: apierrors.NewServiceUnavailable(`no endpoints available for service "api"`)},
 			wantCode: http.StatusServiceUnavailable, wantBody: "service unavailable\n"},
-		{name: "server down", service: apiService(ext.ca.pem, true), user: jane,
+		{name: "server down", service: apiService(ext.ca.PEM, true), user: jane,
 			resolver: staticResolver{url: &url.URL{Scheme: "https", Host: closedPort(t)}},
 			wantCode: http.StatusServiceUnavailable, wantBody: "connect: connection refused"},
-		{name: "no user", service: apiService(ext.ca.pem, true), resolver: staticResolver{url: ext.url(t)},
+		{name: "no user", service: apiService(ext.ca.PEM, true), resolver: staticResolver{url: ext.url(t)},
 			wantCode: http.StatusInternalServerError, wantBody: "missing user\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -261,7 +262,7 @@ func TestProxyRouting(t *testing.T) {
 	p := New(Config{Resolver: staticResolver{url: ext.url(t)}})
 	local := &apiregistrationv1.APIService{ObjectMeta: metav1.ObjectMeta{Name: "v1.apps"},
 		Spec: apiregistrationv1.APIServiceSpec{Group: "apps", Version: "v1"}}
-	p.SetAPIServices([]Remote{{APIService: apiService(ext.ca.pem, true)}, {APIService: local}})
+	p.SetAPIServices([]Remote{{APIService: apiService(ext.ca.PEM, true)}, {APIService: local}})
 	srv := front(t, p, jane)
 	for path, want := range map[string]string{
 		"/apis/wardle.example.com/v1alpha1":          "remote",
@@ -311,7 +312,7 @@ func TestProxyStreams(t *testing.T) {
 		}
 	})
 	p := New(Config{Resolver: staticResolver{url: ext.url(t)}})
-	p.SetAPIServices([]Remote{{APIService: apiService(ext.ca.pem, true)}})
+	p.SetAPIServices([]Remote{{APIService: apiService(ext.ca.PEM, true)}})
 	srv := front(t, p, jane)
 
 	t.Run("watch", func(t *testing.T) {
@@ -383,7 +384,7 @@ func TestProxyRedirects(t *testing.T) {
 		want   int
 	}{{true, http.StatusBadGateway}, {false, http.StatusFound}} {
 		p := New(Config{Resolver: staticResolver{url: ext.url(t)}, RejectForwardingRedirects: tc.reject})
-		p.SetAPIServices([]Remote{{APIService: apiService(ext.ca.pem, true)}})
+		p.SetAPIServices([]Remote{{APIService: apiService(ext.ca.PEM, true)}})
 		srv := front(t, p, jane)
 		resp, err := noFollow.Get(srv.URL + "/apis/wardle.example.com/v1alpha1/flunders")
 		if err != nil {

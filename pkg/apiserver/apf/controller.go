@@ -112,16 +112,11 @@ func (c *Controller) Synced() error {
 // limits until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	ctx = request.WithNamespace(ctx, "")
-	if rest.WaitForStorageReadiness(ctx, c.cfg.FlowSchemas, c.cfg.PriorityLevels) != nil {
-		return
-	}
 	// Every list and change wakes the worker, which reads both kinds.
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		follow.RunAll(ctx, nil,
-			follow.New(follow.Config{Name: "flow control: flow schemas", Source: c.cfg.FlowSchemas, Handler: follow.Changes(c.poke)}),
-			follow.New(follow.Config{Name: "flow control: priority levels", Source: c.cfg.PriorityLevels, Handler: follow.Changes(c.poke)}))
-	})
+	if !FollowConfiguration(ctx, &wg, "flow control", c.cfg.FlowSchemas, c.cfg.PriorityLevels, c.poke) {
+		return
+	}
 	wg.Go(func() { c.rebalanceEvery(ctx) })
 	c.poke()
 	for {
@@ -140,6 +135,25 @@ func (c *Controller) Run(ctx context.Context) {
 		}
 		c.synced.Store(true)
 	}
+}
+
+// FollowConfiguration waits until the storages of the flow schemas and
+// the priority levels are ready, then follows both on a goroutine that
+// wg waits for, calling changed on every list and change of either
+// (name prefixes the loops' names in logs) until ctx ends. It reports
+// false, having started nothing, when ctx ended first. The filter and
+// pkg/controllers/apfconfig, which keeps the configuration, both re-read
+// the whole configuration on any change.
+func FollowConfiguration(ctx context.Context, wg *sync.WaitGroup, name string, flowSchemas, priorityLevels Storage, changed func()) bool {
+	if rest.WaitForStorageReadiness(ctx, flowSchemas, priorityLevels) != nil {
+		return false
+	}
+	wg.Go(func() {
+		follow.RunAll(ctx, nil,
+			follow.New(follow.Config{Name: name + ": flow schemas", Source: flowSchemas, Handler: follow.Changes(changed)}),
+			follow.New(follow.Config{Name: name + ": priority levels", Source: priorityLevels, Handler: follow.Changes(changed)}))
+	})
+	return true
 }
 
 func (c *Controller) rebalanceEvery(ctx context.Context) {

@@ -34,16 +34,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "apiserver_audit_event_total",
 			Help: "Counter of audit events generated and sent to the audit backend.",
 		}),
-		errorTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "apiserver_audit_error_total",
-			Help: "Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.",
-		}, []string{"plugin"}),
-		levelTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "apiserver_audit_level_total",
-			Help: "Counter of policy levels for audit events (1 per request).",
-		}, []string{"level"}),
+		errorTotal: metrics.NewCounterVec(reg, "apiserver_audit_error_total",
+			"Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.", "plugin"),
+		levelTotal: metrics.NewCounterVec(reg, "apiserver_audit_level_total",
+			"Counter of policy levels for audit events (1 per request).", "level"),
 	}
-	metrics.Register(reg, m.eventTotal, m.errorTotal, m.levelTotal)
+	metrics.Register(reg, m.eventTotal)
 	return m
 }
 

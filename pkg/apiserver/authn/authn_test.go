@@ -7,9 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"math/big"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -22,6 +20,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/apiservertest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/serviceaccount"
 )
@@ -29,10 +28,8 @@ import (
 // TestChain checks who the chain says a request is from.
 func TestChain(t *testing.T) {
 	t.Parallel()
-	ca, caKey := newCA(t)
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	otherCA, otherKey := newCA(t)
+	ca, otherCA := apiservertest.NewCA(t, "ca"), apiservertest.NewCA(t, "ca")
+	pool := ca.Pool()
 	tokens := NewTokenFile(map[string]*user.DefaultInfo{
 		"tok":    {Name: "bob", Groups: []string{"ops"}},
 		"tok-in": {Name: "carol", Groups: []string{user.AllAuthenticated}},
@@ -56,11 +53,11 @@ func TestChain(t *testing.T) {
 		{"unknown token", chain, "Bearer nope", nil, "", nil, "invalid bearer token"},
 		{"basic auth", chain, "Basic Ym9iOng=", nil, user.Anonymous, []string{user.AllUnauthenticated}, ""},
 		{"extra space", chain, "Bearer  tok", nil, user.Anonymous, []string{user.AllUnauthenticated}, ""},
-		{"certificate", chain, "", clientCert(t, ca, caKey, "jane", "dev"), "jane", []string{"dev", user.AllAuthenticated}, ""},
-		{"certificate wins", chain, "Bearer nope", clientCert(t, ca, caKey, "jane"), "jane", []string{user.AllAuthenticated}, ""},
-		{"no common name", chain, "", clientCert(t, ca, caKey, ""), user.Anonymous, []string{user.AllUnauthenticated}, ""},
-		{"foreign certificate", chain, "", clientCert(t, otherCA, otherKey, "jane"), "", nil, "verifying certificate SN="},
-		{"foreign certificate and a token", chain, "Bearer tok", clientCert(t, otherCA, otherKey, "jane"), "bob", []string{"ops", user.AllAuthenticated}, ""},
+		{"certificate", chain, "", ca.Client(t, "jane", "dev"), "jane", []string{"dev", user.AllAuthenticated}, ""},
+		{"certificate wins", chain, "Bearer nope", ca.Client(t, "jane"), "jane", []string{user.AllAuthenticated}, ""},
+		{"no common name", chain, "", ca.Client(t, ""), user.Anonymous, []string{user.AllUnauthenticated}, ""},
+		{"foreign certificate", chain, "", otherCA.Client(t, "jane"), "", nil, "verifying certificate SN="},
+		{"foreign certificate and a token", chain, "Bearer tok", otherCA.Client(t, "jane"), "bob", []string{"ops", user.AllAuthenticated}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "/api", nil)
@@ -238,42 +235,4 @@ func TestServiceAccountTokens(t *testing.T) {
 	if _, ok, err := tokens.AuthenticateToken(context.Background(), tok); ok || err != nil {
 		t.Errorf("a token of another issuer: %v %v", ok, err)
 	}
-}
-
-func newCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ca"}, NotBefore: time.Now().Add(-time.Hour),
-		NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert, key
-}
-
-func clientCert(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, cn string, groups ...string) *x509.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn, Organization: groups},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert
 }

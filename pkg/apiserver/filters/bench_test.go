@@ -7,8 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/apiservertest"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authn"
 	"github.com/miniapiserver/miniapiserver/pkg/apiserver/authz"
 	"github.com/miniapiserver/miniapiserver/pkg/serviceaccount"
@@ -38,18 +37,9 @@ func (benchObjects) GetServiceAccount(_ context.Context, ns, name string) (*core
 // AlwaysAllow); no-filters is the cost of the test request itself.
 // go test -run '^$' -bench BenchmarkFilters ./pkg/apiserver/filters
 func BenchmarkFilters(b *testing.B) {
-	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ca"}, NotBefore: time.Now().Add(-time.Hour),
-		NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
-	caDER, _ := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	ca, _ := x509.ParseCertificate(caDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "jane", Organization: []string{"dev"}},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	leafDER, _ := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
-	leaf, _ := x509.ParseCertificate(leafDER)
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	ca := apiservertest.NewCA(b, "ca")
+	leaf := ca.Client(b, "jane", "dev")
+	pool := ca.Pool()
 
 	saKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	const issuer = "https://kubernetes.default.svc.cluster.local"

@@ -28,15 +28,10 @@ type Metrics struct {
 // nowhere).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{}
-	m.currentInflight = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "apiserver_current_inflight_requests",
-		Help: "Maximal number of currently used inflight request limit of this apiserver per request kind in last second.",
-	}, []string{"request_kind"})
-	m.droppedRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "apiserver_dropped_requests_total",
-		Help: "Number of requests dropped with 'Try again later' response.",
-	}, []string{"request_kind"})
-	metrics.Register(reg, m.currentInflight, m.droppedRequests)
+	m.currentInflight = metrics.NewGaugeVec(reg, "apiserver_current_inflight_requests",
+		"Maximal number of currently used inflight request limit of this apiserver per request kind in last second.", "request_kind")
+	m.droppedRequests = metrics.NewCounterVec(reg, "apiserver_dropped_requests_total",
+		"Number of requests dropped with 'Try again later' response.", "request_kind")
 	return m
 }
 

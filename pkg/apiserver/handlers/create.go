@@ -18,46 +18,44 @@ import (
 // Create serves POST on a collection (and on subresources that create,
 // such as pods/binding).
 func (s *Scope) Create(creater rest.Creater) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return serveOrError(func(w http.ResponseWriter, r *http.Request) error {
 		ctx, ns, name := s.requestContext(r)
 		ctx, written := rest.WithWritten(ctx)
 		opts := &metav1.CreateOptions{}
-		out, obj, ok := s.readWrite(w, r.WithContext(ctx), opts, "CreateOptions",
+		out, obj, err := s.readWrite(r.WithContext(ctx), opts, "CreateOptions",
 			func() field.ErrorList { return metav1validation.ValidateCreateOptions(opts) },
 			func() string { return opts.FieldValidation })
-		if !ok {
-			return
+		if err != nil {
+			return err
 		}
 		dedupOwnerReferences(ctx, obj, false)
-		obj, err := s.trackUpdate(s.Storage.New(), obj, managerOrUserAgent(opts.FieldManager, r.UserAgent()))
+		obj, err = s.trackUpdate(s.Storage.New(), obj, managerOrUserAgent(opts.FieldManager, r.UserAgent()))
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		mutate, err := s.mutateCreate(ctx, creater, ns, name, obj, opts)
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		result, err := create(ctx, creater, obj, mutate, s.validation(Create, ns, name, opts), opts)
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		code := http.StatusCreated
 		if status, ok := result.(*metav1.Status); ok && status.Code != 0 {
 			code = int(status.Code)
 		}
 		s.writeWritten(w, r, out, code, result, written)
-	}
+		return nil
+	})
 }
 
 // readWrite reads what a create or an update sends, in kube's order: the
 // representation of the answer, the body's media type, the body, the
-// options (into opts, validated), then the body's object. When it fails it
-// has answered the client, and reports false.
-func (s *Scope) readWrite(w http.ResponseWriter, r *http.Request, opts runtime.Object, optionsKind string,
-	validate func() field.ErrorList, fieldValidation func() string) (negotiation.Output, runtime.Object, bool) {
+// options (into opts, validated), then the body's object; the first
+// failure is the error to answer with.
+func (s *Scope) readWrite(r *http.Request, opts runtime.Object, optionsKind string,
+	validate func() field.ErrorList, fieldValidation func() string) (negotiation.Output, runtime.Object, error) {
 	out, err := s.mediaTypes().Output(r, s.outputTargets(negotiation.TargetPartialObjectMetadata)...)
 	if err == nil {
 		_, err = s.mediaTypes().Input(r)
@@ -73,11 +71,7 @@ func (s *Scope) readWrite(w http.ResponseWriter, r *http.Request, opts runtime.O
 	if err == nil {
 		obj, err = s.decodeBody(r, data, fieldValidation())
 	}
-	if err != nil {
-		WriteError(w, r, err)
-		return out, nil, false
-	}
-	return out, obj, true
+	return out, obj, err
 }
 
 // decodeOptions reads the query parameters of a write into opts (a

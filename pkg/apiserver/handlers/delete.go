@@ -20,26 +20,22 @@ import (
 // object (or a Status naming it), 202 when the object stays and the client
 // asked for cascading deletion with orphanDependents=false.
 func (s *Scope) Delete(deleter rest.GracefulDeleter) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return serveOrError(func(w http.ResponseWriter, r *http.Request) error {
 		ctx, ns, name := s.requestContext(r)
 		out, err := s.mediaTypes().Output(r, s.outputTargets(negotiation.TargetPartialObjectMetadata)...)
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		opts, err := s.deleteOptions(r)
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		if err := s.admitDelete(ctx, ns, name, opts); err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		result, deleted, err := deleter.Delete(ctx, name, s.validation(Delete, ns, name, opts), opts)
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		code := http.StatusOK
 		if !deleted && opts.OrphanDependents != nil && !*opts.OrphanDependents { //nolint:staticcheck // kube's rule
@@ -53,44 +49,40 @@ func (s *Scope) Delete(deleter rest.GracefulDeleter) http.HandlerFunc {
 			}
 		}
 		s.writeResult(w, r, out, code, result)
-	}
+		return nil
+	})
 }
 
 // DeleteCollection serves DELETE on a collection: every object its list
 // options select, each deleted as Delete would.
 func (s *Scope) DeleteCollection(deleter rest.CollectionDeleter) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return serveOrError(func(w http.ResponseWriter, r *http.Request) error {
 		ctx, ns, _ := s.requestContext(r)
 		out, err := s.mediaTypes().Output(r)
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		listOpts, err := parseListOptions(r)
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		opts, err := s.deleteOptions(r)
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		if err := s.admitDelete(ctx, ns, "", opts); err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		result, err := deleter.DeleteCollection(ctx, s.validation(Delete, ns, "", opts), opts, listOpts)
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		if err := s.setListKind(result); err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		s.writeResult(w, r, out, http.StatusOK, result)
-	}
+		return nil
+	})
 }
 
 // deleteOptions reads DeleteOptions from the body (JSON or YAML, any

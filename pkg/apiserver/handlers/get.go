@@ -16,31 +16,29 @@ import (
 // get): one object is watched under /watch/ or with a field selector on
 // its name.
 func (s *Scope) Get(getter rest.Getter) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return serveOrError(func(w http.ResponseWriter, r *http.Request) error {
 		ctx, _, name := s.requestContext(r)
 		out, err := s.mediaTypes().Output(r, s.outputTargets(negotiation.TargetPartialObjectMetadata)...)
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		opts := metav1.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")}
 		if og, ok := getter.(rest.ObjectGetter); ok && isPlainJSON(out) {
 			// The stored bytes are the answer: no decoding, no encoding.
 			stored, err := og.GetObject(ctx, name, &opts)
 			if err != nil {
-				WriteError(w, r, err)
-				return
+				return err
 			}
 			writeBytes(w, r, out.MediaType, http.StatusOK, storedJSON(stored))
-			return
+			return nil
 		}
 		obj, err := getter.Get(ctx, name, &opts)
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		s.writeResult(w, r, out, http.StatusOK, obj)
-	}
+		return nil
+	})
 }
 
 // storedJSON is the answer of a stored object in compact JSON: what the

@@ -51,7 +51,7 @@ func (s *Scope) List(lister rest.Lister) http.HandlerFunc {
 			WriteError(w, r, err)
 			return
 		}
-		if out.Target == negotiation.TargetObject && out.MediaType == negotiation.MediaTypeJSON && !out.Pretty {
+		if isPlainJSON(out) {
 			s.streamJSONList(w, r, res)
 			return
 		}

@@ -17,17 +17,13 @@ type Metrics struct {
 // nowhere).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		watchEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "apiserver_watch_events_total",
-			Help: "Number of events sent in watch clients",
-		}, []string{"group", "version", "resource"}),
-		watchEventSizes: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "apiserver_watch_events_sizes",
-			Help:    "Watch event size distribution in bytes",
-			Buckets: prometheus.ExponentialBuckets(1024, 2.0, 8), // 1 KiB .. 128 KiB
-		}, []string{"group", "version", "resource"}),
+		watchEvents: metrics.NewCounterVec(reg, "apiserver_watch_events_total",
+			"Number of events sent in watch clients", "group", "version", "resource"),
+		watchEventSizes: metrics.NewHistogramVec(reg, "apiserver_watch_events_sizes",
+			"Watch event size distribution in bytes",
+			prometheus.ExponentialBuckets(1024, 2.0, 8), // 1 KiB .. 128 KiB
+			"group", "version", "resource"),
 	}
-	metrics.Register(reg, m.watchEvents, m.watchEventSizes)
 	return m
 }
 

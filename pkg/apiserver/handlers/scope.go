@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -89,6 +90,36 @@ type Attributes struct {
 	// Structure is that of Kind when its Go type does not give it (a
 	// custom resource's schema), for what merges apply configurations.
 	Structure *rest.Structure
+}
+
+// Forbidden is kube's admission.NewForbidden, how admission plugins
+// refuse: a Forbidden error on the request's resource (without its
+// subresource) naming what the request names, or when it names nothing
+// obj: by its name, else its generateName (mutating admission runs before
+// the name is generated), else "Unknown" (a collection's delete);
+// "Unknown/errorGettingName" for an obj without metadata. A Forbidden
+// err is returned as it is, not wrapped twice.
+func (a Attributes) Forbidden(obj runtime.Object, err error) error {
+	if apierrors.IsForbidden(err) {
+		return err
+	}
+	name := a.Name
+	if name == "" && obj == nil {
+		name = "Unknown"
+	} else if name == "" {
+		m, merr := meta.Accessor(obj)
+		switch {
+		case merr != nil:
+			name = "Unknown/errorGettingName"
+		case m.GetName() != "":
+			name = m.GetName()
+		case m.GetGenerateName() != "":
+			name = m.GetGenerateName()
+		default:
+			name = "Unknown"
+		}
+	}
+	return apierrors.NewForbidden(a.Resource.GroupResource(), name, err)
 }
 
 // requestContext returns r's context carrying the namespace of the URL,

@@ -105,3 +105,14 @@ func MethodNotAllowed(w http.ResponseWriter, r *http.Request) {
 func badRequest(format string, args ...interface{}) error {
 	return apierrors.NewBadRequest(fmt.Sprintf(format, args...))
 }
+
+// serveOrError adapts a handler that either answers or returns the error
+// to answer with: each of a verb's failures leaves by one exit, and
+// nothing may be written before an error is returned.
+func serveOrError(h func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			WriteError(w, r, err)
+		}
+	}
+}

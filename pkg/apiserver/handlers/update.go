@@ -16,24 +16,22 @@ import (
 // Update serves PUT on an object or subresource: 200 with the stored
 // object, 201 when the PUT created it.
 func (s *Scope) Update(updater rest.Updater) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return serveOrError(func(w http.ResponseWriter, r *http.Request) error {
 		ctx, ns, name := s.requestContext(r)
 		ctx, written := rest.WithWritten(ctx)
 		opts := &metav1.UpdateOptions{}
-		out, obj, ok := s.readWrite(w, r.WithContext(ctx), opts, "UpdateOptions",
+		out, obj, err := s.readWrite(r.WithContext(ctx), opts, "UpdateOptions",
 			func() field.ErrorList { return metav1validation.ValidateUpdateOptions(opts) },
 			func() string { return opts.FieldValidation })
-		if !ok {
-			return
+		if err != nil {
+			return err
 		}
 		m, err := meta.Accessor(obj)
 		if err != nil {
-			WriteError(w, r, badRequest("the object has no metadata: %v", err))
-			return
+			return badRequest("the object has no metadata: %v", err)
 		}
 		if m.GetName() != name {
-			WriteError(w, r, badRequest("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name))
-			return
+			return badRequest("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name)
 		}
 		dedupOwnerReferences(ctx, obj, false)
 		info := &rest.DefaultUpdatedObjectInfo{Obj: obj, Transformers: []rest.TransformFunc{
@@ -41,11 +39,11 @@ func (s *Scope) Update(updater rest.Updater) http.HandlerFunc {
 		}}
 		result, code, err := s.update(ctx, updater, ns, name, info, false, opts)
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return err
 		}
 		s.writeWritten(w, r, out, code, result, written)
-	}
+		return nil
+	})
 }
 
 // update runs an update (of a PUT or a PATCH) through admission and

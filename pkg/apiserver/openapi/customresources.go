@@ -34,11 +34,21 @@ type CustomResource struct {
 	V2, V3                         map[string]spec.Schema
 }
 
-// customDocument is the /openapi/v3 document of the custom resources of
-// one group version, and what it was made from.
-type customDocument struct {
-	from []CustomResource
+// madeFrom is a group version's /openapi/v3 document (custom resources',
+// or an extension server's) and what it was made from.
+type madeFrom[T any] struct {
+	from T
 	doc  *document
+}
+
+// keep returns old when it was made from the same as from, so that the
+// document keeps its hash and caches; else a new document of path p,
+// built by build when first asked for.
+func keep[T any](old *madeFrom[T], from T, same func(a, b T) bool, p string, build func() ([]byte, error), now time.Time) *madeFrom[T] {
+	if old != nil && same(old.from, from) {
+		return old
+	}
+	return &madeFrom[T]{from: from, doc: newDocument(p, build, now, v3Proto)}
 }
 
 // SetCustomResources serves crs besides the generated documents, as
@@ -56,14 +66,11 @@ func (s *Service) SetCustomResources(crs []CustomResource) {
 		byPath[p] = append(byPath[p], cr)
 	}
 	now := time.Now()
-	custom := map[string]*customDocument{}
+	custom := map[string]*madeFrom[[]CustomResource]{}
 	for p, list := range byPath {
 		sort.Slice(list, func(i, j int) bool { return list[i].Plural < list[j].Plural })
-		d := s.custom[p]
-		if d == nil || !reflect.DeepEqual(d.from, list) {
-			d = &customDocument{from: list, doc: newDocument(p, func() ([]byte, error) { return buildV3(list) }, now, v3Proto)}
-		}
-		custom[p] = d
+		custom[p] = keep(s.custom[p], list, func(a, b []CustomResource) bool { return reflect.DeepEqual(a, b) },
+			p, func() ([]byte, error) { return buildV3(list) }, now)
 	}
 	s.custom, s.crs = custom, crs
 	s.publishLocked()

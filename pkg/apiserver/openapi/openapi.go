@@ -43,9 +43,9 @@ type Service struct {
 	// what it was given; remote keeps the extension API servers'
 	// documents, by path, and remoteList what SetRemote was given.
 	mu         sync.Mutex
-	custom     map[string]*customDocument
+	custom     map[string]*madeFrom[[]CustomResource]
 	crs        []CustomResource
-	remote     map[string]*remoteDocument
+	remote     map[string]*madeFrom[[]byte]
 	remoteList []Remote
 	remoteAll  []Remote
 }

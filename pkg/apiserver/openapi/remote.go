@@ -18,13 +18,6 @@ type Remote struct {
 	V2, V3         []byte
 }
 
-// remoteDocument is one extension server's /openapi/v3 document, and the
-// bytes it was made from.
-type remoteDocument struct {
-	from []byte
-	doc  *document
-}
-
 // SetRemote serves the documents of the extension API servers, as kube's
 // aggregator does: each v3 document at apis/GROUP/VERSION (unless the
 // server serves that path itself), and the paths of each group version,
@@ -38,7 +31,7 @@ func (s *Service) SetRemote(list []Remote) {
 	}
 	s.remoteAll = list
 	now := time.Now()
-	remote := map[string]*remoteDocument{}
+	remote := map[string]*madeFrom[[]byte]{}
 	var withV2 []Remote
 	for _, r := range list {
 		if len(r.V2) > 0 {
@@ -48,12 +41,8 @@ func (s *Service) SetRemote(list []Remote) {
 			continue
 		}
 		p := "apis/" + r.Group + "/" + r.Version
-		d := s.remote[p]
-		if d == nil || !bytes.Equal(d.from, r.V3) {
-			data := r.V3
-			d = &remoteDocument{from: data, doc: newDocument(p, func() ([]byte, error) { return data, nil }, now, v3Proto)}
-		}
-		remote[p] = d
+		data := r.V3
+		remote[p] = keep(s.remote[p], data, bytes.Equal, p, func() ([]byte, error) { return data, nil }, now)
 	}
 	s.remote, s.remoteList = remote, withV2
 	s.publishLocked()

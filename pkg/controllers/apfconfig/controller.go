@@ -7,7 +7,8 @@
 // whether the priority level it names exists.
 //
 // It calls registry verbs, as the namespace controller does; nothing here
-// enforces flow control (this server does not queue requests).
+// enforces flow control: pkg/apiserver/apf does, following the same
+// objects (apf.FollowConfiguration).
 package apfconfig
 
 import (
@@ -21,9 +22,9 @@ import (
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/apf"
 	"github.com/miniapiserver/miniapiserver/pkg/controllers/queue"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/follow"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
@@ -98,17 +99,12 @@ func (c *Controller) Ensured() error {
 // Run works until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	ctx = request.WithNamespace(ctx, "")
-	if rest.WaitForStorageReadiness(ctx, c.cfg.FlowSchemas, c.cfg.PriorityLevels) != nil {
-		return
-	}
 	// Every list and change wakes the status worker, which reads the
 	// stores.
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		follow.RunAll(ctx, nil,
-			follow.New(follow.Config{Name: "flow control bootstrap: flow schemas", Source: c.cfg.FlowSchemas, Handler: follow.Changes(c.wake.Notify)}),
-			follow.New(follow.Config{Name: "flow control bootstrap: priority levels", Source: c.cfg.PriorityLevels, Handler: follow.Changes(c.wake.Notify)}))
-	})
+	if !apf.FollowConfiguration(ctx, &wg, "flow control bootstrap", c.cfg.FlowSchemas, c.cfg.PriorityLevels, c.wake.Notify) {
+		return
+	}
 	wg.Go(func() { c.keepDangling(ctx) })
 	c.keepEnsured(ctx)
 	wg.Wait()

@@ -16,12 +16,7 @@ import (
 // condition is not what it should be, whenever the configuration changes
 // (and every Retry while a write failed).
 func (c *Controller) keepDangling(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.wake:
-		}
+	for c.wake.Wait(ctx) {
 		if err := c.syncDangling(ctx); err != nil && ctx.Err() == nil {
 			slog.Warn("flow control: the Dangling condition of flow schemas", "error", err)
 			time.AfterFunc(c.cfg.Retry, c.wake.Notify)

@@ -224,12 +224,7 @@ func (c *Controller) enqueueLocked(name string) {
 // controller runs 5 workers: at start, every served group version is
 // written); a name that fails is tried again after the retry interval.
 func (c *Controller) work(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.wake:
-		}
+	for c.wake.Wait(ctx) {
 		c.mu.Lock()
 		names := slices.Sorted(maps.Keys(c.pending))
 		clear(c.pending)

@@ -214,21 +214,14 @@ func (c *Controller) enqueueReferencing(namespace, name string) {
 
 // resync queues every APIService every 30 s.
 func (c *Controller) resync(ctx context.Context) {
-	t := time.NewTicker(resync)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	queue.Signal(nil).Every(ctx, resync, func(bool) {
 		c.mu.Lock()
 		for name := range c.known {
 			c.pending[name] = true
 		}
 		c.mu.Unlock()
 		c.wake.Notify()
-	}
+	})
 }
 
 // work syncs the pending names as they come, several at once; a name
@@ -237,12 +230,7 @@ func (c *Controller) work(ctx context.Context) {
 	slots := make(chan struct{}, workers)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.wake:
-		}
+	for c.wake.Wait(ctx) {
 		c.mu.Lock()
 		names := slices.Sorted(maps.Keys(c.pending))
 		clear(c.pending)

@@ -260,27 +260,21 @@ func (c *Controller) groupDefinitions(group string) []*apiextensionsv1.CustomRes
 // safe to run concurrently); those that fail are tried again after the
 // retry period.
 func (c *Controller) work(ctx context.Context) {
-	ticker := time.NewTicker(c.retry)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.wake:
-		case <-ticker.C:
+	c.wake.Every(ctx, c.retry, func(ticked bool) {
+		if ticked {
 			c.requeueFailed()
 		}
 		for {
 			name, ok := c.next()
 			if !ok {
-				break
+				return
 			}
 			if err := c.sync(ctx, name); err != nil && ctx.Err() == nil {
 				slog.Warn("crd controller: syncing a definition", "name", name, "error", err)
 				c.retryLater(name)
 			}
 		}
-	}
+	})
 }
 
 // retryLater queues name again on the next tick: a failing definition

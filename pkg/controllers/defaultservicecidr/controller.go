@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/miniapiserver/miniapiserver/pkg/controllers/queue"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/fieldmanager"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/request"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
@@ -72,18 +73,11 @@ func New(cidrs ServiceCIDRs, status rest.Updater, ranges ...netip.Prefix) *Contr
 // Run checks the default ServiceCIDR every interval until ctx ends. Call
 // Sync first: the server creates it before it serves.
 func (c *Controller) Run(ctx context.Context) {
-	ticker := time.NewTicker(c.interval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-			if err := c.Sync(ctx); err != nil && ctx.Err() == nil {
-				slog.Warn("default ServiceCIDR", "err", err)
-			}
+	queue.Signal(nil).Every(ctx, c.interval, func(bool) {
+		if err := c.Sync(ctx); err != nil && ctx.Err() == nil {
+			slog.Warn("default ServiceCIDR", "err", err)
 		}
-	}
+	})
 }
 
 // Sync creates the default ServiceCIDR when it is missing, and marks it

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -103,20 +104,9 @@ func (c *Controller) enqueue(name string) {
 // work processes queued namespaces; those not done are tried again after
 // the retry period.
 func (c *Controller) work(ctx context.Context) {
-	ticker := time.NewTicker(c.retry)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.wake:
-		case <-ticker.C:
-		}
+	c.wake.Every(ctx, c.retry, func(bool) {
 		c.mu.Lock()
-		names := make([]string, 0, len(c.pending))
-		for n := range c.pending {
-			names = append(names, n)
-		}
+		names := slices.Collect(maps.Keys(c.pending))
 		c.mu.Unlock()
 		for _, name := range names {
 			done, err := c.sync(ctx, name)
@@ -129,7 +119,7 @@ func (c *Controller) work(ctx context.Context) {
 				c.mu.Unlock()
 			}
 		}
-	}
+	})
 }
 
 // sync moves the deletion of one namespace on, and reports when nothing

@@ -5,6 +5,11 @@
 // Layers: part of pkg/controllers; it imports nothing of this project.
 package queue
 
+import (
+	"context"
+	"time"
+)
+
 // Signal wakes one worker: any number of Notify calls before the worker
 // receives from it wake it once, and Notify never blocks. Make it with
 // NewSignal.
@@ -18,6 +23,38 @@ func (s Signal) Notify() {
 	select {
 	case s <- struct{}{}:
 	default:
+	}
+}
+
+// Wait blocks until s is notified, and reports true; or until ctx ends,
+// and reports false. A worker's loop is: for s.Wait(ctx) { ... }.
+func (s Signal) Wait(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-s:
+		return true
+	}
+}
+
+// Every calls work each time s is notified and each period, until ctx
+// ends; ticked says that the period woke it (the controllers that retry
+// their failed names on a tick requeue them then). A nil s is never
+// notified: work then runs each period only. A run of work is never
+// interrupted: ctx is checked between runs.
+func (s Signal) Every(ctx context.Context, period time.Duration, work func(ticked bool)) {
+	ticker := time.NewTicker(period)
+	defer ticker.Stop()
+	for {
+		ticked := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-s:
+		case <-ticker.C:
+			ticked = true
+		}
+		work(ticked)
 	}
 }
 

@@ -28,16 +28,23 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// TestConformanceEncrypted runs the suite with every value encrypted:
-// encryption at rest changes nothing a caller of the store sees.
-func TestConformanceEncrypted(t *testing.T) {
-	etcd := etcdtest.Start(t)
+// testCBC is an aescbc transformer with a fixed test key, as an
+// encryption configuration's first provider makes it.
+func testCBC(t *testing.T) value.Transformer {
+	t.Helper()
 	block, err := aes.NewCipher([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cbc := value.NewPrefixTransformers(errors.New("no matching prefix found"),
+	return value.NewPrefixTransformers(errors.New("no matching prefix found"),
 		value.PrefixTransformer{Prefix: []byte("k8s:enc:aescbc:v1:key1:"), Transformer: value.NewCBC(block)})
+}
+
+// TestConformanceEncrypted runs the suite with every value encrypted:
+// encryption at rest changes nothing a caller of the store sees.
+func TestConformanceEncrypted(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	cbc := testCBC(t)
 	storagetest.Run(t, storagetest.Harness{
 		New: func(t *testing.T, cfg storage.Config) storage.Interface {
 			return etcd3.NewWithTransformer(etcd.Client, cfg, cbc)
@@ -51,12 +58,7 @@ func TestConformanceEncrypted(t *testing.T) {
 // JSON whatever the stored media type.
 func TestConformanceMediaTypes(t *testing.T) {
 	etcd := etcdtest.Start(t)
-	block, err := aes.NewCipher([]byte("0123456789abcdef0123456789abcdef"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cbc := value.NewPrefixTransformers(errors.New("no matching prefix found"),
-		value.PrefixTransformer{Prefix: []byte("k8s:enc:aescbc:v1:key1:"), Transformer: value.NewCBC(block)})
+	cbc := testCBC(t)
 	for _, tc := range []struct {
 		name        string
 		mediaType   string

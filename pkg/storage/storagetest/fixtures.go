@@ -141,9 +141,10 @@ func (f *fixture) list(opts storage.ListOptions) *storage.ListResult {
 	return f.listIn("", opts)
 }
 
-// listIn lists one namespace, or everything for "".
-func (f *fixture) listIn(ns string, opts storage.ListOptions) *storage.ListResult {
-	f.t.Helper()
+// recursivePods completes opts of a list or watch of the suite's pods:
+// recursive, with an everything selector where opts has none, and the
+// pods' attributes.
+func recursivePods(opts storage.ListOptions) storage.ListOptions {
 	opts.Recursive = true
 	if opts.Predicate.Label == nil {
 		opts.Predicate.Label = labels.Everything()
@@ -152,6 +153,13 @@ func (f *fixture) listIn(ns string, opts storage.ListOptions) *storage.ListResul
 		opts.Predicate.Field = fields.Everything()
 	}
 	opts.Predicate.GetAttrs = PodAttrs
+	return opts
+}
+
+// listIn lists one namespace, or everything for "".
+func (f *fixture) listIn(ns string, opts storage.ListOptions) *storage.ListResult {
+	f.t.Helper()
+	opts = recursivePods(opts)
 	key := f.cfg.ResourcePrefix
 	if ns != "" {
 		key += "/" + ns

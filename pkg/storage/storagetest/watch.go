@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -21,14 +20,7 @@ const eventTimeout = 10 * time.Second
 
 func (f *fixture) watch(opts storage.ListOptions) storage.Watcher {
 	f.t.Helper()
-	opts.Recursive = true
-	if opts.Predicate.Label == nil {
-		opts.Predicate.Label = labels.Everything()
-	}
-	if opts.Predicate.Field == nil {
-		opts.Predicate.Field = fields.Everything()
-	}
-	opts.Predicate.GetAttrs = PodAttrs
+	opts = recursivePods(opts)
 	w, err := f.s.Watch(f.ctx, f.cfg.ResourcePrefix, opts)
 	if err != nil {
 		f.t.Fatalf("watch: %v", err)

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
-	admissionauthorizer "k8s.io/apiserver/pkg/admission/plugin/authorizer"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating/patch"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
@@ -33,10 +32,8 @@ import (
 // Mutating is the MutatingAdmissionPolicy admission step: it runs at
 // kube's mutating step, before the registry's defaults and validation.
 type Mutating struct {
-	source    *source[*mutatingPolicy, *bound]
-	matcher   *matcher
+	step[*mutatingPolicy, *bound]
 	resources *Resources
-	authz     authorizer.Authorizer
 }
 
 // NewMutating returns the step over the storages of
@@ -44,15 +41,10 @@ type Mutating struct {
 // Policies and Bindings); Run feeds it.
 func NewMutating(cfg Config) *Mutating {
 	return &Mutating{
-		source:    newSource(cfg.Policies, cfg.Bindings, cfg.Resources.compileMutatingPolicy, compileMutatingBinding),
-		matcher:   &matcher{namespaces: cfg.Namespaces, resources: cfg.Resources},
+		step:      newStep(cfg, cfg.Resources.compileMutatingPolicy, compileMutatingBinding),
 		resources: cfg.Resources,
-		authz:     cfg.Authorizer,
 	}
 }
-
-// Run follows the policies and bindings until ctx ends.
-func (m *Mutating) Run(ctx context.Context) { m.source.run(ctx) }
 
 // Validate implements handlers.Admission: the step only mutates.
 func (m *Mutating) Validate(context.Context, handlers.Attributes, runtime.Object) error { return nil }
@@ -65,18 +57,12 @@ func (m *Mutating) Admit(ctx context.Context, ha handlers.Attributes, obj runtim
 	if excludedResources.Has(ha.Resource.GroupResource()) || obj == nil {
 		return nil
 	}
-	if !m.source.waitForSync(ctx, timeToWaitForSync) {
-		return admission.NewForbidden(newAttributes(ctx, ha, obj), errors.New("not yet ready to handle request"))
-	}
-	hooks := *m.source.hooks.Load()
+	hooks, err := m.ready(ctx, ha, obj)
 	if len(hooks) == 0 {
-		return nil
+		return err
 	}
 	r := &mutation{Mutating: m, attrs: newAttributes(ctx, ha, obj), object: obj, defaults: ha.Default, structure: ha.Structure,
-		reinvoke: sets.New[invocationKey](), invoked: sets.New[invocationKey]()}
-	if m.authz != nil {
-		r.authz = admissionauthorizer.NewCachingAuthorizer(m.authz)
-	}
+		reinvoke: sets.New[invocationKey](), invoked: sets.New[invocationKey](), authz: m.requestAuthorizer()}
 	invocations, err := r.invocations(ctx, hooks)
 	if err != nil {
 		return err

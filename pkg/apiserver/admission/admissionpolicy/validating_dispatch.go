@@ -41,22 +41,52 @@ type Config struct {
 // Validating is the ValidatingAdmissionPolicy admission step: it runs at
 // kube's validating step, after mutation and the schema's validation.
 type Validating struct {
-	source  *source[*validatingPolicy, *validatingBinding]
-	matcher *matcher
-	authz   authorizer.Authorizer
+	step[*validatingPolicy, *validatingBinding]
 }
 
 // NewValidating returns the step; Run feeds it.
 func NewValidating(cfg Config) *Validating {
-	return &Validating{
-		source:  newSource(cfg.Policies, cfg.Bindings, cfg.Resources.compileValidatingPolicy, compileValidatingBinding),
+	return &Validating{newStep(cfg, cfg.Resources.compileValidatingPolicy, compileValidatingBinding)}
+}
+
+// step is what the validating and mutating steps share: the policies and
+// bindings of their kind as compiled, the matcher, and the authorizer
+// that the policies' authorizer variable asks.
+type step[P, B compiled] struct {
+	source  *source[P, B]
+	matcher *matcher
+	authz   authorizer.Authorizer
+}
+
+func newStep[P, B compiled](cfg Config, compilePolicy func(runtime.Object) P, compileBinding func(runtime.Object) B) step[P, B] {
+	return step[P, B]{
+		source:  newSource(cfg.Policies, cfg.Bindings, compilePolicy, compileBinding),
 		matcher: &matcher{namespaces: cfg.Namespaces, resources: cfg.Resources},
 		authz:   cfg.Authorizer,
 	}
 }
 
 // Run follows the policies and bindings until ctx ends.
-func (v *Validating) Run(ctx context.Context) { v.source.run(ctx) }
+func (s *step[P, B]) Run(ctx context.Context) { s.source.run(ctx) }
+
+// ready returns the hooks to run on a request once the first lists of
+// policies and bindings are in (none: the step has nothing to do); a
+// request that waited too long for them is refused, as kube's are.
+func (s *step[P, B]) ready(ctx context.Context, ha handlers.Attributes, obj runtime.Object) ([]hook[P, B], error) {
+	if !s.source.waitForSync(ctx, timeToWaitForSync) {
+		return nil, admission.NewForbidden(newAttributes(ctx, ha, obj), errors.New("not yet ready to handle request"))
+	}
+	return *s.source.hooks.Load(), nil
+}
+
+// requestAuthorizer is the authorizer of one request's run: its answers
+// are cached for the request (nil: the step has no authorizer).
+func (s *step[P, B]) requestAuthorizer() authorizer.UnconditionalAuthorizer {
+	if s.authz == nil {
+		return nil
+	}
+	return admissionauthorizer.NewCachingAuthorizer(s.authz)
+}
 
 // excludedResources are never subject to policies: the policies' own
 // configuration (no circular dependencies), and reviews, which are not
@@ -83,18 +113,13 @@ func (v *Validating) Validate(ctx context.Context, ha handlers.Attributes, obj r
 	if excludedResources.Has(ha.Resource.GroupResource()) {
 		return nil
 	}
-	if !v.source.waitForSync(ctx, timeToWaitForSync) {
-		return admission.NewForbidden(newAttributes(ctx, ha, obj), errors.New("not yet ready to handle request"))
-	}
-	hooks := *v.source.hooks.Load()
+	hooks, err := v.ready(ctx, ha, obj)
 	if len(hooks) == 0 {
-		return nil
+		return err
 	}
 	a := newAttributes(ctx, ha, obj)
-	d := &dispatch{Validating: v, attrs: a, versioned: map[schema.GroupVersionKind]*admission.VersionedAttributes{}}
-	if v.authz != nil {
-		d.authz = admissionauthorizer.NewCachingAuthorizer(v.authz)
-	}
+	d := &dispatch{Validating: v, attrs: a, versioned: map[schema.GroupVersionKind]*admission.VersionedAttributes{},
+		authz: v.requestAuthorizer()}
 	for i := range hooks {
 		if err := d.run(ctx, &hooks[i]); err != nil {
 			return err

@@ -1,16 +1,12 @@
 package imagepolicy
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,7 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/miniapiserver/miniapiserver/pkg/apiserver/apiservertest"
 )
 
 // backend is an image policy backend of the test's own over HTTPS, which
@@ -116,17 +113,9 @@ var (
 // clientCert is a self-signed client certificate (its own CA), made once.
 func clientCert(t *testing.T) ([]byte, []byte) {
 	clientOnce.Do(func() {
-		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: clientName},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-			KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-		if err != nil {
-			panic(err)
-		}
-		keyDER, _ := x509.MarshalECPrivateKey(key)
-		clientCertPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-		cKey = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+		cert, key := apiservertest.Sign(t, &x509.Certificate{Subject: pkix.Name{CommonName: clientName}, IsCA: true, BasicConstraintsValid: true,
+			KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, nil)
+		clientCertPEM, cKey = apiservertest.PEM(t, cert, key)
 	})
 	return clientCertPEM, cKey
 }

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	imagepolicyv1alpha1 "k8s.io/api/imagepolicy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -114,7 +113,7 @@ func (p *Plugin) Validate(ctx context.Context, a handlers.Attributes, obj runtim
 		Namespace:   a.Namespace,
 	}}
 	if err := p.review(ctx, pod, review); err != nil {
-		return forbidden(a, obj, err)
+		return a.Forbidden(obj, err)
 	}
 	return nil
 }
@@ -224,25 +223,4 @@ func addAuditAnnotation(ctx context.Context, key, value string) {
 		return
 	}
 	request.AddAuditAnnotation(ctx, key, value)
-}
-
-// forbidden is kube's admission.NewForbidden: a refusal naming the
-// object (its generateName before it has a name, "Unknown" without
-// either); a Forbidden error is not wrapped twice.
-func forbidden(a handlers.Attributes, obj runtime.Object, err error) error {
-	if apierrors.IsForbidden(err) {
-		return err
-	}
-	name := a.Name
-	if name == "" {
-		name = "Unknown"
-		if m, merr := meta.Accessor(obj); merr == nil {
-			if m.GetName() != "" {
-				name = m.GetName()
-			} else if m.GetGenerateName() != "" {
-				name = m.GetGenerateName()
-			}
-		}
-	}
-	return apierrors.NewForbidden(a.Resource.GroupResource(), name, err)
 }

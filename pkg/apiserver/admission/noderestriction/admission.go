@@ -15,7 +15,6 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -86,7 +85,7 @@ func (p *Plugin) admit(ctx context.Context, a handlers.Attributes, obj runtime.O
 		return nil
 	}
 	if node == "" {
-		return forbidden(a, obj, fmt.Errorf("could not determine node from user %q", u.GetName()))
+		return a.Forbidden(obj, fmt.Errorf("could not determine node from user %q", u.GetName()))
 	}
 	r := &nodeRequest{node: node, user: u, a: a, obj: obj}
 	switch a.Resource.GroupResource() {
@@ -127,30 +126,7 @@ var (
 	podCertificateRequestsResource = schema.GroupResource{Group: "certificates.k8s.io", Resource: "podcertificaterequests"}
 )
 
-func (r *nodeRequest) forbidden(err error) error { return forbidden(r.a, r.obj, err) }
-
-// forbidden is kube's admission.NewForbidden: the request's resource and
-// name (the object's, or its generateName, or "Unknown" when it has none).
-func forbidden(a handlers.Attributes, obj runtime.Object, err error) error {
-	if apierrors.IsForbidden(err) {
-		return err
-	}
-	name := a.Name
-	if name == "" {
-		name = "Unknown"
-		if m, merr := meta.Accessor(obj); obj != nil && merr == nil {
-			switch {
-			case m.GetName() != "":
-				name = m.GetName()
-			case m.GetGenerateName() != "":
-				name = m.GetGenerateName()
-			}
-		} else if obj != nil {
-			name = "Unknown/errorGettingName"
-		}
-	}
-	return apierrors.NewForbidden(a.Resource.GroupResource(), name, err)
-}
+func (r *nodeRequest) forbidden(err error) error { return r.a.Forbidden(r.obj, err) }
 
 // get reads namespace/name from g: the watch cache first, then etcd when
 // the cache has not seen it (yet).

@@ -130,7 +130,7 @@ func admitCSR(r *nodeRequest) error {
 	if csr.Spec.SignerName != kubeletServingSigner && csr.Spec.SignerName != kubeletClientSigner {
 		return nil
 	}
-	cr, err := parseCSR(csr.Spec.Request)
+	cr, err := ParseCSR(csr.Spec.Request)
 	if err != nil {
 		return r.forbidden(fmt.Errorf("unable to parse csr: %w", err))
 	}
@@ -140,8 +140,9 @@ func admitCSR(r *nodeRequest) error {
 	return nil
 }
 
-// parseCSR is kube's certificates ParseCSR: the PEM CERTIFICATE REQUEST.
-func parseCSR(data []byte) (*x509.CertificateRequest, error) {
+// ParseCSR is kube's certificates ParseCSR: the PEM CERTIFICATE REQUEST
+// (the certificates admission plugins read it too).
+func ParseCSR(data []byte) (*x509.CertificateRequest, error) {
 	block, _ := pem.Decode(data)
 	if block == nil || block.Type != "CERTIFICATE REQUEST" {
 		return nil, errors.New("PEM block type must be CERTIFICATE REQUEST")

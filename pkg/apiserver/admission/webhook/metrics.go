@@ -27,24 +27,15 @@ type Metrics struct {
 // nowhere).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{}
-	m.webhookDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: "apiserver", Subsystem: "admission", Name: "webhook_admission_duration_seconds",
-		Help:    "Admission webhook latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).",
-		Buckets: []float64{0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25},
-	}, []string{"name", "type", "operation", "rejected"})
-	m.webhookRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "apiserver", Subsystem: "admission", Name: "webhook_request_total",
-		Help: "Admission webhook request total, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify whether the request was rejected or not and an HTTP status code. Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded.",
-	}, []string{"name", "type", "operation", "code", "rejected"})
-	m.webhookRejections = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "apiserver", Subsystem: "admission", Name: "webhook_rejection_count",
-		Help: "Admission webhook rejection count, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify an error type (calling_webhook_error or apiserver_internal_error if an error occurred; no_error otherwise) and optionally a non-zero rejection code if the webhook rejects the request with an HTTP status code (honored by the apiserver when the code is greater or equal to 400). Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded.",
-	}, []string{"name", "type", "operation", "error_type", "rejection_code"})
-	m.webhookFailOpen = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "apiserver", Subsystem: "admission", Name: "webhook_fail_open_count",
-		Help: "Admission webhook fail open count, identified by name and broken out for each admission type (validating or admit).",
-	}, []string{"name", "type"})
-	metrics.Register(reg, m.webhookDuration, m.webhookRequests, m.webhookRejections, m.webhookFailOpen)
+	m.webhookDuration = metrics.NewHistogramVec(reg, "apiserver_admission_webhook_admission_duration_seconds",
+		"Admission webhook latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).",
+		[]float64{0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25}, "name", "type", "operation", "rejected")
+	m.webhookRequests = metrics.NewCounterVec(reg, "apiserver_admission_webhook_request_total",
+		"Admission webhook request total, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify whether the request was rejected or not and an HTTP status code. Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded.", "name", "type", "operation", "code", "rejected")
+	m.webhookRejections = metrics.NewCounterVec(reg, "apiserver_admission_webhook_rejection_count",
+		"Admission webhook rejection count, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify an error type (calling_webhook_error or apiserver_internal_error if an error occurred; no_error otherwise) and optionally a non-zero rejection code if the webhook rejects the request with an HTTP status code (honored by the apiserver when the code is greater or equal to 400). Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded.", "name", "type", "operation", "error_type", "rejection_code")
+	m.webhookFailOpen = metrics.NewCounterVec(reg, "apiserver_admission_webhook_fail_open_count",
+		"Admission webhook fail open count, identified by name and broken out for each admission type (validating or admit).", "name", "type")
 	return m
 }
 

@@ -123,25 +123,32 @@ func (s *Source) mutatingHooks() []*hook   { return *s.mutating.Load() }
 func (s *Source) validatingHooks() []*hook { return *s.validating.Load() }
 
 func (s *Source) publishMutating(configs map[string]runtime.Object) {
-	var hooks []*hook
-	for _, name := range sortedNames(configs) {
-		c := configs[name].(*admissionregistrationv1.MutatingWebhookConfiguration)
-		for i := range c.Webhooks {
-			hooks = append(hooks, s.withClient(newMutatingHook(name, i, &c.Webhooks[i])))
-		}
-	}
+	hooks := hooksOf(s, configs, func(c *admissionregistrationv1.MutatingWebhookConfiguration) []admissionregistrationv1.MutatingWebhook {
+		return c.Webhooks
+	}, newMutatingHook)
 	closeClients(*s.mutating.Swap(&hooks))
 }
 
 func (s *Source) publishValidating(configs map[string]runtime.Object) {
+	hooks := hooksOf(s, configs, func(c *admissionregistrationv1.ValidatingWebhookConfiguration) []admissionregistrationv1.ValidatingWebhook {
+		return c.Webhooks
+	}, newValidatingHook)
+	closeClients(*s.validating.Swap(&hooks))
+}
+
+// hooksOf makes the hooks of every configuration of one kind (C, with
+// webhooks W), in the order kube calls them: by configuration name, then
+// as listed.
+func hooksOf[C runtime.Object, W any](s *Source, configs map[string]runtime.Object, webhooks func(C) []W,
+	newHook func(configuration string, index int, w *W) *hook) []*hook {
 	var hooks []*hook
 	for _, name := range sortedNames(configs) {
-		c := configs[name].(*admissionregistrationv1.ValidatingWebhookConfiguration)
-		for i := range c.Webhooks {
-			hooks = append(hooks, s.withClient(newValidatingHook(name, i, &c.Webhooks[i])))
+		ws := webhooks(configs[name].(C))
+		for i := range ws {
+			hooks = append(hooks, s.withClient(newHook(name, i, &ws[i])))
 		}
 	}
-	closeClients(*s.validating.Swap(&hooks))
+	return hooks
 }
 
 // hookUID names a webhook as kube's configuration managers do.
