@@ -91,11 +91,9 @@ func testList(t *testing.T, h Harness) {
 func testListPaging(t *testing.T, h Harness) {
 	f := newFixture(t, h)
 	const n = 23
-	var want []string
 	for i := range n {
 		lbl := map[string]string{"even": strconv.FormatBool(i%2 == 0)}
 		f.create("ns", fmt.Sprintf("p%02d", i), "", lbl)
-		want = append(want, fmt.Sprintf("ns/p%02d", i))
 	}
 
 	for _, tc := range []struct {
@@ -110,36 +108,7 @@ func testListPaging(t *testing.T, h Harness) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sel, _ := labels.Parse(tc.label)
-			pred := storage.SelectionPredicate{Label: sel, Limit: tc.limit}
-			first := f.listIn("ns", storage.ListOptions{Predicate: pred})
-			var got []string
-			seen := map[string]bool{}
-			res := first
-			for pages := 0; ; pages++ {
-				if pages > n {
-					t.Fatal("paging does not end")
-				}
-				if int64(len(res.Items)) > tc.limit {
-					t.Fatalf("page of %d items over limit %d", len(res.Items), tc.limit)
-				}
-				if res.ResourceVersion != first.ResourceVersion {
-					t.Fatalf("page at revision %d, first page at %d", res.ResourceVersion, first.ResourceVersion)
-				}
-				for _, name := range names(t, res.Items) {
-					if seen[name] {
-						t.Fatalf("%s returned twice", name)
-					}
-					seen[name] = true
-					got = append(got, name)
-				}
-				if res.Continue == "" {
-					break
-				}
-				// Writes between pages must not show in later pages.
-				f.create("zz-late", fmt.Sprintf("%s-%d", tc.name, pages), "", map[string]string{"even": "true"})
-				pred.Continue = res.Continue
-				res = f.listIn("ns", storage.ListOptions{Predicate: pred})
-			}
+			got := f.walkPages(t, storage.SelectionPredicate{Label: sel, Limit: tc.limit}, tc.name, n)
 			if len(got) != tc.want {
 				t.Fatalf("got %d objects, want %d: %v", len(got), tc.want, got)
 			}
@@ -171,6 +140,43 @@ func testListPaging(t *testing.T, h Harness) {
 		})
 		wantCode(t, err, storage.ErrCodeInvalidObj)
 	})
+}
+
+// walkPages lists namespace ns page by page with pred, creating an object
+// between pages (writes after the first page must not show in later
+// ones), and returns the names seen. It fails t if a page is over the
+// limit, at another revision than the first, repeats a name, or paging
+// takes more than maxPages.
+func (f *fixture) walkPages(t *testing.T, pred storage.SelectionPredicate, tag string, maxPages int) []string {
+	t.Helper()
+	first := f.listIn("ns", storage.ListOptions{Predicate: pred})
+	var got []string
+	seen := map[string]bool{}
+	res := first
+	for pages := 0; ; pages++ {
+		if pages > maxPages {
+			t.Fatal("paging does not end")
+		}
+		if int64(len(res.Items)) > pred.Limit {
+			t.Fatalf("page of %d items over limit %d", len(res.Items), pred.Limit)
+		}
+		if res.ResourceVersion != first.ResourceVersion {
+			t.Fatalf("page at revision %d, first page at %d", res.ResourceVersion, first.ResourceVersion)
+		}
+		for _, name := range names(t, res.Items) {
+			if seen[name] {
+				t.Fatalf("%s returned twice", name)
+			}
+			seen[name] = true
+			got = append(got, name)
+		}
+		if res.Continue == "" {
+			return got
+		}
+		f.create("zz-late", fmt.Sprintf("%s-%d", tag, pages), "", map[string]string{"even": "true"})
+		pred.Continue = res.Continue
+		res = f.listIn("ns", storage.ListOptions{Predicate: pred})
+	}
 }
 
 func testListResourceVersion(t *testing.T, h Harness) {
