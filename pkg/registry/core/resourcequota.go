@@ -23,15 +23,17 @@ var resourceQuotas = generic.Resource{
 	ShortNames: []string{"quota"},
 	New:        generic.NewOf[corev1.ResourceQuota],
 	NewList:    generic.NewOf[corev1.ResourceQuotaList],
-	Strategy:   resourceQuotaStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy: generic.StatusStrategy{Main: resourceQuotaStrategy{generic.BaseStrategy{Namespaced: true}}, GroupVersion: "v1",
+	Strategy:   resourceQuotaStrategy{generic.SpecStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}},
+	StatusStrategy: generic.StatusStrategy{Main: resourceQuotaStrategy{generic.SpecStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}}, GroupVersion: "v1",
 		Validate: validateResourceQuotaStatusUpdate},
 	Table: resourceQuotaTable,
 	// kube returns the deleted quota, not a Status.
 	ReturnDeletedObject: true,
 }
 
-type resourceQuotaStrategy struct{ generic.BaseStrategy }
+// resourceQuotaStrategy: the quota controller alone writes the status
+// (through resourcequotas/status), which SpecStrategy resets and keeps.
+type resourceQuotaStrategy struct{ generic.SpecStrategy }
 
 // GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
 func (resourceQuotaStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
@@ -44,14 +46,6 @@ func (resourceQuotaStrategy) Default(obj runtime.Object) {
 	corevalidation.DefaultResourceList(q.Spec.Hard)
 	corevalidation.DefaultResourceList(q.Status.Hard)
 	corevalidation.DefaultResourceList(q.Status.Used)
-}
-
-func (resourceQuotaStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-}
-
-func (resourceQuotaStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
 }
 
 func (resourceQuotaStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
