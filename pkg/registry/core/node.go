@@ -26,9 +26,9 @@ var nodes = generic.Resource{
 	ShortNames: []string{"no"},
 	New:        generic.NewOf[corev1.Node],
 	NewList:    generic.NewOf[corev1.NodeList],
-	Strategy:   nodeStrategy{},
+	Strategy:   nodeStrategy{generic.NewWarningStrategy(false, nodeWarnings)},
 	// Only status changes on nodes/status.
-	StatusStrategy: generic.StatusStrategy{Main: nodeStrategy{}, GroupVersion: "v1", Prepare: dropNodeConfig,
+	StatusStrategy: generic.StatusStrategy{Main: nodeStrategy{generic.NewWarningStrategy(false, nodeWarnings)}, GroupVersion: "v1", Prepare: dropNodeConfig,
 		Validate: validateNodeStatusUpdate},
 	AttrFunc: nodeAttrs,
 	Table:    nodeTable,
@@ -42,7 +42,9 @@ var nodeAttrs = generic.AttrFuncOf("a node", false, func(n *corev1.Node, set fie
 
 // nodeStrategy: a node keeps the status it is created with (the kubelet
 // registers with one); updates of the main resource keep the status.
-type nodeStrategy struct{ generic.BaseStrategy }
+type nodeStrategy struct {
+	generic.WarningStrategy[*corev1.Node]
+}
 
 // GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
 func (nodeStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
@@ -99,14 +101,7 @@ func (nodeStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) f
 	return append(validateNode(n), validateNodeUpdate(n, old.(*corev1.Node))...)
 }
 
-func (nodeStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return nodeWarnings(obj.(*corev1.Node))
-}
-
-func (nodeStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	return nodeWarnings(obj.(*corev1.Node))
-}
-
+// nodeWarnings flags the removed and unused fields a node may still set.
 func nodeWarnings(n *corev1.Node) []string {
 	var warnings []string
 	if n.Spec.ConfigSource != nil {

@@ -27,17 +27,19 @@ var persistentVolumes = generic.Resource{
 	ShortNames: []string{"pv"},
 	New:        generic.NewOf[corev1.PersistentVolume],
 	NewList:    generic.NewOf[corev1.PersistentVolumeList],
-	Strategy:   persistentVolumeStrategy{},
+	Strategy:   persistentVolumeStrategy{generic.NewWarningStrategy(false, persistentVolumeWarnings)},
 	// persistentvolumes/status: a phase change records when it happened;
 	// writes of status only are not warned about.
-	StatusStrategy: generic.StatusStrategy{Main: persistentVolumeStrategy{}, GroupVersion: "v1", Prepare: stampPhaseTransition,
+	StatusStrategy: generic.StatusStrategy{Main: persistentVolumeStrategy{generic.NewWarningStrategy(false, persistentVolumeWarnings)}, GroupVersion: "v1", Prepare: stampPhaseTransition,
 		Validate: validatePersistentVolumeStatusUpdate},
 	Table: persistentVolumeTable,
 	// kube returns the deleted volume, not a Status.
 	ReturnDeletedObject: true,
 }
 
-type persistentVolumeStrategy struct{ generic.BaseStrategy }
+type persistentVolumeStrategy struct {
+	generic.WarningStrategy[*corev1.PersistentVolume]
+}
 
 // GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
 func (persistentVolumeStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
@@ -250,17 +252,9 @@ func unsetOr(s *string) string {
 	return *s
 }
 
-// WarningsOnCreate flags deprecated annotations, policies, node labels
-// and volume plugins (kube's GetWarningsForPersistentVolume).
-func (persistentVolumeStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return persistentVolumeWarnings(obj.(*corev1.PersistentVolume))
-}
-
-// WarningsOnUpdate repeats them on every update, as kube does.
-func (persistentVolumeStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	return persistentVolumeWarnings(obj.(*corev1.PersistentVolume))
-}
-
+// persistentVolumeWarnings flags deprecated annotations, policies, node
+// labels and volume plugins (kube's GetWarningsForPersistentVolume), on
+// every write of the main resource.
 func persistentVolumeWarnings(pv *corev1.PersistentVolume) []string {
 	w := podspec.StorageClassAnnotationWarnings(pv.Annotations)
 	spec := field.NewPath("spec")

@@ -29,9 +29,9 @@ func newPersistentVolumeClaims(storageClass ClaimAdmitter) generic.Resource {
 		ShortNames: []string{"pvc"},
 		New:        generic.NewOf[corev1.PersistentVolumeClaim],
 		NewList:    generic.NewOf[corev1.PersistentVolumeClaimList],
-		Strategy:   persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}},
+		Strategy:   persistentVolumeClaimStrategy{generic.NewWarningStrategy(true, persistentVolumeClaimWarnings)},
 		// Writes of status only are not warned about.
-		StatusStrategy: generic.StatusStrategy{Main: persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}},
+		StatusStrategy: generic.StatusStrategy{Main: persistentVolumeClaimStrategy{generic.NewWarningStrategy(true, persistentVolumeClaimWarnings)},
 			GroupVersion: "v1", Validate: validatePersistentVolumeClaimStatusUpdate},
 		Table: persistentVolumeClaimTable,
 		// kube returns the deleted claim, not a Status.
@@ -57,7 +57,9 @@ type ClaimAdmitter interface {
 	Admit(ctx context.Context, pvc *corev1.PersistentVolumeClaim, name string) error
 }
 
-type persistentVolumeClaimStrategy struct{ generic.BaseStrategy }
+type persistentVolumeClaimStrategy struct {
+	generic.WarningStrategy[*corev1.PersistentVolumeClaim]
+}
 
 // GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
 func (persistentVolumeClaimStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
@@ -274,17 +276,9 @@ var persistentVolumeClaimTable = generic.TablePrinter{
 	},
 }
 
-// WarningsOnCreate flags the beta storage class annotation and fractional
-// sizes (kube's GetWarningsForPersistentVolumeClaim).
-func (persistentVolumeClaimStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return persistentVolumeClaimWarnings(obj.(*corev1.PersistentVolumeClaim))
-}
-
-// WarningsOnUpdate repeats them on every update, as kube does.
-func (persistentVolumeClaimStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	return persistentVolumeClaimWarnings(obj.(*corev1.PersistentVolumeClaim))
-}
-
+// persistentVolumeClaimWarnings flags the beta storage class annotation
+// and fractional sizes (kube's GetWarningsForPersistentVolumeClaim), on
+// every write of the main resource.
 func persistentVolumeClaimWarnings(pvc *corev1.PersistentVolumeClaim) []string {
 	w := podspec.StorageClassAnnotationWarnings(pvc.Annotations)
 	return append(w, podspec.PVCSpecWarnings(field.NewPath("spec"), &pvc.Spec)...)

@@ -31,9 +31,9 @@ func newServices(al *serviceAllocators, releaseAllocators func()) generic.Resour
 		Categories: []string{"all"},
 		New:        generic.NewOf[corev1.Service],
 		NewList:    generic.NewOf[corev1.ServiceList],
-		Strategy:   serviceStrategy{generic.BaseStrategy{Namespaced: true}},
+		Strategy:   serviceStrategy{generic.NewWarningStrategy(true, serviceWarnings)},
 		// Only status changes on services/status.
-		StatusStrategy: generic.StatusStrategy{Main: serviceStrategy{generic.BaseStrategy{Namespaced: true}}, GroupVersion: "v1",
+		StatusStrategy: generic.StatusStrategy{Main: serviceStrategy{generic.NewWarningStrategy(true, serviceWarnings)}, GroupVersion: "v1",
 			Validate: validateServiceStatusUpdate, Warnings: serviceStatusWarnings},
 		Hooks:               al.hooks(),
 		Destroy:             releaseAllocators,
@@ -51,7 +51,9 @@ var serviceAttrs = generic.AttrFuncOf("a service", true, func(svc *corev1.Servic
 
 // serviceStrategy: services may be created by PUT; their status is
 // written through services/status only.
-type serviceStrategy struct{ generic.BaseStrategy }
+type serviceStrategy struct {
+	generic.WarningStrategy[*corev1.Service]
+}
 
 // GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
 func (serviceStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
@@ -194,14 +196,6 @@ func (serviceStrategy) Validate(_ context.Context, obj runtime.Object) field.Err
 
 func (serviceStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	return validateServiceUpdate(obj.(*corev1.Service), old.(*corev1.Service))
-}
-
-func (serviceStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return serviceWarnings(obj.(*corev1.Service))
-}
-
-func (serviceStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	return serviceWarnings(obj.(*corev1.Service))
 }
 
 // serviceWarnings are kube's GetWarningsForService.
