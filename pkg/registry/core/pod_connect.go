@@ -95,16 +95,17 @@ var upgradeMethods = []string{"GET", "POST"}
 var proxyMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 
 // proxyConnecter is what the proxy subresources (of pods, services and
-// nodes) share, to embed: they store nothing of their own, pass on
-// proxyMethods, are scoped as their resource is, take options of kind O,
-// with the proxied path in "path", and differ only in the location they
-// find for a request (locate, their own location method).
+// nodes) share, to embed: they store nothing of their own (New gives
+// their options), pass on proxyMethods, are scoped as their resource is,
+// take options of kind O, with the proxied path in "path", and differ
+// only in the location they find for a request (locate, their own
+// location method).
 type proxyConnecter[O any, P interface {
 	*O
 	runtime.Object
 }] struct {
-	namespaced bool
-	locate     proxyLocation
+	storeless[O, P]
+	locate proxyLocation
 }
 
 // The proxy subresources are scoped Connecters through proxyConnecter.
@@ -112,15 +113,6 @@ var _, _, _ interface {
 	rest.Connecter
 	rest.Scoper
 } = (*PodProxyREST)(nil), (*ServiceProxyREST)(nil), (*NodeProxyREST)(nil)
-
-// Destroy implements rest.Storage: the storage belongs to the resource.
-func (proxyConnecter[O, P]) Destroy() {}
-
-// New implements rest.Storage.
-func (proxyConnecter[O, P]) New() runtime.Object { return P(new(O)) }
-
-// NamespaceScoped implements rest.Scoper.
-func (p proxyConnecter[O, P]) NamespaceScoped() bool { return p.namespaced }
 
 // ConnectMethods implements rest.Connecter.
 func (proxyConnecter[O, P]) ConnectMethods() []string { return proxyMethods }
@@ -364,7 +356,7 @@ func (x *proxies) nodes() map[string]generic.SubresourceFunc {
 			}
 			x.kubelets = kubelets
 			r := &NodeProxyREST{kubelets: kubelets, proxy: x.transport}
-			r.locate = r.location
+			r.clusterScoped, r.locate = true, r.location
 			return r, nil
 		},
 	}
@@ -393,7 +385,7 @@ func (x *proxies) pods() map[string]generic.SubresourceFunc {
 				return nil, err
 			}
 			r := &PodProxyREST{conns: c}
-			r.proxyConnecter = proxyConnecter[corev1.PodProxyOptions, *corev1.PodProxyOptions]{namespaced: true, locate: r.location}
+			r.locate = r.location
 			return r, nil
 		},
 	}
@@ -415,7 +407,7 @@ func (x *proxies) services(pods rest.Getter, slices rest.Lister, family discover
 	return map[string]generic.SubresourceFunc{
 		"services/proxy": func(services *generic.Store) (rest.Storage, error) {
 			r := &ServiceProxyREST{services: services, pods: pods, slices: slices, family: family, proxy: x.transport}
-			r.proxyConnecter = proxyConnecter[corev1.ServiceProxyOptions, *corev1.ServiceProxyOptions]{namespaced: true, locate: r.location}
+			r.locate = r.location
 			return r, nil
 		},
 	}
