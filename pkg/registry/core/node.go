@@ -238,31 +238,27 @@ var (
 	nodeStatusDocs = corev1.NodeStatus{}.SwaggerDoc()
 )
 
-var nodeTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		generic.NameColumn,
-		{Name: "Status", Type: "string", Description: "The status of the node"},
-		{Name: "Roles", Type: "string", Description: "The roles of the node"},
-		generic.AgeColumn,
-		{Name: "Version", Type: "string", Description: nodeSpecDocs["kubeletVersion"]},
-		{Name: "Internal-IP", Type: "string", Priority: 1, Description: nodeStatusDocs["addresses"]},
-		{Name: "External-IP", Type: "string", Priority: 1, Description: nodeStatusDocs["addresses"]},
-		{Name: "OS-Image", Type: "string", Priority: 1, Description: nodeSpecDocs["osImage"]},
-		{Name: "Kernel-Version", Type: "string", Priority: 1, Description: nodeSpecDocs["kernelVersion"]},
-		{Name: "Container-Runtime", Type: "string", Priority: 1, Description: nodeSpecDocs["containerRuntimeVersion"]},
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		n := obj.(*corev1.Node)
-		info := n.Status.NodeInfo
-		kernel := orUnknown(info.KernelVersion)
-		if info.Architecture != "" {
-			kernel += " (" + info.Architecture + ")"
-		}
-		return []interface{}{n.Name, nodeStatus(n), nodeRoles(n), generic.TranslateTimestampSince(n.CreationTimestamp), info.KubeletVersion,
-			nodeAddress(n, corev1.NodeInternalIP), nodeAddress(n, corev1.NodeExternalIP), orUnknown(info.OSImage), kernel,
-			orUnknown(info.ContainerRuntimeVersion)}, nil
-	},
-}
+var nodeTable = generic.TableOf([]metav1.TableColumnDefinition{
+	generic.NameColumn,
+	{Name: "Status", Type: "string", Description: "The status of the node"},
+	{Name: "Roles", Type: "string", Description: "The roles of the node"},
+	generic.AgeColumn,
+	{Name: "Version", Type: "string", Description: nodeSpecDocs["kubeletVersion"]},
+	{Name: "Internal-IP", Type: "string", Priority: 1, Description: nodeStatusDocs["addresses"]},
+	{Name: "External-IP", Type: "string", Priority: 1, Description: nodeStatusDocs["addresses"]},
+	{Name: "OS-Image", Type: "string", Priority: 1, Description: nodeSpecDocs["osImage"]},
+	{Name: "Kernel-Version", Type: "string", Priority: 1, Description: nodeSpecDocs["kernelVersion"]},
+	{Name: "Container-Runtime", Type: "string", Priority: 1, Description: nodeSpecDocs["containerRuntimeVersion"]},
+}, func(n *corev1.Node) ([]interface{}, error) {
+	info := n.Status.NodeInfo
+	kernel := orUnknown(info.KernelVersion)
+	if info.Architecture != "" {
+		kernel += " (" + info.Architecture + ")"
+	}
+	return []interface{}{n.Name, nodeStatus(n), nodeRoles(n), generic.TranslateTimestampSince(n.CreationTimestamp), info.KubeletVersion,
+		nodeAddress(n, corev1.NodeInternalIP), nodeAddress(n, corev1.NodeExternalIP), orUnknown(info.OSImage), kernel,
+		orUnknown(info.ContainerRuntimeVersion)}, nil
+})
 
 // nodeStatus is kube's STATUS: Ready, NotReady or Unknown, and
 // SchedulingDisabled for a cordoned node.

@@ -178,33 +178,29 @@ var (
 	pvStatusDocs = corev1.PersistentVolumeStatus{}.SwaggerDoc()
 )
 
-var persistentVolumeTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		generic.NameColumn,
-		{Name: "Capacity", Type: "string", Description: pvSpecDocs["capacity"]},
-		{Name: "Access Modes", Type: "string", Description: pvSpecDocs["accessModes"]},
-		{Name: "Reclaim Policy", Type: "string", Description: pvSpecDocs["persistentVolumeReclaimPolicy"]},
-		{Name: "Status", Type: "string", Description: pvStatusDocs["phase"]},
-		{Name: "Claim", Type: "string", Description: pvSpecDocs["claimRef"]},
-		{Name: "StorageClass", Type: "string", Description: "StorageClass of the pv"},
-		{Name: "VolumeAttributesClass", Type: "string", Description: "VolumeAttributesClass of the pv"},
-		{Name: "Reason", Type: "string", Description: pvStatusDocs["reason"]},
-		generic.AgeColumn,
-		{Name: "VolumeMode", Type: "string", Priority: 1, Description: pvSpecDocs["volumeMode"]},
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		pv := obj.(*corev1.PersistentVolume)
-		claim := ""
-		if ref := pv.Spec.ClaimRef; ref != nil {
-			claim = ref.Namespace + "/" + ref.Name
-		}
-		size := pv.Spec.Capacity[corev1.ResourceStorage]
-		return []interface{}{pv.Name, size.String(), accessModesString(pv.Spec.AccessModes), string(pv.Spec.PersistentVolumeReclaimPolicy),
-			tablePhase(string(pv.Status.Phase), pv.DeletionTimestamp), claim,
-			tableStorageClass(pv.Annotations, pv.Spec.StorageClassName), unsetOr(pv.Spec.VolumeAttributesClassName), pv.Status.Reason,
-			generic.TranslateTimestampSince(pv.CreationTimestamp), volumeModeString(pv.Spec.VolumeMode)}, nil
-	},
-}
+var persistentVolumeTable = generic.TableOf([]metav1.TableColumnDefinition{
+	generic.NameColumn,
+	{Name: "Capacity", Type: "string", Description: pvSpecDocs["capacity"]},
+	{Name: "Access Modes", Type: "string", Description: pvSpecDocs["accessModes"]},
+	{Name: "Reclaim Policy", Type: "string", Description: pvSpecDocs["persistentVolumeReclaimPolicy"]},
+	{Name: "Status", Type: "string", Description: pvStatusDocs["phase"]},
+	{Name: "Claim", Type: "string", Description: pvSpecDocs["claimRef"]},
+	{Name: "StorageClass", Type: "string", Description: "StorageClass of the pv"},
+	{Name: "VolumeAttributesClass", Type: "string", Description: "VolumeAttributesClass of the pv"},
+	{Name: "Reason", Type: "string", Description: pvStatusDocs["reason"]},
+	generic.AgeColumn,
+	{Name: "VolumeMode", Type: "string", Priority: 1, Description: pvSpecDocs["volumeMode"]},
+}, func(pv *corev1.PersistentVolume) ([]interface{}, error) {
+	claim := ""
+	if ref := pv.Spec.ClaimRef; ref != nil {
+		claim = ref.Namespace + "/" + ref.Name
+	}
+	size := pv.Spec.Capacity[corev1.ResourceStorage]
+	return []interface{}{pv.Name, size.String(), accessModesString(pv.Spec.AccessModes), string(pv.Spec.PersistentVolumeReclaimPolicy),
+		tablePhase(string(pv.Status.Phase), pv.DeletionTimestamp), claim,
+		tableStorageClass(pv.Annotations, pv.Spec.StorageClassName), unsetOr(pv.Spec.VolumeAttributesClassName), pv.Status.Reason,
+		generic.TranslateTimestampSince(pv.CreationTimestamp), volumeModeString(pv.Spec.VolumeMode)}, nil
+})
 
 // accessModesString is kube's short form: RWO,ROX,RWX,RWOP.
 func accessModesString(modes []corev1.PersistentVolumeAccessMode) string {

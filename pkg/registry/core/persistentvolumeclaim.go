@@ -250,31 +250,27 @@ var (
 	pvcStatusDocs = corev1.PersistentVolumeClaimStatus{}.SwaggerDoc()
 )
 
-var persistentVolumeClaimTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		generic.NameColumn,
-		{Name: "Status", Type: "string", Description: pvcStatusDocs["phase"]},
-		{Name: "Volume", Type: "string", Description: pvcSpecDocs["volumeName"]},
-		{Name: "Capacity", Type: "string", Description: pvcStatusDocs["capacity"]},
-		{Name: "Access Modes", Type: "string", Description: pvcStatusDocs["accessModes"]},
-		{Name: "StorageClass", Type: "string", Description: "StorageClass of the pvc"},
-		{Name: "VolumeAttributesClass", Type: "string", Description: "VolumeAttributesClass of the pvc"},
-		generic.AgeColumn,
-		{Name: "VolumeMode", Type: "string", Priority: 1, Description: pvcSpecDocs["volumeMode"]},
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		pvc := obj.(*corev1.PersistentVolumeClaim)
-		capacity, modes := "", ""
-		if pvc.Spec.VolumeName != "" {
-			modes = accessModesString(pvc.Status.AccessModes)
-			size := pvc.Status.Capacity[corev1.ResourceStorage]
-			capacity = size.String()
-		}
-		return []interface{}{pvc.Name, tablePhase(string(pvc.Status.Phase), pvc.DeletionTimestamp), pvc.Spec.VolumeName, capacity, modes,
-			tableStorageClass(pvc.Annotations, ptr.Deref(pvc.Spec.StorageClassName, "")), unsetOr(pvc.Spec.VolumeAttributesClassName),
-			generic.TranslateTimestampSince(pvc.CreationTimestamp), volumeModeString(pvc.Spec.VolumeMode)}, nil
-	},
-}
+var persistentVolumeClaimTable = generic.TableOf([]metav1.TableColumnDefinition{
+	generic.NameColumn,
+	{Name: "Status", Type: "string", Description: pvcStatusDocs["phase"]},
+	{Name: "Volume", Type: "string", Description: pvcSpecDocs["volumeName"]},
+	{Name: "Capacity", Type: "string", Description: pvcStatusDocs["capacity"]},
+	{Name: "Access Modes", Type: "string", Description: pvcStatusDocs["accessModes"]},
+	{Name: "StorageClass", Type: "string", Description: "StorageClass of the pvc"},
+	{Name: "VolumeAttributesClass", Type: "string", Description: "VolumeAttributesClass of the pvc"},
+	generic.AgeColumn,
+	{Name: "VolumeMode", Type: "string", Priority: 1, Description: pvcSpecDocs["volumeMode"]},
+}, func(pvc *corev1.PersistentVolumeClaim) ([]interface{}, error) {
+	capacity, modes := "", ""
+	if pvc.Spec.VolumeName != "" {
+		modes = accessModesString(pvc.Status.AccessModes)
+		size := pvc.Status.Capacity[corev1.ResourceStorage]
+		capacity = size.String()
+	}
+	return []interface{}{pvc.Name, tablePhase(string(pvc.Status.Phase), pvc.DeletionTimestamp), pvc.Spec.VolumeName, capacity, modes,
+		tableStorageClass(pvc.Annotations, ptr.Deref(pvc.Spec.StorageClassName, "")), unsetOr(pvc.Spec.VolumeAttributesClassName),
+		generic.TranslateTimestampSince(pvc.CreationTimestamp), volumeModeString(pvc.Spec.VolumeMode)}, nil
+})
 
 // persistentVolumeClaimWarnings flags the beta storage class annotation
 // and fractional sizes (kube's GetWarningsForPersistentVolumeClaim), on

@@ -205,30 +205,26 @@ func validateScopeSelector(spec *corev1.ResourceQuotaSpec, fldPath *field.Path, 
 	return allErrs
 }
 
-var resourceQuotaTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		generic.NameColumn,
-		{Name: "Request", Type: "string", Description: "Request represents a minimum amount of cpu/memory that a container may consume."},
-		{Name: "Limit", Type: "string", Description: "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."},
-		generic.AgeColumn,
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		q := obj.(*corev1.ResourceQuota)
-		names := make([]string, 0, len(q.Status.Hard))
-		for name := range q.Status.Hard {
-			names = append(names, string(name))
+var resourceQuotaTable = generic.TableOf([]metav1.TableColumnDefinition{
+	generic.NameColumn,
+	{Name: "Request", Type: "string", Description: "Request represents a minimum amount of cpu/memory that a container may consume."},
+	{Name: "Limit", Type: "string", Description: "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."},
+	generic.AgeColumn,
+}, func(q *corev1.ResourceQuota) ([]interface{}, error) {
+	names := make([]string, 0, len(q.Status.Hard))
+	for name := range q.Status.Hard {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	var requests, limits []string
+	for _, name := range names {
+		used, hard := q.Status.Used[corev1.ResourceName(name)], q.Status.Hard[corev1.ResourceName(name)]
+		cell := fmt.Sprintf("%s: %s/%s", name, used.String(), hard.String())
+		if prefix, _, ok := strings.Cut(name, "."); ok && prefix == "limits" {
+			limits = append(limits, cell)
+		} else {
+			requests = append(requests, cell)
 		}
-		sort.Strings(names)
-		var requests, limits []string
-		for _, name := range names {
-			used, hard := q.Status.Used[corev1.ResourceName(name)], q.Status.Hard[corev1.ResourceName(name)]
-			cell := fmt.Sprintf("%s: %s/%s", name, used.String(), hard.String())
-			if prefix, _, ok := strings.Cut(name, "."); ok && prefix == "limits" {
-				limits = append(limits, cell)
-			} else {
-				requests = append(requests, cell)
-			}
-		}
-		return []interface{}{q.Name, strings.Join(requests, ", "), strings.Join(limits, ", "), generic.TranslateTimestampSince(q.CreationTimestamp)}, nil
-	},
-}
+	}
+	return []interface{}{q.Name, strings.Join(requests, ", "), strings.Join(limits, ", "), generic.TranslateTimestampSince(q.CreationTimestamp)}, nil
+})

@@ -24,18 +24,14 @@ var secrets = generic.Resource{
 	NewList:  generic.NewOf[corev1.SecretList],
 	Strategy: secretStrategy{generic.NewWarningStrategy(true, secretWarnings)},
 	AttrFunc: secretAttrs,
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Type", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["type"]},
-			{Name: "Data", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["data"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			s := obj.(*corev1.Secret)
-			return []interface{}{s.Name, string(s.Type), int64(len(s.Data)), generic.TranslateTimestampSince(s.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Type", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["type"]},
+		{Name: "Data", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["data"]},
+		generic.AgeColumn,
+	}, func(s *corev1.Secret) ([]interface{}, error) {
+		return []interface{}{s.Name, string(s.Type), int64(len(s.Data)), generic.TranslateTimestampSince(s.CreationTimestamp)}, nil
+	}),
 }
 
 // secretAttrs: kube's secrets select on "type" too.

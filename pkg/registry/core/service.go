@@ -324,30 +324,26 @@ func patchAllocatedValues(svc, old *corev1.Service) {
 
 var serviceSpecDocs = corev1.ServiceSpec{}.SwaggerDoc()
 
-var serviceTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		generic.NameColumn,
-		{Name: "Type", Type: "string", Description: serviceSpecDocs["type"]},
-		{Name: "Cluster-IP", Type: "string", Description: serviceSpecDocs["clusterIP"]},
-		{Name: "External-IP", Type: "string", Description: serviceSpecDocs["externalIPs"]},
-		{Name: "Port(s)", Type: "string", Description: serviceSpecDocs["ports"]},
-		generic.AgeColumn,
-		{Name: "Selector", Type: "string", Priority: 1, Description: serviceSpecDocs["selector"]},
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		svc := obj.(*corev1.Service)
-		clusterIP := "<none>"
-		if len(svc.Spec.ClusterIPs) > 0 {
-			clusterIP = svc.Spec.ClusterIPs[0]
-		}
-		ports := servicePortsString(svc.Spec.Ports)
-		if ports == "" {
-			ports = "<none>"
-		}
-		return []interface{}{svc.Name, string(svc.Spec.Type), clusterIP, serviceExternalIP(svc), ports,
-			generic.TranslateTimestampSince(svc.CreationTimestamp), labels.FormatLabels(svc.Spec.Selector)}, nil
-	},
-}
+var serviceTable = generic.TableOf([]metav1.TableColumnDefinition{
+	generic.NameColumn,
+	{Name: "Type", Type: "string", Description: serviceSpecDocs["type"]},
+	{Name: "Cluster-IP", Type: "string", Description: serviceSpecDocs["clusterIP"]},
+	{Name: "External-IP", Type: "string", Description: serviceSpecDocs["externalIPs"]},
+	{Name: "Port(s)", Type: "string", Description: serviceSpecDocs["ports"]},
+	generic.AgeColumn,
+	{Name: "Selector", Type: "string", Priority: 1, Description: serviceSpecDocs["selector"]},
+}, func(svc *corev1.Service) ([]interface{}, error) {
+	clusterIP := "<none>"
+	if len(svc.Spec.ClusterIPs) > 0 {
+		clusterIP = svc.Spec.ClusterIPs[0]
+	}
+	ports := servicePortsString(svc.Spec.Ports)
+	if ports == "" {
+		ports = "<none>"
+	}
+	return []interface{}{svc.Name, string(svc.Spec.Type), clusterIP, serviceExternalIP(svc), ports,
+		generic.TranslateTimestampSince(svc.CreationTimestamp), labels.FormatLabels(svc.Spec.Selector)}, nil
+})
 
 // serviceExternalIP is kube's EXTERNAL-IP column (as the server prints it,
 // wide: load balancer addresses are not shortened).
