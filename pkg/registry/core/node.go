@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -26,9 +25,9 @@ var nodes = generic.Resource{
 	ShortNames: []string{"no"},
 	New:        generic.NewOf[corev1.Node],
 	NewList:    generic.NewOf[corev1.NodeList],
-	Strategy:   nodeStrategy{generic.NewWarningStrategy(false, nodeWarnings)},
+	Strategy:   nodeStrategy{WarningStrategy: generic.NewWarningStrategy(false, nodeWarnings)},
 	// Only status changes on nodes/status.
-	StatusStrategy: generic.StatusStrategy{Main: nodeStrategy{generic.NewWarningStrategy(false, nodeWarnings)}, GroupVersion: "v1", Prepare: dropNodeConfig,
+	StatusStrategy: generic.StatusStrategy{Main: nodeStrategy{WarningStrategy: generic.NewWarningStrategy(false, nodeWarnings)}, GroupVersion: "v1", Prepare: dropNodeConfig,
 		Validate: validateNodeStatusUpdate},
 	AttrFunc: nodeAttrs,
 	Table:    nodeTable,
@@ -44,11 +43,7 @@ var nodeAttrs = generic.AttrFuncOf("a node", false, func(n *corev1.Node, set fie
 // registers with one); updates of the main resource keep the status.
 type nodeStrategy struct {
 	generic.WarningStrategy[*corev1.Node]
-}
-
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (nodeStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "status")
+	resetsStatus
 }
 
 // Default is kube's node defaulting: allocatable defaults to capacity,

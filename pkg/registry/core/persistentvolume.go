@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/pvspec"
@@ -27,10 +26,10 @@ var persistentVolumes = generic.Resource{
 	ShortNames: []string{"pv"},
 	New:        generic.NewOf[corev1.PersistentVolume],
 	NewList:    generic.NewOf[corev1.PersistentVolumeList],
-	Strategy:   persistentVolumeStrategy{generic.NewWarningStrategy(false, persistentVolumeWarnings)},
+	Strategy:   persistentVolumeStrategy{WarningStrategy: generic.NewWarningStrategy(false, persistentVolumeWarnings)},
 	// persistentvolumes/status: a phase change records when it happened;
 	// writes of status only are not warned about.
-	StatusStrategy: generic.StatusStrategy{Main: persistentVolumeStrategy{generic.NewWarningStrategy(false, persistentVolumeWarnings)}, GroupVersion: "v1", Prepare: stampPhaseTransition,
+	StatusStrategy: generic.StatusStrategy{Main: persistentVolumeStrategy{WarningStrategy: generic.NewWarningStrategy(false, persistentVolumeWarnings)}, GroupVersion: "v1", Prepare: stampPhaseTransition,
 		Validate: validatePersistentVolumeStatusUpdate},
 	Table: persistentVolumeTable,
 	// kube returns the deleted volume, not a Status.
@@ -39,11 +38,7 @@ var persistentVolumes = generic.Resource{
 
 type persistentVolumeStrategy struct {
 	generic.WarningStrategy[*corev1.PersistentVolume]
-}
-
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (persistentVolumeStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "status")
+	resetsStatus
 }
 
 // Default is kube's: reclaim policy Retain, volume mode Filesystem,

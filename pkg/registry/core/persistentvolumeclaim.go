@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/pvspec"
@@ -29,9 +28,9 @@ func newPersistentVolumeClaims(storageClass ClaimAdmitter) generic.Resource {
 		ShortNames: []string{"pvc"},
 		New:        generic.NewOf[corev1.PersistentVolumeClaim],
 		NewList:    generic.NewOf[corev1.PersistentVolumeClaimList],
-		Strategy:   persistentVolumeClaimStrategy{generic.NewWarningStrategy(true, persistentVolumeClaimWarnings)},
+		Strategy:   persistentVolumeClaimStrategy{WarningStrategy: generic.NewWarningStrategy(true, persistentVolumeClaimWarnings)},
 		// Writes of status only are not warned about.
-		StatusStrategy: generic.StatusStrategy{Main: persistentVolumeClaimStrategy{generic.NewWarningStrategy(true, persistentVolumeClaimWarnings)},
+		StatusStrategy: generic.StatusStrategy{Main: persistentVolumeClaimStrategy{WarningStrategy: generic.NewWarningStrategy(true, persistentVolumeClaimWarnings)},
 			GroupVersion: "v1", Validate: validatePersistentVolumeClaimStatusUpdate},
 		Table: persistentVolumeClaimTable,
 		// kube returns the deleted claim, not a Status.
@@ -59,11 +58,7 @@ type ClaimAdmitter interface {
 
 type persistentVolumeClaimStrategy struct {
 	generic.WarningStrategy[*corev1.PersistentVolumeClaim]
-}
-
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (persistentVolumeClaimStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "status")
+	resetsStatus
 }
 
 // Default: volume mode Filesystem, quantities rounded to milli precision.

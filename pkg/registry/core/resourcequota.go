@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -23,8 +22,8 @@ var resourceQuotas = generic.Resource{
 	ShortNames: []string{"quota"},
 	New:        generic.NewOf[corev1.ResourceQuota],
 	NewList:    generic.NewOf[corev1.ResourceQuotaList],
-	Strategy:   resourceQuotaStrategy{generic.SpecStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}},
-	StatusStrategy: generic.StatusStrategy{Main: resourceQuotaStrategy{generic.SpecStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}}, GroupVersion: "v1",
+	Strategy:   resourceQuotaStrategy{SpecStrategy: generic.SpecStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}},
+	StatusStrategy: generic.StatusStrategy{Main: resourceQuotaStrategy{SpecStrategy: generic.SpecStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}}, GroupVersion: "v1",
 		Validate: validateResourceQuotaStatusUpdate},
 	Table: resourceQuotaTable,
 	// kube returns the deleted quota, not a Status.
@@ -33,11 +32,9 @@ var resourceQuotas = generic.Resource{
 
 // resourceQuotaStrategy: the quota controller alone writes the status
 // (through resourcequotas/status), which SpecStrategy resets and keeps.
-type resourceQuotaStrategy struct{ generic.SpecStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (resourceQuotaStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "status")
+type resourceQuotaStrategy struct {
+	generic.SpecStrategy
+	resetsStatus
 }
 
 // Default rounds quantities up to milli precision.

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -31,9 +30,9 @@ func newServices(al *serviceAllocators, releaseAllocators func()) generic.Resour
 		Categories: []string{"all"},
 		New:        generic.NewOf[corev1.Service],
 		NewList:    generic.NewOf[corev1.ServiceList],
-		Strategy:   serviceStrategy{generic.NewWarningStrategy(true, serviceWarnings)},
+		Strategy:   serviceStrategy{WarningStrategy: generic.NewWarningStrategy(true, serviceWarnings)},
 		// Only status changes on services/status.
-		StatusStrategy: generic.StatusStrategy{Main: serviceStrategy{generic.NewWarningStrategy(true, serviceWarnings)}, GroupVersion: "v1",
+		StatusStrategy: generic.StatusStrategy{Main: serviceStrategy{WarningStrategy: generic.NewWarningStrategy(true, serviceWarnings)}, GroupVersion: "v1",
 			Validate: validateServiceStatusUpdate, Warnings: serviceStatusWarnings},
 		Hooks:               al.hooks(),
 		Destroy:             releaseAllocators,
@@ -53,11 +52,7 @@ var serviceAttrs = generic.AttrFuncOf("a service", true, func(svc *corev1.Servic
 // written through services/status only.
 type serviceStrategy struct {
 	generic.WarningStrategy[*corev1.Service]
-}
-
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (serviceStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "status")
+	resetsStatus
 }
 
 func (serviceStrategy) AllowCreateOnUpdate() bool { return true }
