@@ -152,7 +152,8 @@ func (p proxyConnecter[O, P]) Connect(ctx context.Context, id string, options ru
 }
 
 // proxyPath is the path of the proxy options (the three kinds share the
-// field but no method to read it).
+// field but no method to read it). proxyConnecter is instantiated with
+// these three alone, so any other kind is a programming error.
 func proxyPath(options runtime.Object) string {
 	switch o := options.(type) {
 	case *corev1.PodProxyOptions:
