@@ -22,26 +22,22 @@ var controllerRevisions = generic.Resource{
 	New:      generic.NewOf[appsv1.ControllerRevision],
 	NewList:  generic.NewOf[appsv1.ControllerRevisionList],
 	Strategy: controllerRevisionStrategy{generic.BaseStrategy{Namespaced: true}},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Controller", Type: "string", Description: "Controller of the object"},
-			{Name: "Revision", Type: "string", Description: appsv1.ControllerRevision{}.SwaggerDoc()["revision"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			cr := obj.(*appsv1.ControllerRevision)
-			controller := "<none>"
-			if ref := metav1.GetControllerOf(cr); ref != nil {
-				gv, err := schema.ParseGroupVersion(ref.APIVersion)
-				if err != nil {
-					return nil, err
-				}
-				controller = strings.ToLower(gv.WithKind(ref.Kind).GroupKind().String()) + "/" + ref.Name
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Controller", Type: "string", Description: "Controller of the object"},
+		{Name: "Revision", Type: "string", Description: appsv1.ControllerRevision{}.SwaggerDoc()["revision"]},
+		generic.AgeColumn,
+	}, func(cr *appsv1.ControllerRevision) ([]interface{}, error) {
+		controller := "<none>"
+		if ref := metav1.GetControllerOf(cr); ref != nil {
+			gv, err := schema.ParseGroupVersion(ref.APIVersion)
+			if err != nil {
+				return nil, err
 			}
-			return []interface{}{cr.Name, controller, cr.Revision, generic.TranslateTimestampSince(cr.CreationTimestamp)}, nil
-		},
-	},
+			controller = strings.ToLower(gv.WithKind(ref.Kind).GroupKind().String()) + "/" + ref.Name
+		}
+		return []interface{}{cr.Name, controller, cr.Revision, generic.TranslateTimestampSince(cr.CreationTimestamp)}, nil
+	}),
 }
 
 // controllerRevisionStrategy: a revision's data never changes; it has no

@@ -24,8 +24,8 @@ var horizontalPodAutoscalers = generic.Resource{
 	Categories:     []string{"all"},
 	New:            generic.NewOf[autoscalingv2.HorizontalPodAutoscaler],
 	NewList:        generic.NewOf[autoscalingv2.HorizontalPodAutoscalerList],
-	Strategy:       hpaStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy: hpaStatusStrategy{hpaStrategy{generic.BaseStrategy{Namespaced: true}}},
+	Strategy:       hpaStrategy{generic.GenerationStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}},
+	StatusStrategy: hpaStatusStrategy{hpaStrategy{generic.GenerationStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}}},
 	Table:          hpaTable,
 	Versions: []generic.Version{{
 		Kind:      autoscalingv1.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"),
@@ -42,7 +42,10 @@ var horizontalPodAutoscalers = generic.Resource{
 	}},
 }
 
-type hpaStrategy struct{ generic.BaseStrategy }
+// hpaStrategy: the status is the autoscaler's, and the generation counts
+// spec changes (kube 1.37's HPAGeneration, on by default), as
+// GenerationStrategy does.
+type hpaStrategy struct{ generic.GenerationStrategy }
 
 var (
 	_ rest.Defaulter           = hpaStrategy{}
@@ -121,20 +124,6 @@ func defaultScalingRules(rules, defaults *autoscalingv2.HPAScalingRules) *autosc
 	}
 	defaults.Tolerance = rules.Tolerance
 	return defaults
-}
-
-// PrepareForCreate drops the status and starts the generation (kube
-// 1.37's HPAGeneration, on by default).
-func (hpaStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-	generic.StartGeneration(obj)
-}
-
-// PrepareForUpdate keeps the status and bumps the generation on a spec
-// change.
-func (hpaStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
-	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 func (hpaStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {

@@ -6,7 +6,6 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
 )
@@ -18,27 +17,23 @@ var (
 
 // hpaTable is kube's printer of autoscalers. kube prints every version
 // from its internal type, so v1 prints the same (its objects converted).
-var hpaTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		generic.NameColumn,
-		{Name: "Reference", Type: "string", Description: hpaSpecDocs["scaleTargetRef"]},
-		{Name: "Targets", Type: "string", Description: hpaSpecDocs["metrics"]},
-		{Name: "MinPods", Type: "string", Description: hpaSpecDocs["minReplicas"]},
-		{Name: "MaxPods", Type: "string", Description: hpaSpecDocs["maxReplicas"]},
-		{Name: "Replicas", Type: "string", Description: hpaStatusDocs["currentReplicas"]},
-		generic.AgeColumn,
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		h := obj.(*autoscalingv2.HorizontalPodAutoscaler)
-		minPods := "<unset>"
-		if h.Spec.MinReplicas != nil {
-			minPods = fmt.Sprint(*h.Spec.MinReplicas)
-		}
-		return []interface{}{h.Name, h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name,
-			formatMetrics(h.Spec.Metrics, h.Status.CurrentMetrics), minPods, int64(h.Spec.MaxReplicas),
-			int64(h.Status.CurrentReplicas), generic.TranslateTimestampSince(h.CreationTimestamp)}, nil
-	},
-}
+var hpaTable = generic.TableOf([]metav1.TableColumnDefinition{
+	generic.NameColumn,
+	{Name: "Reference", Type: "string", Description: hpaSpecDocs["scaleTargetRef"]},
+	{Name: "Targets", Type: "string", Description: hpaSpecDocs["metrics"]},
+	{Name: "MinPods", Type: "string", Description: hpaSpecDocs["minReplicas"]},
+	{Name: "MaxPods", Type: "string", Description: hpaSpecDocs["maxReplicas"]},
+	{Name: "Replicas", Type: "string", Description: hpaStatusDocs["currentReplicas"]},
+	generic.AgeColumn,
+}, func(h *autoscalingv2.HorizontalPodAutoscaler) ([]interface{}, error) {
+	minPods := "<unset>"
+	if h.Spec.MinReplicas != nil {
+		minPods = fmt.Sprint(*h.Spec.MinReplicas)
+	}
+	return []interface{}{h.Name, h.Spec.ScaleTargetRef.Kind + "/" + h.Spec.ScaleTargetRef.Name,
+		formatMetrics(h.Spec.Metrics, h.Status.CurrentMetrics), minPods, int64(h.Spec.MaxReplicas),
+		int64(h.Status.CurrentReplicas), generic.TranslateTimestampSince(h.CreationTimestamp)}, nil
+})
 
 // formatMetrics prints the first two targets as "current/target" (the
 // current value is the status metric at the same index), and how many

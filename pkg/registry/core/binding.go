@@ -23,6 +23,7 @@ import (
 // pod to a node. The pod must not be assigned yet; it gets the node name,
 // the binding's annotations and labels, and the PodScheduled condition.
 type BindingREST struct {
+	storeless[corev1.Binding, *corev1.Binding]
 	store *generic.Store
 	// topology, when set, gives bindings their node's topology labels
 	// (kube's PodTopologyLabels, which admits pods/binding only, not the
@@ -34,15 +35,6 @@ var (
 	_ rest.Creater = (*BindingREST)(nil)
 	_ rest.Scoper  = (*BindingREST)(nil)
 )
-
-// New implements rest.Storage.
-func (r *BindingREST) New() runtime.Object { return &corev1.Binding{} }
-
-// Destroy implements rest.Storage; the storage is the pods'.
-func (r *BindingREST) Destroy() {}
-
-// NamespaceScoped implements rest.Scoper.
-func (r *BindingREST) NamespaceScoped() bool { return true }
 
 // Create implements rest.Creater. The pod is the one the URL names, which
 // must also be the binding's name.
@@ -184,6 +176,7 @@ func setPodCondition(status *corev1.PodStatus, c corev1.PodCondition) {
 // /api/v1/namespaces/NS/bindings): the older way to bind, naming the pod
 // in the Binding only.
 type LegacyBindingREST struct {
+	storeless[corev1.Binding, *corev1.Binding]
 	binding *BindingREST
 }
 
@@ -191,15 +184,6 @@ var (
 	_ rest.Creater              = (*LegacyBindingREST)(nil)
 	_ rest.SingularNameProvider = (*LegacyBindingREST)(nil)
 )
-
-// New implements rest.Storage.
-func (r *LegacyBindingREST) New() runtime.Object { return &corev1.Binding{} }
-
-// Destroy implements rest.Storage.
-func (r *LegacyBindingREST) Destroy() {}
-
-// NamespaceScoped implements rest.Scoper.
-func (r *LegacyBindingREST) NamespaceScoped() bool { return true }
 
 // GetSingularName implements rest.SingularNameProvider.
 func (r *LegacyBindingREST) GetSingularName() string { return "binding" }

@@ -99,6 +99,7 @@ func StorageComponentCheck(check func(ctx context.Context) error) ComponentCheck
 // checks the components (list: all of them at once). Deprecated in kube
 // since 1.19, still served; get and list only.
 type ComponentStatusREST struct {
+	storeless[corev1.ComponentStatus, *corev1.ComponentStatus]
 	checks map[string]ComponentCheck
 }
 
@@ -112,20 +113,11 @@ var (
 
 // NewComponentStatusREST serves the components of checks, by name.
 func NewComponentStatusREST(checks map[string]ComponentCheck) *ComponentStatusREST {
-	return &ComponentStatusREST{checks: checks}
+	return &ComponentStatusREST{storeless: storeless[corev1.ComponentStatus, *corev1.ComponentStatus]{clusterScoped: true}, checks: checks}
 }
-
-// New implements rest.Storage.
-func (*ComponentStatusREST) New() runtime.Object { return &corev1.ComponentStatus{} }
 
 // NewList implements rest.Lister.
 func (*ComponentStatusREST) NewList() runtime.Object { return &corev1.ComponentStatusList{} }
-
-// Destroy implements rest.Storage: there is nothing to release.
-func (*ComponentStatusREST) Destroy() {}
-
-// NamespaceScoped implements rest.Scoper.
-func (*ComponentStatusREST) NamespaceScoped() bool { return false }
 
 // ShortNames implements rest.ShortNamesProvider.
 func (*ComponentStatusREST) ShortNames() []string { return []string{"cs"} }

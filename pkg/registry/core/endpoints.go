@@ -24,14 +24,16 @@ var endpoints = generic.Resource{
 	ShortNames: []string{"ep"},
 	New:        generic.NewOf[corev1.Endpoints],
 	NewList:    generic.NewOf[corev1.EndpointsList],
-	Strategy:   endpointsStrategy{generic.BaseStrategy{Namespaced: true}},
+	Strategy:   endpointsStrategy{generic.NewWarningStrategy(true, endpointsWarnings)},
 	Table: generic.NameValueAgeTable(metav1.TableColumnDefinition{Name: "Endpoints", Type: "string", Description: corev1.Endpoints{}.SwaggerDoc()["subsets"]},
 		func(ep *corev1.Endpoints) interface{} { return formatEndpoints(ep) }),
 }
 
 // endpointsStrategy: endpoints may be created by PUT (kube's endpoints
 // controller does).
-type endpointsStrategy struct{ generic.BaseStrategy }
+type endpointsStrategy struct {
+	generic.WarningStrategy[*corev1.Endpoints]
+}
 
 func (endpointsStrategy) AllowCreateOnUpdate() bool { return true }
 
@@ -55,14 +57,6 @@ func (endpointsStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Obje
 	ep, oldEP := obj.(*corev1.Endpoints), old.(*corev1.Endpoints)
 	allErrs := corevalidation.ValidateObjectMetaUpdate(&ep.ObjectMeta, &oldEP.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, validateEndpoints(ep, oldEP)...)
-}
-
-func (endpointsStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return endpointsWarnings(obj.(*corev1.Endpoints))
-}
-
-func (endpointsStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	return endpointsWarnings(obj.(*corev1.Endpoints))
 }
 
 // endpointsWarnings flags addresses in a non-canonical form, except in the

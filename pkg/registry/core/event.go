@@ -89,43 +89,39 @@ func (s eventStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object
 
 var eventDocs = corev1.Event{}.SwaggerDoc()
 
-var eventTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		{Name: "Last Seen", Type: "string", Description: eventDocs["lastTimestamp"]},
-		{Name: "Type", Type: "string", Description: eventDocs["type"]},
-		{Name: "Reason", Type: "string", Description: eventDocs["reason"]},
-		{Name: "Object", Type: "string", Description: eventDocs["involvedObject"]},
-		{Name: "Subobject", Type: "string", Priority: 1, Description: corev1.ObjectReference{}.SwaggerDoc()["fieldPath"]},
-		{Name: "Source", Type: "string", Priority: 1, Description: eventDocs["source"]},
-		{Name: "Message", Type: "string", Description: eventDocs["message"]},
-		{Name: "First Seen", Type: "string", Priority: 1, Description: eventDocs["firstTimestamp"]},
-		{Name: "Count", Type: "string", Priority: 1, Description: eventDocs["count"]},
-		{Name: "Name", Type: "string", Priority: 1, Format: "name", Description: generic.NameColumn.Description},
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		ev := obj.(*corev1.Event)
-		first := generic.TranslateTimestampSince(ev.FirstTimestamp)
-		if ev.FirstTimestamp.IsZero() {
-			first = microTimeSince(ev.EventTime)
-		}
-		last := generic.TranslateTimestampSince(ev.LastTimestamp)
-		if ev.LastTimestamp.IsZero() {
-			last = first
-		}
-		count := ev.Count
-		if ev.Series != nil {
-			last, count = microTimeSince(ev.Series.LastObservedTime), ev.Series.Count
-		} else if count == 0 {
-			count = 1 // singleton events of the new API have no count
-		}
-		target := strings.ToLower(ev.InvolvedObject.Kind)
-		if ev.InvolvedObject.Name != "" {
-			target += "/" + ev.InvolvedObject.Name
-		}
-		return []interface{}{last, ev.Type, ev.Reason, target, ev.InvolvedObject.FieldPath,
-			eventSource(ev), strings.TrimSpace(ev.Message), first, int64(count), ev.Name}, nil
-	},
-}
+var eventTable = generic.TableOf([]metav1.TableColumnDefinition{
+	{Name: "Last Seen", Type: "string", Description: eventDocs["lastTimestamp"]},
+	{Name: "Type", Type: "string", Description: eventDocs["type"]},
+	{Name: "Reason", Type: "string", Description: eventDocs["reason"]},
+	{Name: "Object", Type: "string", Description: eventDocs["involvedObject"]},
+	{Name: "Subobject", Type: "string", Priority: 1, Description: corev1.ObjectReference{}.SwaggerDoc()["fieldPath"]},
+	{Name: "Source", Type: "string", Priority: 1, Description: eventDocs["source"]},
+	{Name: "Message", Type: "string", Description: eventDocs["message"]},
+	{Name: "First Seen", Type: "string", Priority: 1, Description: eventDocs["firstTimestamp"]},
+	{Name: "Count", Type: "string", Priority: 1, Description: eventDocs["count"]},
+	{Name: "Name", Type: "string", Priority: 1, Format: "name", Description: generic.NameColumn.Description},
+}, func(ev *corev1.Event) ([]interface{}, error) {
+	first := generic.TranslateTimestampSince(ev.FirstTimestamp)
+	if ev.FirstTimestamp.IsZero() {
+		first = microTimeSince(ev.EventTime)
+	}
+	last := generic.TranslateTimestampSince(ev.LastTimestamp)
+	if ev.LastTimestamp.IsZero() {
+		last = first
+	}
+	count := ev.Count
+	if ev.Series != nil {
+		last, count = microTimeSince(ev.Series.LastObservedTime), ev.Series.Count
+	} else if count == 0 {
+		count = 1 // singleton events of the new API have no count
+	}
+	target := strings.ToLower(ev.InvolvedObject.Kind)
+	if ev.InvolvedObject.Name != "" {
+		target += "/" + ev.InvolvedObject.Name
+	}
+	return []interface{}{last, ev.Type, ev.Reason, target, ev.InvolvedObject.FieldPath,
+		eventSource(ev), strings.TrimSpace(ev.Message), first, int64(count), ev.Name}, nil
+})
 
 func eventSource(ev *corev1.Event) string {
 	component, instance := ev.Source.Component, ev.Source.Host

@@ -49,6 +49,7 @@ const maxDisruptedPods = 2000
 // budget's status; a pod that is not running (or is being deleted) goes
 // at once. It is what kubectl drain uses.
 type EvictionREST struct {
+	storeless[policyv1.Eviction, *policyv1.Eviction]
 	pods *generic.Store
 	// status records the DisruptionTarget condition before the delete.
 	status  rest.Updater
@@ -60,15 +61,6 @@ var (
 	_ rest.GroupVersionKindProvider = (*EvictionREST)(nil)
 	_ rest.GroupVersionAcceptor     = (*EvictionREST)(nil)
 )
-
-// New implements rest.Storage.
-func (r *EvictionREST) New() runtime.Object { return &policyv1.Eviction{} }
-
-// Destroy implements rest.Storage; the storage is the pods'.
-func (r *EvictionREST) Destroy() {}
-
-// NamespaceScoped implements rest.Scoper.
-func (r *EvictionREST) NamespaceScoped() bool { return true }
 
 // GroupVersionKind implements rest.GroupVersionKindProvider: discovery
 // lists policy/v1 Eviction (policy/v1beta1 bodies are accepted too).

@@ -41,11 +41,9 @@ var namespaceAttrs = generic.AttrFuncOf("a namespace", false, func(ns *corev1.Na
 	set["status.phase"] = string(ns.Status.Phase)
 })
 
-type namespaceStrategy struct{ generic.BaseStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (namespaceStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "status")
+type namespaceStrategy struct {
+	generic.BaseStrategy
+	resetsStatus
 }
 
 // Default keeps the name label of a namespace in place, on create and on
@@ -98,11 +96,6 @@ func (namespaceStrategy) FinalizersPending(obj runtime.Object) bool {
 
 // namespaceFinalizeStrategy serves /finalize: only spec.finalizers change.
 type namespaceFinalizeStrategy struct{ namespaceStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: /finalize does not change status.
-func (namespaceFinalizeStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "status")
-}
 
 func (namespaceFinalizeStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	generic.KeepStatus(obj, old)

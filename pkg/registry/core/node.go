@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -26,9 +25,9 @@ var nodes = generic.Resource{
 	ShortNames: []string{"no"},
 	New:        generic.NewOf[corev1.Node],
 	NewList:    generic.NewOf[corev1.NodeList],
-	Strategy:   nodeStrategy{},
+	Strategy:   nodeStrategy{WarningStrategy: generic.NewWarningStrategy(false, nodeWarnings)},
 	// Only status changes on nodes/status.
-	StatusStrategy: generic.StatusStrategy{Main: nodeStrategy{}, GroupVersion: "v1", Prepare: dropNodeConfig,
+	StatusStrategy: generic.StatusStrategy{Main: nodeStrategy{WarningStrategy: generic.NewWarningStrategy(false, nodeWarnings)}, GroupVersion: "v1", Prepare: dropNodeConfig,
 		Validate: validateNodeStatusUpdate},
 	AttrFunc: nodeAttrs,
 	Table:    nodeTable,
@@ -42,11 +41,9 @@ var nodeAttrs = generic.AttrFuncOf("a node", false, func(n *corev1.Node, set fie
 
 // nodeStrategy: a node keeps the status it is created with (the kubelet
 // registers with one); updates of the main resource keep the status.
-type nodeStrategy struct{ generic.BaseStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (nodeStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "status")
+type nodeStrategy struct {
+	generic.WarningStrategy[*corev1.Node]
+	resetsStatus
 }
 
 // Default is kube's node defaulting: allocatable defaults to capacity,
@@ -99,14 +96,7 @@ func (nodeStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) f
 	return append(validateNode(n), validateNodeUpdate(n, old.(*corev1.Node))...)
 }
 
-func (nodeStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return nodeWarnings(obj.(*corev1.Node))
-}
-
-func (nodeStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	return nodeWarnings(obj.(*corev1.Node))
-}
-
+// nodeWarnings flags the removed and unused fields a node may still set.
 func nodeWarnings(n *corev1.Node) []string {
 	var warnings []string
 	if n.Spec.ConfigSource != nil {
@@ -243,31 +233,27 @@ var (
 	nodeStatusDocs = corev1.NodeStatus{}.SwaggerDoc()
 )
 
-var nodeTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		generic.NameColumn,
-		{Name: "Status", Type: "string", Description: "The status of the node"},
-		{Name: "Roles", Type: "string", Description: "The roles of the node"},
-		generic.AgeColumn,
-		{Name: "Version", Type: "string", Description: nodeSpecDocs["kubeletVersion"]},
-		{Name: "Internal-IP", Type: "string", Priority: 1, Description: nodeStatusDocs["addresses"]},
-		{Name: "External-IP", Type: "string", Priority: 1, Description: nodeStatusDocs["addresses"]},
-		{Name: "OS-Image", Type: "string", Priority: 1, Description: nodeSpecDocs["osImage"]},
-		{Name: "Kernel-Version", Type: "string", Priority: 1, Description: nodeSpecDocs["kernelVersion"]},
-		{Name: "Container-Runtime", Type: "string", Priority: 1, Description: nodeSpecDocs["containerRuntimeVersion"]},
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		n := obj.(*corev1.Node)
-		info := n.Status.NodeInfo
-		kernel := orUnknown(info.KernelVersion)
-		if info.Architecture != "" {
-			kernel += " (" + info.Architecture + ")"
-		}
-		return []interface{}{n.Name, nodeStatus(n), nodeRoles(n), generic.TranslateTimestampSince(n.CreationTimestamp), info.KubeletVersion,
-			nodeAddress(n, corev1.NodeInternalIP), nodeAddress(n, corev1.NodeExternalIP), orUnknown(info.OSImage), kernel,
-			orUnknown(info.ContainerRuntimeVersion)}, nil
-	},
-}
+var nodeTable = generic.TableOf([]metav1.TableColumnDefinition{
+	generic.NameColumn,
+	{Name: "Status", Type: "string", Description: "The status of the node"},
+	{Name: "Roles", Type: "string", Description: "The roles of the node"},
+	generic.AgeColumn,
+	{Name: "Version", Type: "string", Description: nodeSpecDocs["kubeletVersion"]},
+	{Name: "Internal-IP", Type: "string", Priority: 1, Description: nodeStatusDocs["addresses"]},
+	{Name: "External-IP", Type: "string", Priority: 1, Description: nodeStatusDocs["addresses"]},
+	{Name: "OS-Image", Type: "string", Priority: 1, Description: nodeSpecDocs["osImage"]},
+	{Name: "Kernel-Version", Type: "string", Priority: 1, Description: nodeSpecDocs["kernelVersion"]},
+	{Name: "Container-Runtime", Type: "string", Priority: 1, Description: nodeSpecDocs["containerRuntimeVersion"]},
+}, func(n *corev1.Node) ([]interface{}, error) {
+	info := n.Status.NodeInfo
+	kernel := orUnknown(info.KernelVersion)
+	if info.Architecture != "" {
+		kernel += " (" + info.Architecture + ")"
+	}
+	return []interface{}{n.Name, nodeStatus(n), nodeRoles(n), generic.TranslateTimestampSince(n.CreationTimestamp), info.KubeletVersion,
+		nodeAddress(n, corev1.NodeInternalIP), nodeAddress(n, corev1.NodeExternalIP), orUnknown(info.OSImage), kernel,
+		orUnknown(info.ContainerRuntimeVersion)}, nil
+})
 
 // nodeStatus is kube's STATUS: Ready, NotReady or Unknown, and
 // SchedulingDisabled for a cordoned node.

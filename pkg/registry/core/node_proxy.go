@@ -10,11 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/kubelet"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/rest"
 )
 
 // NodeProxyREST serves nodes/proxy and nodes/proxy/{path}: requests
@@ -24,25 +22,6 @@ type NodeProxyREST struct {
 	proxyConnecter[corev1.NodeProxyOptions, *corev1.NodeProxyOptions] // cluster-scoped
 	kubelets                                                          *kubelet.Connections
 	proxy                                                             http.RoundTripper
-}
-
-var (
-	_ rest.Connecter = (*NodeProxyREST)(nil)
-	_ rest.Scoper    = (*NodeProxyREST)(nil)
-)
-
-// Connect implements rest.Connecter.
-func (r *NodeProxyREST) Connect(ctx context.Context, id string, options runtime.Object, responder rest.Responder) (http.Handler, error) {
-	opts, err := r.options(options)
-	if err != nil {
-		return nil, err
-	}
-	loc, transport, err := r.location(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	loc.Path = utilnet.JoinPreservingTrailingSlash(loc.Path, opts.Path)
-	return proxyHandler(loc, transport, responder), nil
 }
 
 // location is where a request for the node id goes, and how: the

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/pvspec"
@@ -27,21 +26,19 @@ var persistentVolumes = generic.Resource{
 	ShortNames: []string{"pv"},
 	New:        generic.NewOf[corev1.PersistentVolume],
 	NewList:    generic.NewOf[corev1.PersistentVolumeList],
-	Strategy:   persistentVolumeStrategy{},
+	Strategy:   persistentVolumeStrategy{WarningStrategy: generic.NewWarningStrategy(false, persistentVolumeWarnings)},
 	// persistentvolumes/status: a phase change records when it happened;
 	// writes of status only are not warned about.
-	StatusStrategy: generic.StatusStrategy{Main: persistentVolumeStrategy{}, GroupVersion: "v1", Prepare: stampPhaseTransition,
+	StatusStrategy: generic.StatusStrategy{Main: persistentVolumeStrategy{WarningStrategy: generic.NewWarningStrategy(false, persistentVolumeWarnings)}, GroupVersion: "v1", Prepare: stampPhaseTransition,
 		Validate: validatePersistentVolumeStatusUpdate},
 	Table: persistentVolumeTable,
 	// kube returns the deleted volume, not a Status.
 	ReturnDeletedObject: true,
 }
 
-type persistentVolumeStrategy struct{ generic.BaseStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (persistentVolumeStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "status")
+type persistentVolumeStrategy struct {
+	generic.WarningStrategy[*corev1.PersistentVolume]
+	resetsStatus
 }
 
 // Default is kube's: reclaim policy Retain, volume mode Filesystem,
@@ -176,33 +173,29 @@ var (
 	pvStatusDocs = corev1.PersistentVolumeStatus{}.SwaggerDoc()
 )
 
-var persistentVolumeTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		generic.NameColumn,
-		{Name: "Capacity", Type: "string", Description: pvSpecDocs["capacity"]},
-		{Name: "Access Modes", Type: "string", Description: pvSpecDocs["accessModes"]},
-		{Name: "Reclaim Policy", Type: "string", Description: pvSpecDocs["persistentVolumeReclaimPolicy"]},
-		{Name: "Status", Type: "string", Description: pvStatusDocs["phase"]},
-		{Name: "Claim", Type: "string", Description: pvSpecDocs["claimRef"]},
-		{Name: "StorageClass", Type: "string", Description: "StorageClass of the pv"},
-		{Name: "VolumeAttributesClass", Type: "string", Description: "VolumeAttributesClass of the pv"},
-		{Name: "Reason", Type: "string", Description: pvStatusDocs["reason"]},
-		generic.AgeColumn,
-		{Name: "VolumeMode", Type: "string", Priority: 1, Description: pvSpecDocs["volumeMode"]},
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		pv := obj.(*corev1.PersistentVolume)
-		claim := ""
-		if ref := pv.Spec.ClaimRef; ref != nil {
-			claim = ref.Namespace + "/" + ref.Name
-		}
-		size := pv.Spec.Capacity[corev1.ResourceStorage]
-		return []interface{}{pv.Name, size.String(), accessModesString(pv.Spec.AccessModes), string(pv.Spec.PersistentVolumeReclaimPolicy),
-			tablePhase(string(pv.Status.Phase), pv.DeletionTimestamp), claim,
-			tableStorageClass(pv.Annotations, pv.Spec.StorageClassName), unsetOr(pv.Spec.VolumeAttributesClassName), pv.Status.Reason,
-			generic.TranslateTimestampSince(pv.CreationTimestamp), volumeModeString(pv.Spec.VolumeMode)}, nil
-	},
-}
+var persistentVolumeTable = generic.TableOf([]metav1.TableColumnDefinition{
+	generic.NameColumn,
+	{Name: "Capacity", Type: "string", Description: pvSpecDocs["capacity"]},
+	{Name: "Access Modes", Type: "string", Description: pvSpecDocs["accessModes"]},
+	{Name: "Reclaim Policy", Type: "string", Description: pvSpecDocs["persistentVolumeReclaimPolicy"]},
+	{Name: "Status", Type: "string", Description: pvStatusDocs["phase"]},
+	{Name: "Claim", Type: "string", Description: pvSpecDocs["claimRef"]},
+	{Name: "StorageClass", Type: "string", Description: "StorageClass of the pv"},
+	{Name: "VolumeAttributesClass", Type: "string", Description: "VolumeAttributesClass of the pv"},
+	{Name: "Reason", Type: "string", Description: pvStatusDocs["reason"]},
+	generic.AgeColumn,
+	{Name: "VolumeMode", Type: "string", Priority: 1, Description: pvSpecDocs["volumeMode"]},
+}, func(pv *corev1.PersistentVolume) ([]interface{}, error) {
+	claim := ""
+	if ref := pv.Spec.ClaimRef; ref != nil {
+		claim = ref.Namespace + "/" + ref.Name
+	}
+	size := pv.Spec.Capacity[corev1.ResourceStorage]
+	return []interface{}{pv.Name, size.String(), accessModesString(pv.Spec.AccessModes), string(pv.Spec.PersistentVolumeReclaimPolicy),
+		tablePhase(string(pv.Status.Phase), pv.DeletionTimestamp), claim,
+		tableStorageClass(pv.Annotations, pv.Spec.StorageClassName), unsetOr(pv.Spec.VolumeAttributesClassName), pv.Status.Reason,
+		generic.TranslateTimestampSince(pv.CreationTimestamp), volumeModeString(pv.Spec.VolumeMode)}, nil
+})
 
 // accessModesString is kube's short form: RWO,ROX,RWX,RWOP.
 func accessModesString(modes []corev1.PersistentVolumeAccessMode) string {
@@ -250,17 +243,9 @@ func unsetOr(s *string) string {
 	return *s
 }
 
-// WarningsOnCreate flags deprecated annotations, policies, node labels
-// and volume plugins (kube's GetWarningsForPersistentVolume).
-func (persistentVolumeStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return persistentVolumeWarnings(obj.(*corev1.PersistentVolume))
-}
-
-// WarningsOnUpdate repeats them on every update, as kube does.
-func (persistentVolumeStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	return persistentVolumeWarnings(obj.(*corev1.PersistentVolume))
-}
-
+// persistentVolumeWarnings flags deprecated annotations, policies, node
+// labels and volume plugins (kube's GetWarningsForPersistentVolume), on
+// every write of the main resource.
 func persistentVolumeWarnings(pv *corev1.PersistentVolume) []string {
 	w := podspec.StorageClassAnnotationWarnings(pv.Annotations)
 	spec := field.NewPath("spec")

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/podspec"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/core/pvspec"
@@ -29,9 +28,9 @@ func newPersistentVolumeClaims(storageClass ClaimAdmitter) generic.Resource {
 		ShortNames: []string{"pvc"},
 		New:        generic.NewOf[corev1.PersistentVolumeClaim],
 		NewList:    generic.NewOf[corev1.PersistentVolumeClaimList],
-		Strategy:   persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}},
+		Strategy:   persistentVolumeClaimStrategy{WarningStrategy: generic.NewWarningStrategy(true, persistentVolumeClaimWarnings)},
 		// Writes of status only are not warned about.
-		StatusStrategy: generic.StatusStrategy{Main: persistentVolumeClaimStrategy{generic.BaseStrategy{Namespaced: true}},
+		StatusStrategy: generic.StatusStrategy{Main: persistentVolumeClaimStrategy{WarningStrategy: generic.NewWarningStrategy(true, persistentVolumeClaimWarnings)},
 			GroupVersion: "v1", Validate: validatePersistentVolumeClaimStatusUpdate},
 		Table: persistentVolumeClaimTable,
 		// kube returns the deleted claim, not a Status.
@@ -57,11 +56,9 @@ type ClaimAdmitter interface {
 	Admit(ctx context.Context, pvc *corev1.PersistentVolumeClaim, name string) error
 }
 
-type persistentVolumeClaimStrategy struct{ generic.BaseStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (persistentVolumeClaimStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "status")
+type persistentVolumeClaimStrategy struct {
+	generic.WarningStrategy[*corev1.PersistentVolumeClaim]
+	resetsStatus
 }
 
 // Default: volume mode Filesystem, quantities rounded to milli precision.
@@ -248,43 +245,31 @@ var (
 	pvcStatusDocs = corev1.PersistentVolumeClaimStatus{}.SwaggerDoc()
 )
 
-var persistentVolumeClaimTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		generic.NameColumn,
-		{Name: "Status", Type: "string", Description: pvcStatusDocs["phase"]},
-		{Name: "Volume", Type: "string", Description: pvcSpecDocs["volumeName"]},
-		{Name: "Capacity", Type: "string", Description: pvcStatusDocs["capacity"]},
-		{Name: "Access Modes", Type: "string", Description: pvcStatusDocs["accessModes"]},
-		{Name: "StorageClass", Type: "string", Description: "StorageClass of the pvc"},
-		{Name: "VolumeAttributesClass", Type: "string", Description: "VolumeAttributesClass of the pvc"},
-		generic.AgeColumn,
-		{Name: "VolumeMode", Type: "string", Priority: 1, Description: pvcSpecDocs["volumeMode"]},
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		pvc := obj.(*corev1.PersistentVolumeClaim)
-		capacity, modes := "", ""
-		if pvc.Spec.VolumeName != "" {
-			modes = accessModesString(pvc.Status.AccessModes)
-			size := pvc.Status.Capacity[corev1.ResourceStorage]
-			capacity = size.String()
-		}
-		return []interface{}{pvc.Name, tablePhase(string(pvc.Status.Phase), pvc.DeletionTimestamp), pvc.Spec.VolumeName, capacity, modes,
-			tableStorageClass(pvc.Annotations, ptr.Deref(pvc.Spec.StorageClassName, "")), unsetOr(pvc.Spec.VolumeAttributesClassName),
-			generic.TranslateTimestampSince(pvc.CreationTimestamp), volumeModeString(pvc.Spec.VolumeMode)}, nil
-	},
-}
+var persistentVolumeClaimTable = generic.TableOf([]metav1.TableColumnDefinition{
+	generic.NameColumn,
+	{Name: "Status", Type: "string", Description: pvcStatusDocs["phase"]},
+	{Name: "Volume", Type: "string", Description: pvcSpecDocs["volumeName"]},
+	{Name: "Capacity", Type: "string", Description: pvcStatusDocs["capacity"]},
+	{Name: "Access Modes", Type: "string", Description: pvcStatusDocs["accessModes"]},
+	{Name: "StorageClass", Type: "string", Description: "StorageClass of the pvc"},
+	{Name: "VolumeAttributesClass", Type: "string", Description: "VolumeAttributesClass of the pvc"},
+	generic.AgeColumn,
+	{Name: "VolumeMode", Type: "string", Priority: 1, Description: pvcSpecDocs["volumeMode"]},
+}, func(pvc *corev1.PersistentVolumeClaim) ([]interface{}, error) {
+	capacity, modes := "", ""
+	if pvc.Spec.VolumeName != "" {
+		modes = accessModesString(pvc.Status.AccessModes)
+		size := pvc.Status.Capacity[corev1.ResourceStorage]
+		capacity = size.String()
+	}
+	return []interface{}{pvc.Name, tablePhase(string(pvc.Status.Phase), pvc.DeletionTimestamp), pvc.Spec.VolumeName, capacity, modes,
+		tableStorageClass(pvc.Annotations, ptr.Deref(pvc.Spec.StorageClassName, "")), unsetOr(pvc.Spec.VolumeAttributesClassName),
+		generic.TranslateTimestampSince(pvc.CreationTimestamp), volumeModeString(pvc.Spec.VolumeMode)}, nil
+})
 
-// WarningsOnCreate flags the beta storage class annotation and fractional
-// sizes (kube's GetWarningsForPersistentVolumeClaim).
-func (persistentVolumeClaimStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return persistentVolumeClaimWarnings(obj.(*corev1.PersistentVolumeClaim))
-}
-
-// WarningsOnUpdate repeats them on every update, as kube does.
-func (persistentVolumeClaimStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	return persistentVolumeClaimWarnings(obj.(*corev1.PersistentVolumeClaim))
-}
-
+// persistentVolumeClaimWarnings flags the beta storage class annotation
+// and fractional sizes (kube's GetWarningsForPersistentVolumeClaim), on
+// every write of the main resource.
 func persistentVolumeClaimWarnings(pvc *corev1.PersistentVolumeClaim) []string {
 	w := podspec.StorageClassAnnotationWarnings(pvc.Annotations)
 	return append(w, podspec.PVCSpecWarnings(field.NewPath("spec"), &pvc.Spec)...)

@@ -100,14 +100,10 @@ func podFieldLabelConversion(label, value string) (string, string, error) {
 
 type podStrategy struct {
 	generic.BaseStrategy
+	resetsStatus
 	// tolerations are added back to updated pods (nil: the plugin is
 	// off).
 	tolerations *DefaultTolerationSeconds
-}
-
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (podStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "status")
 }
 
 var (

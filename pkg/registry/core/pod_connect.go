@@ -95,22 +95,24 @@ var upgradeMethods = []string{"GET", "POST"}
 var proxyMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 
 // proxyConnecter is what the proxy subresources (of pods, services and
-// nodes) share, to embed: they store nothing of their own, pass on
-// proxyMethods, are scoped as their resource is, and take options of
-// kind O, with the proxied path in "path".
+// nodes) share, to embed: they store nothing of their own (New gives
+// their options), pass on proxyMethods, are scoped as their resource is,
+// take options of kind O, with the proxied path in "path", and differ
+// only in the location they find for a request (locate, their own
+// location method).
 type proxyConnecter[O any, P interface {
 	*O
 	runtime.Object
-}] struct{ namespaced bool }
+}] struct {
+	storeless[O, P]
+	locate proxyLocation
+}
 
-// Destroy implements rest.Storage: the storage belongs to the resource.
-func (proxyConnecter[O, P]) Destroy() {}
-
-// New implements rest.Storage.
-func (proxyConnecter[O, P]) New() runtime.Object { return P(new(O)) }
-
-// NamespaceScoped implements rest.Scoper.
-func (p proxyConnecter[O, P]) NamespaceScoped() bool { return p.namespaced }
+// The proxy subresources are scoped Connecters through proxyConnecter.
+var _, _, _ interface {
+	rest.Connecter
+	rest.Scoper
+} = (*PodProxyREST)(nil), (*ServiceProxyREST)(nil), (*NodeProxyREST)(nil)
 
 // ConnectMethods implements rest.Connecter.
 func (proxyConnecter[O, P]) ConnectMethods() []string { return proxyMethods }
@@ -128,6 +130,40 @@ func (proxyConnecter[O, P]) options(options runtime.Object) (P, error) {
 		return nil, fmt.Errorf("invalid options object: %#v", options)
 	}
 	return opts, nil
+}
+
+// proxyLocation is where a proxy subresource passes the request its id
+// names, and the transport that reaches it.
+type proxyLocation func(ctx context.Context, id string) (*url.URL, http.RoundTripper, error)
+
+// Connect implements rest.Connecter: the options are checked first, then
+// the location found, and the options' path joined to the location's.
+func (p proxyConnecter[O, P]) Connect(ctx context.Context, id string, options runtime.Object, responder rest.Responder) (http.Handler, error) {
+	opts, err := p.options(options)
+	if err != nil {
+		return nil, err
+	}
+	loc, transport, err := p.locate(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	loc.Path = utilnet.JoinPreservingTrailingSlash(loc.Path, proxyPath(opts))
+	return proxyHandler(loc, transport, responder), nil
+}
+
+// proxyPath is the path of the proxy options (the three kinds share the
+// field but no method to read it). proxyConnecter is instantiated with
+// these three alone, so any other kind is a programming error.
+func proxyPath(options runtime.Object) string {
+	switch o := options.(type) {
+	case *corev1.PodProxyOptions:
+		return o.Path
+	case *corev1.ServiceProxyOptions:
+		return o.Path
+	case *corev1.NodeProxyOptions:
+		return o.Path
+	}
+	panic(fmt.Sprintf("not proxy options: %T", options))
 }
 
 // StreamREST serves pods/exec, pods/attach and pods/portforward: the
@@ -245,25 +281,17 @@ type PodProxyREST struct {
 	conns *podConnections
 }
 
-var (
-	_ rest.Connecter = (*PodProxyREST)(nil)
-	_ rest.Scoper    = (*PodProxyREST)(nil)
-)
-
-// Connect implements rest.Connecter. Only a global unicast pod IP is
-// reached, as in kube: never the server's own loopback.
-func (r *PodProxyREST) Connect(ctx context.Context, id string, options runtime.Object, responder rest.Responder) (http.Handler, error) {
-	opts, err := r.options(options)
-	if err != nil {
-		return nil, err
-	}
+// location is the pod's IP at the port the id names, reached with the
+// proxy transport. Only a global unicast pod IP is reached, as in kube:
+// never the server's own loopback.
+func (r *PodProxyREST) location(ctx context.Context, id string) (*url.URL, http.RoundTripper, error) {
 	scheme, name, port, valid := utilnet.SplitSchemeNamePort(id)
 	if !valid {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid pod request %q", id))
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("invalid pod request %q", id))
 	}
 	pod, err := r.conns.pod(ctx, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if port == "" {
 		for _, c := range pod.Spec.Containers {
@@ -278,7 +306,7 @@ func (r *PodProxyREST) Connect(ctx context.Context, id string, options runtime.O
 		podIP = pod.Status.PodIPs[0].IP
 	}
 	if ip := netutils.ParseIPSloppy(podIP); ip == nil || !ip.IsGlobalUnicast() {
-		return nil, apierrors.NewBadRequest("address not allowed")
+		return nil, nil, apierrors.NewBadRequest("address not allowed")
 	}
 	loc := &url.URL{Scheme: scheme, Host: podIP}
 	if port != "" {
@@ -286,8 +314,7 @@ func (r *PodProxyREST) Connect(ctx context.Context, id string, options runtime.O
 	} else if strings.Contains(podIP, ":") {
 		loc.Host = "[" + podIP + "]"
 	}
-	loc.Path = utilnet.JoinPreservingTrailingSlash(loc.Path, opts.Path)
-	return proxyHandler(loc, r.conns.proxy, responder), nil
+	return loc, r.conns.proxy, nil
 }
 
 // proxyHandler passes requests (and upgrades) to loc, rewriting links in
@@ -329,7 +356,9 @@ func (x *proxies) nodes() map[string]generic.SubresourceFunc {
 				return nil, err
 			}
 			x.kubelets = kubelets
-			return &NodeProxyREST{kubelets: kubelets, proxy: x.transport}, nil
+			r := &NodeProxyREST{kubelets: kubelets, proxy: x.transport}
+			r.clusterScoped, r.locate = true, r.location
+			return r, nil
 		},
 	}
 }
@@ -356,7 +385,9 @@ func (x *proxies) pods() map[string]generic.SubresourceFunc {
 			if err != nil {
 				return nil, err
 			}
-			return &PodProxyREST{proxyConnecter: proxyConnecter[corev1.PodProxyOptions, *corev1.PodProxyOptions]{namespaced: true}, conns: c}, nil
+			r := &PodProxyREST{conns: c}
+			r.locate = r.location
+			return r, nil
 		},
 	}
 	for _, kind := range []string{"exec", "attach", "portforward"} {
@@ -376,7 +407,9 @@ func (x *proxies) pods() map[string]generic.SubresourceFunc {
 func (x *proxies) services(pods rest.Getter, slices rest.Lister, family discoveryv1.AddressType) map[string]generic.SubresourceFunc {
 	return map[string]generic.SubresourceFunc{
 		"services/proxy": func(services *generic.Store) (rest.Storage, error) {
-			return &ServiceProxyREST{proxyConnecter: proxyConnecter[corev1.ServiceProxyOptions, *corev1.ServiceProxyOptions]{namespaced: true}, services: services, pods: pods, slices: slices, family: family, proxy: x.transport}, nil
+			r := &ServiceProxyREST{services: services, pods: pods, slices: slices, family: family, proxy: x.transport}
+			r.locate = r.location
+			return r, nil
 		},
 	}
 }

@@ -22,6 +22,8 @@ import (
 // LogREST serves pods/log: the log of a container, read from the kubelet
 // of the pod's node and streamed to the client as it comes.
 type LogREST struct {
+	// New gives a Pod: discovery names the kind Pod, as kube's.
+	storeless[corev1.Pod, *corev1.Pod]
 	conns *podConnections
 }
 
@@ -29,15 +31,6 @@ var (
 	_ rest.GetterWithOptions = (*LogREST)(nil)
 	_ rest.Scoper            = (*LogREST)(nil)
 )
-
-// New implements rest.Storage: discovery names the kind Pod, as kube's.
-func (r *LogREST) New() runtime.Object { return &corev1.Pod{} }
-
-// Destroy implements rest.Storage.
-func (r *LogREST) Destroy() {}
-
-// NamespaceScoped implements rest.Scoper.
-func (r *LogREST) NamespaceScoped() bool { return true }
 
 // NewGetOptions implements rest.GetterWithOptions.
 func (r *LogREST) NewGetOptions() (runtime.Object, bool, string) {

@@ -23,19 +23,15 @@ var podTemplates = generic.Resource{
 	NewList:             generic.NewOf[corev1.PodTemplateList],
 	Strategy:            podTemplateStrategy{generic.BaseStrategy{Namespaced: true}},
 	ReturnDeletedObject: true,
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Containers", Type: "string", Description: podspec.ContainersColumnDescription},
-			{Name: "Images", Type: "string", Description: podspec.ImagesColumnDescription},
-			{Name: "Pod Labels", Type: "string", Description: "The labels for the pod template."},
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			t := obj.(*corev1.PodTemplate)
-			names, images := podspec.ContainerCells(t.Template.Spec.Containers)
-			return []interface{}{t.Name, names, images, labels.FormatLabels(t.Template.Labels)}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Containers", Type: "string", Description: podspec.ContainersColumnDescription},
+		{Name: "Images", Type: "string", Description: podspec.ImagesColumnDescription},
+		{Name: "Pod Labels", Type: "string", Description: "The labels for the pod template."},
+	}, func(t *corev1.PodTemplate) ([]interface{}, error) {
+		names, images := podspec.ContainerCells(t.Template.Spec.Containers)
+		return []interface{}{t.Name, names, images, labels.FormatLabels(t.Template.Labels)}, nil
+	}),
 }
 
 type podTemplateStrategy struct{ generic.BaseStrategy }

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -23,19 +22,19 @@ var resourceQuotas = generic.Resource{
 	ShortNames: []string{"quota"},
 	New:        generic.NewOf[corev1.ResourceQuota],
 	NewList:    generic.NewOf[corev1.ResourceQuotaList],
-	Strategy:   resourceQuotaStrategy{generic.BaseStrategy{Namespaced: true}},
-	StatusStrategy: generic.StatusStrategy{Main: resourceQuotaStrategy{generic.BaseStrategy{Namespaced: true}}, GroupVersion: "v1",
+	Strategy:   resourceQuotaStrategy{SpecStrategy: generic.SpecStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}},
+	StatusStrategy: generic.StatusStrategy{Main: resourceQuotaStrategy{SpecStrategy: generic.SpecStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}}, GroupVersion: "v1",
 		Validate: validateResourceQuotaStatusUpdate},
 	Table: resourceQuotaTable,
 	// kube returns the deleted quota, not a Status.
 	ReturnDeletedObject: true,
 }
 
-type resourceQuotaStrategy struct{ generic.BaseStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (resourceQuotaStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "status")
+// resourceQuotaStrategy: the quota controller alone writes the status
+// (through resourcequotas/status), which SpecStrategy resets and keeps.
+type resourceQuotaStrategy struct {
+	generic.SpecStrategy
+	resetsStatus
 }
 
 // Default rounds quantities up to milli precision.
@@ -44,14 +43,6 @@ func (resourceQuotaStrategy) Default(obj runtime.Object) {
 	corevalidation.DefaultResourceList(q.Spec.Hard)
 	corevalidation.DefaultResourceList(q.Status.Hard)
 	corevalidation.DefaultResourceList(q.Status.Used)
-}
-
-func (resourceQuotaStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-}
-
-func (resourceQuotaStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
 }
 
 func (resourceQuotaStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
@@ -211,30 +202,26 @@ func validateScopeSelector(spec *corev1.ResourceQuotaSpec, fldPath *field.Path, 
 	return allErrs
 }
 
-var resourceQuotaTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		generic.NameColumn,
-		{Name: "Request", Type: "string", Description: "Request represents a minimum amount of cpu/memory that a container may consume."},
-		{Name: "Limit", Type: "string", Description: "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."},
-		generic.AgeColumn,
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		q := obj.(*corev1.ResourceQuota)
-		names := make([]string, 0, len(q.Status.Hard))
-		for name := range q.Status.Hard {
-			names = append(names, string(name))
+var resourceQuotaTable = generic.TableOf([]metav1.TableColumnDefinition{
+	generic.NameColumn,
+	{Name: "Request", Type: "string", Description: "Request represents a minimum amount of cpu/memory that a container may consume."},
+	{Name: "Limit", Type: "string", Description: "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."},
+	generic.AgeColumn,
+}, func(q *corev1.ResourceQuota) ([]interface{}, error) {
+	names := make([]string, 0, len(q.Status.Hard))
+	for name := range q.Status.Hard {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	var requests, limits []string
+	for _, name := range names {
+		used, hard := q.Status.Used[corev1.ResourceName(name)], q.Status.Hard[corev1.ResourceName(name)]
+		cell := fmt.Sprintf("%s: %s/%s", name, used.String(), hard.String())
+		if prefix, _, ok := strings.Cut(name, "."); ok && prefix == "limits" {
+			limits = append(limits, cell)
+		} else {
+			requests = append(requests, cell)
 		}
-		sort.Strings(names)
-		var requests, limits []string
-		for _, name := range names {
-			used, hard := q.Status.Used[corev1.ResourceName(name)], q.Status.Hard[corev1.ResourceName(name)]
-			cell := fmt.Sprintf("%s: %s/%s", name, used.String(), hard.String())
-			if prefix, _, ok := strings.Cut(name, "."); ok && prefix == "limits" {
-				limits = append(limits, cell)
-			} else {
-				requests = append(requests, cell)
-			}
-		}
-		return []interface{}{q.Name, strings.Join(requests, ", "), strings.Join(limits, ", "), generic.TranslateTimestampSince(q.CreationTimestamp)}, nil
-	},
-}
+	}
+	return []interface{}{q.Name, strings.Join(requests, ", "), strings.Join(limits, ", "), generic.TranslateTimestampSince(q.CreationTimestamp)}, nil
+})

@@ -22,20 +22,16 @@ var secrets = generic.Resource{
 	Name: "secrets", Singular: "secret", Kind: "Secret", Namespaced: true,
 	New:      generic.NewOf[corev1.Secret],
 	NewList:  generic.NewOf[corev1.SecretList],
-	Strategy: secretStrategy{generic.BaseStrategy{Namespaced: true}},
+	Strategy: secretStrategy{generic.NewWarningStrategy(true, secretWarnings)},
 	AttrFunc: secretAttrs,
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{
-			generic.NameColumn,
-			{Name: "Type", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["type"]},
-			{Name: "Data", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["data"]},
-			generic.AgeColumn,
-		},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			s := obj.(*corev1.Secret)
-			return []interface{}{s.Name, string(s.Type), int64(len(s.Data)), generic.TranslateTimestampSince(s.CreationTimestamp)}, nil
-		},
-	},
+	Table: generic.TableOf([]metav1.TableColumnDefinition{
+		generic.NameColumn,
+		{Name: "Type", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["type"]},
+		{Name: "Data", Type: "string", Description: corev1.Secret{}.SwaggerDoc()["data"]},
+		generic.AgeColumn,
+	}, func(s *corev1.Secret) ([]interface{}, error) {
+		return []interface{}{s.Name, string(s.Type), int64(len(s.Data)), generic.TranslateTimestampSince(s.CreationTimestamp)}, nil
+	}),
 }
 
 // secretAttrs: kube's secrets select on "type" too.
@@ -43,7 +39,9 @@ var secretAttrs = generic.AttrFuncOf("a secret", true, func(s *corev1.Secret, se
 	set["type"] = string(s.Type)
 })
 
-type secretStrategy struct{ generic.BaseStrategy }
+type secretStrategy struct {
+	generic.WarningStrategy[*corev1.Secret]
+}
 
 // Default folds stringData into data (kube's conversion into its internal
 // type does it on decode) and types an untyped secret Opaque, on update
@@ -81,14 +79,6 @@ func (secretStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object)
 		}
 	}
 	return append(allErrs, validateSecret(s)...)
-}
-
-func (secretStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return secretWarnings(obj.(*corev1.Secret))
-}
-
-func (secretStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	return secretWarnings(obj.(*corev1.Secret))
 }
 
 // secretWarnings: a TLS secret whose pair does not parse.

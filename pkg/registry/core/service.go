@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	corevalidation "github.com/miniapiserver/miniapiserver/pkg/registry/core/validation"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/generic"
@@ -31,9 +30,9 @@ func newServices(al *serviceAllocators, releaseAllocators func()) generic.Resour
 		Categories: []string{"all"},
 		New:        generic.NewOf[corev1.Service],
 		NewList:    generic.NewOf[corev1.ServiceList],
-		Strategy:   serviceStrategy{generic.BaseStrategy{Namespaced: true}},
+		Strategy:   serviceStrategy{WarningStrategy: generic.NewWarningStrategy(true, serviceWarnings)},
 		// Only status changes on services/status.
-		StatusStrategy: generic.StatusStrategy{Main: serviceStrategy{generic.BaseStrategy{Namespaced: true}}, GroupVersion: "v1",
+		StatusStrategy: generic.StatusStrategy{Main: serviceStrategy{WarningStrategy: generic.NewWarningStrategy(true, serviceWarnings)}, GroupVersion: "v1",
 			Validate: validateServiceStatusUpdate, Warnings: serviceStatusWarnings},
 		Hooks:               al.hooks(),
 		Destroy:             releaseAllocators,
@@ -51,11 +50,9 @@ var serviceAttrs = generic.AttrFuncOf("a service", true, func(svc *corev1.Servic
 
 // serviceStrategy: services may be created by PUT; their status is
 // written through services/status only.
-type serviceStrategy struct{ generic.BaseStrategy }
-
-// GetResetFields implements rest.ResetFieldsStrategy: the main resource does not change status.
-func (serviceStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return generic.ResetFields("v1", "status")
+type serviceStrategy struct {
+	generic.WarningStrategy[*corev1.Service]
+	resetsStatus
 }
 
 func (serviceStrategy) AllowCreateOnUpdate() bool { return true }
@@ -196,14 +193,6 @@ func (serviceStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object
 	return validateServiceUpdate(obj.(*corev1.Service), old.(*corev1.Service))
 }
 
-func (serviceStrategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
-	return serviceWarnings(obj.(*corev1.Service))
-}
-
-func (serviceStrategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
-	return serviceWarnings(obj.(*corev1.Service))
-}
-
 // serviceWarnings are kube's GetWarningsForService.
 func serviceWarnings(svc *corev1.Service) []string {
 	var warnings []string
@@ -330,30 +319,26 @@ func patchAllocatedValues(svc, old *corev1.Service) {
 
 var serviceSpecDocs = corev1.ServiceSpec{}.SwaggerDoc()
 
-var serviceTable = generic.TablePrinter{
-	Columns: []metav1.TableColumnDefinition{
-		generic.NameColumn,
-		{Name: "Type", Type: "string", Description: serviceSpecDocs["type"]},
-		{Name: "Cluster-IP", Type: "string", Description: serviceSpecDocs["clusterIP"]},
-		{Name: "External-IP", Type: "string", Description: serviceSpecDocs["externalIPs"]},
-		{Name: "Port(s)", Type: "string", Description: serviceSpecDocs["ports"]},
-		generic.AgeColumn,
-		{Name: "Selector", Type: "string", Priority: 1, Description: serviceSpecDocs["selector"]},
-	},
-	Cells: func(obj runtime.Object) ([]interface{}, error) {
-		svc := obj.(*corev1.Service)
-		clusterIP := "<none>"
-		if len(svc.Spec.ClusterIPs) > 0 {
-			clusterIP = svc.Spec.ClusterIPs[0]
-		}
-		ports := servicePortsString(svc.Spec.Ports)
-		if ports == "" {
-			ports = "<none>"
-		}
-		return []interface{}{svc.Name, string(svc.Spec.Type), clusterIP, serviceExternalIP(svc), ports,
-			generic.TranslateTimestampSince(svc.CreationTimestamp), labels.FormatLabels(svc.Spec.Selector)}, nil
-	},
-}
+var serviceTable = generic.TableOf([]metav1.TableColumnDefinition{
+	generic.NameColumn,
+	{Name: "Type", Type: "string", Description: serviceSpecDocs["type"]},
+	{Name: "Cluster-IP", Type: "string", Description: serviceSpecDocs["clusterIP"]},
+	{Name: "External-IP", Type: "string", Description: serviceSpecDocs["externalIPs"]},
+	{Name: "Port(s)", Type: "string", Description: serviceSpecDocs["ports"]},
+	generic.AgeColumn,
+	{Name: "Selector", Type: "string", Priority: 1, Description: serviceSpecDocs["selector"]},
+}, func(svc *corev1.Service) ([]interface{}, error) {
+	clusterIP := "<none>"
+	if len(svc.Spec.ClusterIPs) > 0 {
+		clusterIP = svc.Spec.ClusterIPs[0]
+	}
+	ports := servicePortsString(svc.Spec.Ports)
+	if ports == "" {
+		ports = "<none>"
+	}
+	return []interface{}{svc.Name, string(svc.Spec.Type), clusterIP, serviceExternalIP(svc), ports,
+		generic.TranslateTimestampSince(svc.CreationTimestamp), labels.FormatLabels(svc.Spec.Selector)}, nil
+})
 
 // serviceExternalIP is kube's EXTERNAL-IP column (as the server prints it,
 // wide: load balancer addresses are not shortened).

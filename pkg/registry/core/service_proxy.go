@@ -11,7 +11,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/endpointslice"
@@ -36,47 +35,29 @@ type ServiceProxyREST struct {
 	proxy  http.RoundTripper
 }
 
-var (
-	_ rest.Connecter = (*ServiceProxyREST)(nil)
-	_ rest.Scoper    = (*ServiceProxyREST)(nil)
-)
-
-// Connect implements rest.Connecter.
-func (r *ServiceProxyREST) Connect(ctx context.Context, id string, options runtime.Object, responder rest.Responder) (http.Handler, error) {
-	opts, err := r.options(options)
-	if err != nil {
-		return nil, err
-	}
-	loc, err := r.location(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	loc.Path = utilnet.JoinPreservingTrailingSlash(loc.Path, opts.Path)
-	return proxyHandler(loc, r.proxy, responder), nil
-}
-
-// location is kube's service ResourceLocation: a port given by number
-// is the service port of that number, by name its name.
-func (r *ServiceProxyREST) location(ctx context.Context, id string) (*url.URL, error) {
+// location is kube's service ResourceLocation (a port given by number
+// is the service port of that number, by name its name), reached with
+// the proxy transport.
+func (r *ServiceProxyREST) location(ctx context.Context, id string) (*url.URL, http.RoundTripper, error) {
 	scheme, name, portName, valid := utilnet.SplitSchemeNamePort(id)
 	if !valid {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid service request %q", id))
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("invalid service request %q", id))
 	}
 	if number, err := strconv.ParseInt(portName, 10, 64); err == nil {
 		if portName, err = r.portName(ctx, name, number); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	slices, err := r.serviceSlices(ctx, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Only the address of a pod the endpoint names, as kube requires.
 	hostPort := endpointslice.RandomEndpoint(slices, portName, func(ep *discoveryv1.Endpoint) bool { return r.podHasAddress(ctx, ep) })
 	if hostPort == "" {
-		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("no endpoints available for service %q", name))
+		return nil, nil, apierrors.NewServiceUnavailable(fmt.Sprintf("no endpoints available for service %q", name))
 	}
-	return &url.URL{Scheme: scheme, Host: hostPort}, nil
+	return &url.URL{Scheme: scheme, Host: hostPort}, r.proxy, nil
 }
 
 // portName is the name of the service's port of the given number.

@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -20,13 +19,7 @@ var serviceAccounts = generic.Resource{
 	New:        generic.NewOf[corev1.ServiceAccount],
 	NewList:    generic.NewOf[corev1.ServiceAccountList],
 	Strategy:   serviceAccountStrategy{generic.BaseStrategy{Namespaced: true}},
-	Table: generic.TablePrinter{
-		Columns: []metav1.TableColumnDefinition{generic.NameColumn, generic.AgeColumn},
-		Cells: func(obj runtime.Object) ([]interface{}, error) {
-			sa := obj.(*corev1.ServiceAccount)
-			return []interface{}{sa.Name, generic.TranslateTimestampSince(sa.CreationTimestamp)}, nil
-		},
-	},
+	Table:      generic.NameAgeTable,
 	// kube returns the deleted service account, not a Status.
 	ReturnDeletedObject: true,
 }

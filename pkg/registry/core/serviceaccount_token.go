@@ -49,6 +49,7 @@ var tokenRequestKind = authenticationv1.SchemeGroupVersion.WithKind("TokenReques
 // secret or node when asked (it is then valid only while that object
 // exists with the same UID).
 type TokenREST struct {
+	storeless[authenticationv1.TokenRequest, *authenticationv1.TokenRequest]
 	issuer  TokenIssuer
 	objects tokenObjects
 }
@@ -64,15 +65,6 @@ var (
 	_ rest.Scoper                   = (*TokenREST)(nil)
 	_ rest.GroupVersionKindProvider = (*TokenREST)(nil)
 )
-
-// New implements rest.Storage.
-func (r *TokenREST) New() runtime.Object { return &authenticationv1.TokenRequest{} }
-
-// Destroy implements rest.Storage.
-func (r *TokenREST) Destroy() {}
-
-// NamespaceScoped implements rest.Scoper.
-func (r *TokenREST) NamespaceScoped() bool { return true }
 
 // GroupVersionKind implements rest.GroupVersionKindProvider.
 func (r *TokenREST) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -14,9 +13,11 @@ import (
 
 // Strategy is the strategy of a workload's main endpoint, to embed: a
 // resource adds its Default, Validate, ValidateUpdate and warnings, and
-// overrides what else it does differently. Workloads are namespaced.
+// overrides what else it does differently. Workloads are namespaced, and
+// their controllers report the generation they saw: GenerationStrategy
+// resets and keeps the status and counts the generation.
 type Strategy struct {
-	generic.BaseStrategy
+	generic.GenerationStrategy
 	apiVersion string
 	gcPolicy   rest.GarbageCollectionPolicy
 }
@@ -31,7 +32,7 @@ var (
 // ("apps/v1"), whose deletes default to gcPolicy ("" when the kind has no
 // default: the client's choice, else the objects' finalizers, decide).
 func NewStrategy(apiVersion string, gcPolicy rest.GarbageCollectionPolicy) Strategy {
-	return Strategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}, apiVersion: apiVersion, gcPolicy: gcPolicy}
+	return Strategy{GenerationStrategy: generic.GenerationStrategy{BaseStrategy: generic.BaseStrategy{Namespaced: true}}, apiVersion: apiVersion, gcPolicy: gcPolicy}
 }
 
 // APIVersion is the version the strategy's reset fields name.
@@ -48,20 +49,6 @@ func (s Strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 // replica sets, jobs) of a deleted workload when the client does not say.
 func (s Strategy) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCollectionPolicy {
 	return s.gcPolicy
-}
-
-// PrepareForCreate drops the status a client sent and starts the
-// generation at 1.
-func (Strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	generic.ResetStatus(obj)
-	generic.StartGeneration(obj)
-}
-
-// PrepareForUpdate keeps the stored status and bumps the generation when
-// the spec changed, and only then.
-func (Strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	generic.KeepStatus(obj, old)
-	generic.BumpGenerationOnSpecChange(obj, old)
 }
 
 // NameWarnings warns that a workload's name, which its pods' names and

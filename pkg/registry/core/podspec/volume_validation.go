@@ -282,28 +282,27 @@ func validateProjected(pv *corev1.ProjectedVolumeSource, p *field.Path) field.Er
 		}
 		paths.Insert(s)
 	}
+	// A secret's or a config map's projection (at kp): the object's name,
+	// and the paths of its items.
+	addKeys := func(kp *field.Path, name string, items []corev1.KeyToPath) {
+		if name == "" {
+			allErrs = append(allErrs, field.Required(kp.Child("name"), ""))
+		}
+		for j, item := range items {
+			allErrs = append(allErrs, validateKeyToPath(&item, kp.Child("items").Index(j))...)
+			addPath(item.Path, name)
+		}
+	}
 	for i, s := range pv.Sources {
 		n := 0
 		sp := p.Child("sources").Index(i)
 		if s.Secret != nil {
 			n++
-			if s.Secret.Name == "" {
-				allErrs = append(allErrs, field.Required(sp.Child("secret", "name"), ""))
-			}
-			for j, kp := range s.Secret.Items {
-				allErrs = append(allErrs, validateKeyToPath(&kp, sp.Child("secret", "items").Index(j))...)
-				addPath(kp.Path, s.Secret.Name)
-			}
+			addKeys(sp.Child("secret"), s.Secret.Name, s.Secret.Items)
 		}
 		if s.ConfigMap != nil {
 			n++
-			if s.ConfigMap.Name == "" {
-				allErrs = append(allErrs, field.Required(sp.Child("configMap", "name"), ""))
-			}
-			for j, kp := range s.ConfigMap.Items {
-				allErrs = append(allErrs, validateKeyToPath(&kp, sp.Child("configMap", "items").Index(j))...)
-				addPath(kp.Path, s.ConfigMap.Name)
-			}
+			addKeys(sp.Child("configMap"), s.ConfigMap.Name, s.ConfigMap.Items)
 		}
 		if s.DownwardAPI != nil {
 			n++
